@@ -1,0 +1,141 @@
+"""Typed fio results: the JSON summary plus per-second series from fio's logs.
+
+Public API: :meth:`FioResult.from_json`. All latencies are in nanoseconds, throughput in
+bytes per second, whatever the fio version printed (2.x printed microseconds and KiB).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Latency:
+    """One latency distribution (completion latency unless said otherwise), in nanoseconds.
+
+    ``percentiles`` maps the percentile (``99.0``, ``99.9``...) to nanoseconds; empty when fio
+    reported none (``gtod_reduce``).
+    """
+
+    mean_ns: float = 0.0
+    min_ns: float = 0.0
+    max_ns: float = 0.0
+    stddev_ns: float = 0.0
+    samples: int = 0
+    percentiles: Mapping[float, float] = field(default_factory=dict)
+
+    def p(self, q: float) -> float | None:
+        """The ``q``-th percentile in ns, or None when fio did not report it."""
+        return self.percentiles.get(float(q))
+
+
+@dataclass(frozen=True)
+class DirectionStats:
+    """Read, write or trim totals of a run, summed (IOPS, bytes) over all jobs."""
+
+    iops: float = 0.0
+    bw_bytes: float = 0.0
+    io_bytes: int = 0
+    total_ios: int = 0
+    runtime_ms: float = 0.0
+    clat: Latency = field(default_factory=Latency)
+    lat: Latency = field(default_factory=Latency)
+
+    @property
+    def active(self) -> bool:
+        return self.total_ios > 0 or self.io_bytes > 0
+
+
+@dataclass(frozen=True)
+class Series:
+    """Samples per time window (one per second by default) from fio's interval logs.
+
+    ``t_s[i]`` is the end of window ``i`` in seconds since the job started measuring;
+    ``values[i]`` is the window's value summed over jobs (IOPS, bytes/s) or averaged (latency ns).
+    """
+
+    t_s: tuple[float, ...] = ()
+    values: tuple[float, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def mean(self) -> float:
+        return statistics.fmean(self.values) if self.values else 0.0
+
+    def fraction_at_least(self, threshold: float) -> float:
+        """Share of windows whose value is >= threshold (0.0 when empty)."""
+        if not self.values:
+            return 0.0
+        return sum(1 for v in self.values if v >= threshold) / len(self.values)
+
+
+#: Keys of :attr:`FioResult.series`.
+SERIES_KEYS = (
+    "read_iops",
+    "write_iops",
+    "total_iops",
+    "read_bw",
+    "write_bw",
+    "total_bw",
+    "read_clat",
+    "write_clat",
+)
+
+
+@dataclass(frozen=True)
+class FioResult:
+    """What one fio invocation measured.
+
+    ``read``/``write``/``trim`` are summed over every job entry (with or without
+    ``group_reporting``). ``usr_cpu``/``sys_cpu`` are averages per job in percent of one CPU.
+    ``jobs`` is the number of fio jobs that ran (numjobs included). ``errors`` lists the
+    non-zero ``error`` fields of job entries. ``series`` is filled from interval logs by the
+    runner (keys in :data:`SERIES_KEYS`); empty when parsed from JSON alone.
+    """
+
+    fio_version: str
+    read: DirectionStats
+    write: DirectionStats
+    trim: DirectionStats = field(default_factory=DirectionStats)
+    jobs: int = 1
+    usr_cpu: float = 0.0
+    sys_cpu: float = 0.0
+    errors: tuple[int, ...] = ()
+    job_options: Mapping[str, str] = field(default_factory=dict)
+    series: Mapping[str, Series] = field(default_factory=dict)
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> FioResult:
+        """Parse fio's ``--output-format=json`` (or ``json+``) output.
+
+        Tolerates text before the JSON (notes, error lines), fio 2.x units, duplicate keys,
+        client/server ``client_stats``. Raises :class:`~pytest_ebsperf.errors.FioOutputError`
+        with a sentence when there is no parseable JSON.
+        """
+        from pytest_ebsperf.fio.parse import parse_result
+
+        return parse_result(text)
+
+    @property
+    def version_tuple(self) -> tuple[int, int, int]:
+        from pytest_ebsperf.fio.parse import parse_version
+
+        return parse_version(self.fio_version)
+
+    @property
+    def total_iops(self) -> float:
+        return self.read.iops + self.write.iops + self.trim.iops
+
+    @property
+    def total_bw_bytes(self) -> float:
+        return self.read.bw_bytes + self.write.bw_bytes + self.trim.bw_bytes
+
+    def with_series(self, series: Mapping[str, Series]) -> FioResult:
+        """A copy with per-second series attached."""
+        return dataclasses.replace(self, series=dict(series))

@@ -1,0 +1,1 @@
+"""pytest hooks (placeholder until the plugin module lands)."""

@@ -1,0 +1,88 @@
+"""The volume under test: what it is, as far as the user told us or discovery found out.
+
+A :class:`Volume` is a plain fact sheet. It does not know its limits; the models
+(:mod:`pytest_ebsperf.models`) compute those from it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Every volume type the plugin knows, in the order the docs list them.
+VOLUME_TYPES: tuple[str, ...] = (
+    "gp2",
+    "gp3",
+    "io1",
+    "io2",
+    "st1",
+    "sc1",
+    "standard",
+    "instance-store",
+)
+
+#: Types whose performance is provisioned or sized (SSD, I/O unit 256 KiB).
+SSD_TYPES: frozenset[str] = frozenset({"gp2", "gp3", "io1", "io2"})
+#: Throughput-optimised HDD types (I/O unit 1 MiB, MiB-based credits).
+HDD_TYPES: frozenset[str] = frozenset({"st1", "sc1"})
+
+#: How a fact about the volume became known.
+GIVEN = "given"  # command line, ini or environment
+DISCOVERED = "discovered"  # EC2 metadata / API
+DEFAULT = "default"  # the plugin's default (e.g. the emulated volume of a suite)
+EMULATED = "emulated"  # describes an emulated volume
+
+
+@dataclass(frozen=True)
+class Volume:
+    """Facts about one volume (or instance-store device).
+
+    ``iops`` is the *provisioned* IOPS (gp3, io1, io2); ``throughput_mibps`` the provisioned
+    throughput (gp3). ``burst_balance_pct`` is CloudWatch's BurstBalance (0-100) for gp2, st1
+    and sc1 when known. ``provenance`` maps a field name to GIVEN, DISCOVERED, DEFAULT or
+    EMULATED so reports can say where each fact came from.
+    """
+
+    type: str
+    size_gib: int | None = None
+    iops: int | None = None
+    throughput_mibps: float | None = None
+    instance_type: str | None = None
+    encrypted: bool | None = None
+    burst_balance_pct: float | None = None
+    nitro: bool = True
+    volume_id: str | None = None
+    provenance: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def is_ssd(self) -> bool:
+        return self.type in SSD_TYPES
+
+    @property
+    def is_hdd(self) -> bool:
+        return self.type in HDD_TYPES
+
+    def replace(self, **changes: Any) -> Volume:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def label(self) -> str:
+        """Short human label: ``io1 200 GiB 2,000 IOPS``."""
+        parts = [self.type]
+        if self.size_gib is not None:
+            parts.append(f"{self.size_gib:,} GiB")
+        if self.iops is not None:
+            parts.append(f"{self.iops:,} IOPS")
+        if self.throughput_mibps is not None:
+            parts.append(f"{self.throughput_mibps:g} MiB/s")
+        if self.instance_type:
+            parts.append(f"on {self.instance_type}")
+        return " ".join(parts)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly form (for reports and pytest-benchmark machine info)."""
+        data = dataclasses.asdict(self)
+        data["provenance"] = dict(self.provenance)
+        return data
