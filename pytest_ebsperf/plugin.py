@@ -1,1 +1,136 @@
-"""pytest hooks (placeholder until the plugin module lands)."""
+"""pytest hooks: options, settings, fixtures and the terminal summary. Wiring only."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pytest_ebsperf import hookspecs, report
+from pytest_ebsperf.checks import MEASUREMENT_KEY, ROW_KEY, Ebsperf
+from pytest_ebsperf.errors import EbsperfError
+from pytest_ebsperf.session import EbsperfSession
+from pytest_ebsperf.settings import OPTIONS, Option, Settings, resolve
+
+STATE_KEY = pytest.StashKey["EbsperfPlugin"]()
+MARKER_HELP = (
+    "ebsperf(volume_type=None, **settings): the volume type a suite checks (other volumes "
+    "skip it) and per-test settings (runtime=..., iodepth=...), which win over the command line."
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ebsperf", "block-storage performance claims (pytest-ebsperf)")
+    for option in OPTIONS:
+        group.addoption(option.flag, **_argparse_kwargs(option))
+        if option.ini:
+            parser.addini(option.ini, help=f"default for {option.flag}: {option.help}",
+                          type="string", default=None)
+
+
+def _argparse_kwargs(option: Option) -> dict[str, Any]:
+    help_text = option.help
+    if option.env:
+        help_text += f" Environment: {option.env}."
+    if option.kind == "bool":
+        return {"action": "store_true", "dest": f"ebsperf_{option.dest}", "default": None,
+                "help": help_text}
+    if option.default is not None and "Default" not in help_text:
+        help_text += " Default: %(default)r"
+    return {"dest": f"ebsperf_{option.dest}", "metavar": option.metavar, "default": None,
+            "help": help_text}
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", MARKER_HELP)
+    try:
+        settings = resolve(lambda o: config.getoption(f"ebsperf_{o.dest}"), os.environ,
+                           lambda o: config.getini(o.ini) if o.ini else None)
+    except EbsperfError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    plugin = EbsperfPlugin(config, settings)
+    config.stash[STATE_KEY] = plugin
+    config.pluginmanager.register(plugin, "ebsperf-state")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    plugin = config.stash.get(STATE_KEY, None)
+    if plugin is not None:
+        plugin.session.close()
+        config.pluginmanager.unregister(plugin)
+        del config.stash[STATE_KEY]
+
+
+class EbsperfPlugin:
+    """The run's state, registered as a plugin so it receives hooks."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.session = EbsperfSession(settings)
+        self.rows: list[dict[str, Any]] = []
+        self.measurements: list[dict[str, Any]] = []
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        if not any("ebsperf" in getattr(item, "fixturenames", ()) for item in items):
+            return  # nothing of ours was collected: stay silent (fio, devices not needed)
+        try:
+            self.session.preflight()
+        except EbsperfError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for key, value in report.user_properties:
+            if key == ROW_KEY:
+                self.rows.append(dict(value))
+            elif key == MEASUREMENT_KEY:
+                self.measurements.append(dict(value))
+
+    def pytest_sessionfinish(self) -> None:
+        self.session.close()
+        if self.rows and not hasattr(self.config, "workerinput"):
+            self.config.hook.pytest_ebsperf_report_rows(rows=self.rows, config=self.config)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.rows and not self.measurements:
+            return
+        for line in report.terminal_lines(self.rows, self.measurements):
+            if line.startswith("== "):
+                terminalreporter.write_sep("=", line.strip("= "))
+            else:
+                terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def ebsperf_session(pytestconfig: pytest.Config) -> EbsperfSession:
+    """The run-wide :class:`~pytest_ebsperf.session.EbsperfSession`: settings, fio runner,
+    the volume under test for each suite and its (real or emulated) device."""
+    return pytestconfig.stash[STATE_KEY].session
+
+
+@pytest.fixture
+def ebsperf(request: pytest.FixtureRequest, ebsperf_session: EbsperfSession
+            ) -> Iterator[Ebsperf]:
+    """Run fio on the volume under test and judge documented claims.
+
+    ``ebsperf.workload(pattern, bs)`` builds a job with a queue depth chosen so the volume is
+    the bottleneck; ``check_cap`` / ``check_floor`` / ``check_rel`` / ``check_sweep`` /
+    ``record_info`` run it, judge it, add a row to the report and pass, fail (with the claim,
+    expected, measured and binding limit) or skip. The suite's volume type comes from
+    ``pytest.mark.ebsperf(volume_type=...)``.
+    """
+    marker_kwargs: dict[str, Any] = {}
+    for marker in reversed(list(request.node.iter_markers("ebsperf"))):
+        marker_kwargs.update(marker.kwargs)
+    try:
+        settings = ebsperf_session.settings.with_marker(marker_kwargs)
+    except EbsperfError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield Ebsperf(ebsperf_session, request.node, settings, marker_kwargs.get("volume_type"))

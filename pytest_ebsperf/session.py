@@ -1,0 +1,226 @@
+"""Run-wide state: the volume under test for each suite, its device (real or emulated), fio.
+
+Built once per pytest run from :class:`~pytest_ebsperf.settings.Settings`; holds no pytest
+objects. Errors are domain exceptions with sentences; the plugin turns them into usage
+errors or skips.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pytest_ebsperf import models
+from pytest_ebsperf.errors import ConfigError, VolumeSpecError
+from pytest_ebsperf.settings import Settings
+from pytest_ebsperf.volume import DEFAULT, EMULATED, GIVEN, VOLUME_TYPES, Volume
+
+if TYPE_CHECKING:
+    from pytest_ebsperf.emulate import EmulatedDevice
+    from pytest_ebsperf.fio.runner import FioRunner
+    from pytest_ebsperf.fio.workload import Workload
+    from pytest_ebsperf.safety import DeviceReport
+
+#: The volume ``--emulate`` creates for a suite when no volume options are given: the seed
+#: documents' own examples where they fit, sized so every check runs in seconds.
+EMULATED_DEFAULTS: dict[str, Volume] = {
+    "gp2": Volume("gp2", size_gib=100),  # S0-09..S0-12: 300 baseline, 3,000 burst
+    "gp3": Volume("gp3", size_gib=100, iops=3000, throughput_mibps=125),  # B-GP3 defaults
+    "io1": Volume("io1", size_gib=100, iops=4000),  # seed 002's 4,000-PIOPS io1
+    "io2": Volume("io2", size_gib=100, iops=16000),  # B-IO2, throughput cap 4,000 MiB/s
+    "st1": Volume("st1", size_gib=2048),  # seed 003's 2 TB st1: 500 MiB/s burst
+    "sc1": Volume("sc1", size_gib=2048),  # seed 003's 2 TB sc1: 160 MiB/s burst
+    "standard": Volume("standard", size_gib=100),  # seed 000's 100 GB Magnetic
+    "instance-store": Volume("instance-store", instance_type="i4i.large"),  # B-IS
+}
+#: Type emulated for suites that take any volume type (encryption).
+ANY_TYPE_DEFAULT = "io1"
+#: Size of the emulated device's backing file (the model uses the nominal size).
+EMULATED_DEVICE_BYTES = 1024**3
+#: Documented Magnetic maxima (B-STD), used to pace an emulated ``standard`` volume.
+STANDARD_EMULATED_IOPS = 200
+STANDARD_EMULATED_BPS = 90 * 1024**2
+
+
+@dataclass
+class Target:
+    """A device checks run against, with the volume it stands for."""
+
+    path: str
+    volume: Volume
+    emulated: EmulatedDevice | None = None
+    report: DeviceReport | None = None
+    role: str = "device"
+
+    @property
+    def label(self) -> str:
+        kind = "emulated " if self.emulated else ""
+        return f"{kind}{self.volume.label()} ({self.path})"
+
+    def prefix(self) -> list[str]:
+        return self.emulated.argv_prefix() if self.emulated else []
+
+
+@dataclass
+class EbsperfSession:
+    """Everything the checks of one pytest run share."""
+
+    settings: Settings
+    cpu_count: int = field(default_factory=lambda: os.cpu_count() or 1)
+    _runner: FioRunner | None = None
+    _targets: dict[tuple[Volume, str], Target] = field(default_factory=dict)
+    _reports: dict[str, DeviceReport] = field(default_factory=dict)
+
+    # -- fio -----------------------------------------------------------------------------
+    @property
+    def runner(self) -> FioRunner:
+        if self._runner is None:
+            from pytest_ebsperf.fio.host import FioHost
+            from pytest_ebsperf.fio.runner import FioRunner
+
+            host = FioHost.from_spec(self.settings.host)
+            self._runner = FioRunner(host=host, fio=self.settings.fio)
+        return self._runner
+
+    def preflight(self) -> None:
+        """Checks made once before any check runs: fio, and the device or emulation."""
+        self.runner.version()
+        if self.settings.emulate:
+            from pytest_ebsperf.emulate import check_emulation_available, sweep_stale
+
+            check_emulation_available()
+            sweep_stale()
+            return
+        if not self.settings.device:
+            raise ConfigError(
+                "No device to check: pass --device=PATH (the block device under test, e.g. "
+                "/dev/nvme1n1) or --emulate to create an emulated volume."
+            )
+        self.device_report(self.settings.device)
+        if self.settings.reference_device:
+            self.device_report(self.settings.reference_device)
+        if self.settings.volume_type is None:
+            raise ConfigError(
+                f"The volume type of {self.settings.device} is unknown: pass --volume-type "
+                f"({', '.join(VOLUME_TYPES)}) with --volume-size and, for gp3/io1/io2, "
+                "--volume-iops."
+            )
+
+    def device_report(self, path: str) -> DeviceReport:
+        if path not in self._reports:
+            from pytest_ebsperf.safety import inspect_device
+
+            self._reports[path] = inspect_device(path)
+        return self._reports[path]
+
+    # -- the volume under test -----------------------------------------------------------
+    def volume_for(self, suite_type: str | None) -> Volume:
+        """The validated volume a suite of ``suite_type`` checks.
+
+        Raises :class:`SuiteMismatch` when the suite does not apply (its reason is a skip
+        reason) and VolumeSpecError when the options describe no valid volume.
+        """
+        s = self.settings
+        vtype = s.volume_type or suite_type or (ANY_TYPE_DEFAULT if s.emulate else None)
+        if vtype is None:
+            raise ConfigError("pass --volume-type")
+        if suite_type and vtype != suite_type:
+            where = s.origin.get("volume_type", "")
+            raise SuiteMismatch(f"this suite checks {suite_type} volumes; the volume under "
+                                f"test is {vtype} (--volume-type, from {where}).")
+        self._check_options_apply(vtype)
+        volume = self._volume_from_settings(vtype)
+        return models.validate(volume)
+
+    def _check_options_apply(self, vtype: str) -> None:
+        s = self.settings
+        mismatch = []
+        if s.volume_iops is not None and vtype not in ("gp3", "io1", "io2", "gp2"):
+            mismatch.append("--volume-iops")
+        if s.volume_throughput is not None and vtype != "gp3":
+            mismatch.append("--volume-throughput")
+        if mismatch and not s.given("volume_type"):
+            raise SuiteMismatch(f"{' and '.join(mismatch)} do not apply to {vtype} volumes.")
+
+    def _volume_from_settings(self, vtype: str) -> Volume:
+        s = self.settings
+        given = {
+            "size_gib": s.volume_size,
+            "iops": s.volume_iops,
+            "throughput_mibps": s.volume_throughput,
+            "instance_type": s.instance_type,
+            "burst_balance_pct": s.burst_balance,
+        }
+        sized = any(given[k] is not None for k in ("size_gib", "iops", "throughput_mibps"))
+        if s.emulate and not sized:
+            base = EMULATED_DEFAULTS[vtype]
+            provenance = {k: DEFAULT for k in ("type", "size_gib", "iops", "throughput_mibps")}
+        else:
+            base = Volume(vtype)
+            provenance = {"type": GIVEN if s.given("volume_type") else DEFAULT}
+        changes = {k: v for k, v in given.items() if v is not None}
+        provenance.update({k: GIVEN for k in changes})
+        if s.emulate:
+            provenance["device"] = EMULATED
+        return base.replace(provenance=provenance, **changes)
+
+    # -- devices -------------------------------------------------------------------------
+    def target_for(self, volume: Volume, role: str = "device") -> Target:
+        """The device (emulated or given) for ``volume``; ``role`` "reference" for the twin."""
+        key = (volume, role)
+        if key not in self._targets:
+            self._targets[key] = self._make_target(volume, role)
+        return self._targets[key]
+
+    def _make_target(self, volume: Volume, role: str) -> Target:
+        if self.settings.emulate:
+            device = self._start_emulated(volume)
+            return Target(device.path, volume, emulated=device, role=role)
+        path = self.settings.device if role == "device" else self.settings.reference_device
+        if not path:
+            raise SuiteMismatch("this check compares two devices: pass "
+                                "--reference-device=PATH (e.g. the unencrypted twin).")
+        return Target(path, volume, report=self.device_report(path), role=role)
+
+    def _start_emulated(self, volume: Volume) -> EmulatedDevice:
+        from pytest_ebsperf.emulate import EmulatedDevice
+
+        iops, bps, unit = self.emulated_rates(volume)
+        device = EmulatedDevice(size_bytes=EMULATED_DEVICE_BYTES, iops=iops, bps=bps,
+                                io_unit_bytes=unit, name=f"ebsperf-{volume.type}")
+        device.start()
+        return device
+
+    def emulated_rates(self, volume: Volume, workload: Workload | None = None
+                       ) -> tuple[float | None, float | None, int]:
+        """Kernel throttle settings (IOPS, bytes/s, I/O unit) that make a device behave like
+        ``volume`` (and its instance's EBS-optimized limits), scaled by --emulate-factor."""
+        factor = self.settings.emulate_factor
+        if volume.type == "instance-store":
+            iops = models.instance_store_rate(volume, workload)
+            return iops * factor, None, 256 * 1024
+        if volume.type == "standard":
+            return STANDARD_EMULATED_IOPS * factor, STANDARD_EMULATED_BPS * factor, 256 * 1024
+        credits = volume.burst_balance_pct != 0
+        caps = models.volume_caps(volume, credits=credits)
+        iops, bps = caps.iops, caps.throughput_bps
+        limits = models.ebs_limits(volume.instance_type) if volume.instance_type else None
+        if limits is not None:
+            iops = min(iops, limits.max_iops)
+            bps = min(bps, limits.max_mbps * 1e6)
+        return iops * factor, bps * factor, caps.io_unit_bytes
+
+    def close(self) -> None:
+        """Remove every emulated device; safe to call twice."""
+        for target in list(self._targets.values()):
+            if target.emulated is not None:
+                target.emulated.close()
+        self._targets.clear()
+
+
+class SuiteMismatch(Exception):
+    """The suite or check does not apply to the volume under test (a skip, with this reason)."""
+
+
+__all__ = ["EbsperfSession", "SuiteMismatch", "Target", "VolumeSpecError", "EMULATED_DEFAULTS"]

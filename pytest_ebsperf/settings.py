@@ -1,0 +1,230 @@
+"""Options, ini keys and environment variables, resolved once into a frozen :class:`Settings`.
+
+Precedence (highest first): ``@pytest.mark.ebsperf(...)`` marker > command line >
+environment (``EBSPERF_*``) > ini (``ebsperf_*`` in pytest.ini/setup.cfg/pyproject) > default.
+This module does not import pytest: the plugin hands it a ``lookup`` callable per source.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_ebsperf.errors import ConfigError
+from pytest_ebsperf.volume import VOLUME_TYPES
+
+#: Runtime and ramp when nothing is given: AWS's own recipes run 60-180 s on real volumes;
+#: an emulated volume is paced by the kernel to the second, so a few seconds suffice.
+DEFAULT_RUNTIME_S = 60.0
+DEFAULT_RUNTIME_EMULATED_S = 3.0
+DEFAULT_RAMP_S = 2.0
+DEFAULT_RAMP_EMULATED_S = 1.0
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its command-line flag, ini key, environment variable and type."""
+
+    dest: str
+    flag: str
+    ini: str | None
+    env: str | None
+    kind: str  # "str", "int", "float", "bool"
+    metavar: str | None
+    help: str
+    default: Any = None
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("device", "--device", "ebsperf_device", "EBSPERF_DEVICE", "str", "PATH",
+           "block device under test (e.g. /dev/nvme1n1)."),
+    Option("reference_device", "--reference-device", None, "EBSPERF_REFERENCE_DEVICE", "str",
+           "PATH", "second device for relative claims (e.g. the unencrypted twin of an "
+           "encrypted volume)."),
+    Option("volume_type", "--volume-type", "ebsperf_volume_type", "EBSPERF_VOLUME_TYPE", "str",
+           "TYPE", "volume type: " + ", ".join(VOLUME_TYPES) + "."),
+    Option("volume_size", "--volume-size", "ebsperf_volume_size", "EBSPERF_VOLUME_SIZE", "int",
+           "GIB", "volume size in GiB."),
+    Option("volume_iops", "--volume-iops", "ebsperf_volume_iops", "EBSPERF_VOLUME_IOPS", "int",
+           "N", "provisioned IOPS (gp3, io1, io2)."),
+    Option("volume_throughput", "--volume-throughput", "ebsperf_volume_throughput",
+           "EBSPERF_VOLUME_THROUGHPUT", "float", "MIBPS", "provisioned throughput in MiB/s (gp3)."),
+    Option("instance_type", "--instance-type", "ebsperf_instance_type", "EBSPERF_INSTANCE_TYPE",
+           "str", "NAME", "instance type, for its EBS-optimized limits (e.g. m5.large)."),
+    Option("burst_balance", "--burst-balance", None, "EBSPERF_BURST_BALANCE", "float", "PERCENT",
+           "starting credit balance in percent (CloudWatch BurstBalance) if known."),
+    Option("destructive", "--ebsperf-destructive", None, None, "bool", None,
+           "allow write workloads on the device (never on a mounted, root, swap or held "
+           "device). Default: read-only.", False),
+    Option("runtime", "--ebsperf-runtime", "ebsperf_runtime", "EBSPERF_RUNTIME", "float",
+           "SECONDS", "measuring time per check, ramp excluded. Default: 60 on a device, 3 on "
+           "an emulated volume."),
+    Option("ramp", "--ebsperf-ramp", "ebsperf_ramp", "EBSPERF_RAMP", "float", "SECONDS",
+           "warm-up before measuring. Default: 2 on a device, 1 on an emulated volume."),
+    Option("long", "--ebsperf-long", None, None, "bool", None,
+           "also run checks that take long on real volumes (e.g. the 33-minute gp2 knee).",
+           False),
+    Option("emulate", "--emulate", None, None, "bool", None,
+           "create an emulated volume (kernel-throttled loop device) of the given or the "
+           "suite's type instead of using --device. Needs root.", False),
+    Option("emulate_factor", "--emulate-factor", None, "EBSPERF_EMULATE_FACTOR", "float",
+           "FACTOR", "make the emulated volume deliver this fraction of its documented "
+           "performance (0.75 shows what a failing volume looks like). Default: 1.0", 1.0),
+    Option("iodepth", "--ebsperf-iodepth", "ebsperf_iodepth", "EBSPERF_IODEPTH", "int", "N",
+           "fio iodepth per job. Default: chosen from the expected rate (Little's law)."),
+    Option("numjobs", "--ebsperf-numjobs", "ebsperf_numjobs", "EBSPERF_NUMJOBS", "int", "N",
+           "fio jobs per check. Default: chosen from the expected rate and CPU count."),
+    Option("engine", "--ebsperf-engine", "ebsperf_engine", "EBSPERF_ENGINE", "str", "NAME",
+           "fio ioengine. Default: 'auto' (io_uring where it works, else libaio).", "auto"),
+    Option("fio", "--fio", "ebsperf_fio", "EBSPERF_FIO", "str", "PATH",
+           "fio executable. Default: 'fio'", "fio"),
+    Option("host", "--ebsperf-host", "ebsperf_host", "EBSPERF_HOST", "str", "HOSTSPEC",
+           "testinfra host spec to run fio on (local://, ssh://name, ...). Default: 'local://'",
+           "local://"),
+    Option("strict", "--ebsperf-strict", "ebsperf_strict", "EBSPERF_STRICT", "bool", None,
+           "fail inconclusive checks (load-generator or queue-depth bound) instead of "
+           "skipping them.", False),
+)
+
+OPTIONS_BY_DEST: dict[str, Option] = {o.dest: o for o in OPTIONS}
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every ebsperf setting after precedence was applied; ``origin`` says where each came from."""
+
+    device: str | None = None
+    reference_device: str | None = None
+    volume_type: str | None = None
+    volume_size: int | None = None
+    volume_iops: int | None = None
+    volume_throughput: float | None = None
+    instance_type: str | None = None
+    burst_balance: float | None = None
+    destructive: bool = False
+    runtime: float | None = None
+    ramp: float | None = None
+    long: bool = False
+    emulate: bool = False
+    emulate_factor: float = 1.0
+    iodepth: int | None = None
+    numjobs: int | None = None
+    engine: str = "auto"
+    fio: str = "fio"
+    host: str = "local://"
+    strict: bool = False
+    origin: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def runtime_s(self) -> float:
+        if self.runtime is not None:
+            return self.runtime
+        return DEFAULT_RUNTIME_EMULATED_S if self.emulate else DEFAULT_RUNTIME_S
+
+    @property
+    def ramp_s(self) -> float:
+        if self.ramp is not None:
+            return self.ramp
+        return DEFAULT_RAMP_EMULATED_S if self.emulate else DEFAULT_RAMP_S
+
+    def given(self, dest: str) -> bool:
+        """True when the user set ``dest`` (marker, command line, environment or ini)."""
+        return self.origin.get(dest, "default") != "default"
+
+    def with_marker(self, kwargs: Mapping[str, Any]) -> Settings:
+        """Apply ``@pytest.mark.ebsperf(...)`` keyword arguments (highest precedence)."""
+        changes: dict[str, Any] = {}
+        origin = dict(self.origin)
+        for key, value in kwargs.items():
+            if key not in OPTIONS_BY_DEST:
+                continue  # marker keys that are not settings (volume_type of a suite, ...)
+            changes[key] = convert(OPTIONS_BY_DEST[key], value, "the ebsperf marker")
+            origin[key] = "marker"
+        return dataclasses.replace(self, origin=origin, **changes) if changes else self
+
+
+Lookup = Callable[[Option], Any]
+
+
+def resolve(cli: Lookup, env: Mapping[str, str], ini: Lookup) -> Settings:
+    """Build Settings from the three sources; raise ConfigError with a sentence on bad input."""
+    values: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for option in OPTIONS:
+        value, where = _first_given(option, cli, env, ini)
+        if where == "default":
+            values[option.dest] = option.default
+        else:
+            values[option.dest] = convert(option, value, where)
+        origin[option.dest] = where
+    settings = Settings(origin=origin, **values)
+    validate(settings)
+    return settings
+
+
+def _first_given(option: Option, cli: Lookup, env: Mapping[str, str], ini: Lookup
+                 ) -> tuple[Any, str]:
+    value = cli(option)
+    if value is not None and not (option.kind == "bool" and value is False):
+        return value, f"command line ({option.flag})"
+    if option.env and env.get(option.env, "") != "":
+        return env[option.env], f"environment ({option.env})"
+    if option.ini:
+        value = ini(option)
+        if value not in (None, "", []):
+            return value, f"ini ({option.ini})"
+    return None, "default"
+
+
+def convert(option: Option, value: Any, where: str) -> Any:
+    """Convert a raw value to the option's type, or raise a sentence naming its origin."""
+    if option.kind == "bool":
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in _TRUE | _FALSE:
+            return text in _TRUE
+        raise ConfigError(f"{value!r} from {where} is not a yes/no value for {option.flag}. "
+                          "Use true or false.")
+    if option.kind == "str":
+        return str(value).strip()
+    try:
+        number = int(value) if option.kind == "int" else float(value)
+    except (TypeError, ValueError):
+        kind = "a whole number" if option.kind == "int" else "a number"
+        raise ConfigError(f"{value!r} from {where} is not {kind}; {option.flag} takes "
+                          f"{option.metavar or 'a value'} ({option.help})") from None
+    if isinstance(number, float) and not math.isfinite(number):
+        raise ConfigError(f"{value!r} from {where} is not a finite number for {option.flag}.")
+    return number
+
+
+def validate(settings: Settings) -> None:
+    """Checks that need no model: types, signs, combinations of options."""
+    o = settings.origin
+    if settings.volume_type is not None and settings.volume_type not in VOLUME_TYPES:
+        raise ConfigError(f"{settings.volume_type!r} is not a valid --volume-type (from "
+                          f"{o['volume_type']}). Valid types: {', '.join(VOLUME_TYPES)}.")
+    for dest in ("volume_size", "volume_iops", "volume_throughput", "runtime", "iodepth",
+                 "numjobs", "emulate_factor"):
+        value = getattr(settings, dest)
+        if value is not None and value <= 0:
+            flag = OPTIONS_BY_DEST[dest].flag
+            raise ConfigError(f"{flag} must be positive, got {value} (from {o[dest]}).")
+    if settings.ramp is not None and settings.ramp < 0:
+        raise ConfigError(f"--ebsperf-ramp must be 0 or more, got {settings.ramp} "
+                          f"(from {o['ramp']}).")
+    balance = settings.burst_balance
+    if balance is not None and not 0 <= balance <= 100:
+        raise ConfigError(f"--burst-balance is a percentage (CloudWatch BurstBalance, 0-100), "
+                          f"got {balance:g} (from {o['burst_balance']}).")
+    if settings.emulate and settings.device:
+        raise ConfigError(f"--emulate and --device={settings.device} (from {o['device']}) "
+                          "exclude each other: --emulate creates its own volume. Pass one.")
+    if settings.emulate_factor != 1.0 and not settings.emulate:
+        raise ConfigError("--emulate-factor only applies with --emulate.")

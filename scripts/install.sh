@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs everything pytest-ebsperf and its tests need on a fresh Debian/Ubuntu machine:
+# fio and the block-device tools from apt, the package (editable) and its test extras from pip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+need_apt=0
+for tool in fio losetup blkid mkfs.ext4 sfdisk; do
+  command -v "$tool" >/dev/null 2>&1 || need_apt=1
+done
+if [ "$need_apt" -eq 1 ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fio util-linux e2fsprogs fdisk >/dev/null
+fi
+python3 -m pip install -q --disable-pip-version-check -e ".[test]"

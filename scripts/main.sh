@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The main job: every suite against the volume under test. With EBSPERF_DEVICE set (and the
+# volume options in EBSPERF_* variables or discovered on EC2) it checks that device;
+# otherwise it checks emulated volumes (kernel-throttled loop devices; needs root).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh
+if [ -n "${EBSPERF_DEVICE:-}" ]; then
+  exec python3 -m pytest suites "$@"
+fi
+exec python3 -m pytest suites --emulate "$@"

@@ -1,0 +1,17 @@
+"""Encryption: the same IOPS on encrypted and unencrypted volumes (B-ENC, S2-16, S2-17).
+
+Run with --device=<encrypted volume> --reference-device=<unencrypted twin of the same type,
+size and IOPS>. Under --emulate both twins are plain emulated volumes: the run exercises the
+comparison, not EBS encryption.
+"""
+
+import pytest
+
+pytestmark = pytest.mark.ebsperf()
+
+
+def test_encrypted_twin_gives_the_same_random_read_iops_and_latency(ebsperf):
+    """S2-17: encrypted and unencrypted twins give the same IOPS within 5 % and median
+    latency within 10 % (+0.05 ms) on the same random 16 KiB read job."""
+    ebsperf.check_rel("S2-17", "encrypted vs plain, random read 16 KiB",
+                      ebsperf.workload("randread", "16k"))

@@ -1,0 +1,19 @@
+"""Magnetic (standard): best effort, so every claim is recorded, never failed (B-STD)."""
+
+import pytest
+
+pytestmark = pytest.mark.ebsperf(volume_type="standard")
+
+
+def test_random_read_rate_is_recorded(ebsperf):
+    """S0-02, S2-04: Magnetic random access is "about 200 IOPS" (documented 40-200 IOPS);
+    recorded as INFO (random 16 KiB reads)."""
+    ebsperf.record_info("S2-04", "standard random read 16 KiB",
+                        ebsperf.workload("randread", "16k"))
+
+
+def test_sequential_read_rate_is_recorded(ebsperf):
+    """S0-02, S2-05: Magnetic sequential reads burst to thousands of small IOPS (documented
+    40-90 MiB/s); recorded as INFO (sequential 1 MiB reads)."""
+    ebsperf.record_info("S2-05", "standard sequential read 1 MiB",
+                        ebsperf.workload("read", "1m"))
