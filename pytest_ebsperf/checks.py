@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from pytest_ebsperf import models, report, verdict
-from pytest_ebsperf.errors import UnsafeDeviceError
+from pytest_ebsperf.errors import UnsafeDeviceError, VolumeSpecError
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload, parse_size
 from pytest_ebsperf.models.types import Expectation
@@ -57,6 +57,8 @@ class Ebsperf:
                 self._volume = self.session.volume_for(self.suite_type)
             except SuiteMismatch as exc:
                 pytest.skip(str(exc))
+            except VolumeSpecError as exc:
+                pytest.fail(str(exc), pytrace=False)
         return self._volume
 
     @property

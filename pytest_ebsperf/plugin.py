@@ -37,8 +37,8 @@ def _argparse_kwargs(option: Option) -> dict[str, Any]:
     if option.kind == "bool":
         return {"action": "store_true", "dest": f"ebsperf_{option.dest}", "default": None,
                 "help": help_text}
-    if option.default is not None and "Default" not in help_text:
-        help_text += " Default: %(default)r"
+    if option.default is not None:
+        help_text += f" Default: {option.default!r}."
     return {"dest": f"ebsperf_{option.dest}", "metavar": option.metavar, "default": None,
             "help": help_text}
 

@@ -106,6 +106,7 @@ class EbsperfSession:
                 f"({', '.join(VOLUME_TYPES)}) with --volume-size and, for gp3/io1/io2, "
                 "--volume-iops."
             )
+        self.volume_for(None)  # a volume AWS would not accept stops the run here
 
     def device_report(self, path: str) -> DeviceReport:
         if path not in self._reports:
@@ -122,9 +123,7 @@ class EbsperfSession:
         reason) and VolumeSpecError when the options describe no valid volume.
         """
         s = self.settings
-        vtype = s.volume_type or suite_type or (ANY_TYPE_DEFAULT if s.emulate else None)
-        if vtype is None:
-            raise ConfigError("pass --volume-type")
+        vtype = s.volume_type or suite_type or ANY_TYPE_DEFAULT
         if suite_type and vtype != suite_type:
             where = s.origin.get("volume_type", "")
             raise SuiteMismatch(f"this suite checks {suite_type} volumes; the volume under "

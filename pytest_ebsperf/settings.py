@@ -72,24 +72,26 @@ OPTIONS: tuple[Option, ...] = (
            "suite's type instead of using --device. Needs root.", False),
     Option("emulate_factor", "--emulate-factor", None, "EBSPERF_EMULATE_FACTOR", "float",
            "FACTOR", "make the emulated volume deliver this fraction of its documented "
-           "performance (0.75 shows what a failing volume looks like). Default: 1.0", 1.0),
+           "performance (0.75 shows what a failing volume looks like).", 1.0),
     Option("iodepth", "--ebsperf-iodepth", "ebsperf_iodepth", "EBSPERF_IODEPTH", "int", "N",
            "fio iodepth per job. Default: chosen from the expected rate (Little's law)."),
     Option("numjobs", "--ebsperf-numjobs", "ebsperf_numjobs", "EBSPERF_NUMJOBS", "int", "N",
            "fio jobs per check. Default: chosen from the expected rate and CPU count."),
     Option("engine", "--ebsperf-engine", "ebsperf_engine", "EBSPERF_ENGINE", "str", "NAME",
-           "fio ioengine. Default: 'auto' (io_uring where it works, else libaio).", "auto"),
+           "fio ioengine; 'auto' picks io_uring where it works, else libaio.", "auto"),
     Option("fio", "--fio", "ebsperf_fio", "EBSPERF_FIO", "str", "PATH",
-           "fio executable. Default: 'fio'", "fio"),
+           "fio executable.", "fio"),
     Option("host", "--ebsperf-host", "ebsperf_host", "EBSPERF_HOST", "str", "HOSTSPEC",
-           "testinfra host spec to run fio on (local://, ssh://name, ...). Default: 'local://'",
-           "local://"),
+           "testinfra host spec to run fio on (local://, ssh://name, ...).", "local://"),
     Option("strict", "--ebsperf-strict", "ebsperf_strict", "EBSPERF_STRICT", "bool", None,
            "fail inconclusive checks (load-generator or queue-depth bound) instead of "
            "skipping them.", False),
 )
 
 OPTIONS_BY_DEST: dict[str, Option] = {o.dest: o for o in OPTIONS}
+#: Settings a ``@pytest.mark.ebsperf(...)`` marker may override for its tests. The volume and
+#: device are the run's, not a test's; ``volume_type`` in a marker names the suite's type.
+MARKER_SETTINGS = frozenset({"runtime", "ramp", "iodepth", "numjobs", "engine", "strict"})
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -141,8 +143,8 @@ class Settings:
         changes: dict[str, Any] = {}
         origin = dict(self.origin)
         for key, value in kwargs.items():
-            if key not in OPTIONS_BY_DEST:
-                continue  # marker keys that are not settings (volume_type of a suite, ...)
+            if key not in MARKER_SETTINGS:
+                continue  # volume_type names the suite's type; the volume is the run's
             changes[key] = convert(OPTIONS_BY_DEST[key], value, "the ebsperf marker")
             origin[key] = "marker"
         return dataclasses.replace(self, origin=origin, **changes) if changes else self

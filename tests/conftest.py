@@ -1,0 +1,56 @@
+"""Fixtures shared by the project's own tests: scratch loop devices, root/fio guards."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT_REASON = "needs root and loop devices (losetup) to create scratch block devices"
+
+
+def can_make_loop_devices() -> bool:
+    return os.geteuid() == 0 and shutil.which("losetup") is not None and \
+        os.path.exists("/dev/loop-control")
+
+
+needs_root = pytest.mark.skipif(not can_make_loop_devices(), reason=ROOT_REASON)
+needs_fio = pytest.mark.skipif(shutil.which("fio") is None,
+                               reason="needs fio (apt-get install fio)")
+
+
+@pytest.fixture
+def loop_device(tmp_path: Path) -> Iterator[Callable[..., str]]:
+    """Factory: ``loop_device(size_mib=64)`` -> ``/dev/loopN`` on a sparse file in tmp_path.
+
+    Every device made is detached when the test ends, whatever happened.
+    """
+    if not can_make_loop_devices():
+        pytest.skip(ROOT_REASON)
+    made: list[str] = []
+
+    def make(size_mib: int = 64, name: str = "disk") -> str:
+        backing = tmp_path / f"{name}-{len(made)}.img"
+        with open(backing, "wb") as handle:
+            handle.truncate(size_mib * 1024 * 1024)
+        device = subprocess.run(["losetup", "--find", "--show", str(backing)], check=True,
+                                capture_output=True, text=True).stdout.strip()
+        made.append(device)
+        return device
+
+    try:
+        yield make
+    finally:
+        for device in made:
+            subprocess.run(["umount", device], capture_output=True)
+            subprocess.run(["losetup", "-d", device], capture_output=True)
+
+
+def backing_file(device: str) -> Path:
+    """The file behind a loop device (to hash it before and after a test)."""
+    name = os.path.basename(device)
+    return Path(Path(f"/sys/block/{name}/loop/backing_file").read_text().strip())

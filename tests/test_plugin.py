@@ -1,0 +1,172 @@
+"""The plugin as pytest users meet it: help, usage errors, skip reasons (pytester)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import backing_file, needs_fio, needs_root
+
+pytestmark = needs_fio
+
+SUITE = """
+import pytest
+pytestmark = pytest.mark.ebsperf(volume_type="{vtype}")
+
+def test_read_claim(ebsperf):
+    ebsperf.check_cap("S0-04", "read", ebsperf.workload("randread", "16k"))
+
+def test_write_claim(ebsperf):
+    ebsperf.check_cap("S4-03", "write", ebsperf.workload("randwrite", "4k"))
+"""
+
+
+def write_suite(pytester: pytest.Pytester, vtype: str = "io1") -> None:
+    pytester.makepyfile(test_suite=SUITE.format(vtype=vtype))
+
+
+def test_help_lists_every_option_in_one_ebsperf_group(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    result.stdout.fnmatch_lines([
+        "*block-storage performance claims (pytest-ebsperf)*",
+        "*--device=PATH*", "*--reference-device=PATH*", "*--volume-type=TYPE*",
+        "*--volume-size=GIB*", "*--volume-iops=N*", "*--volume-throughput=MIBPS*",
+        "*--instance-type=NAME*", "*--burst-balance=PERCENT*", "*--ebsperf-destructive*",
+        "*--ebsperf-runtime=SECONDS*", "*--ebsperf-long*", "*--emulate *",
+    ])
+    result.stdout.fnmatch_lines(["*ebsperf_volume_type (string)*"])
+
+
+def test_marker_is_registered(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--markers")
+    result.stdout.fnmatch_lines(["@pytest.mark.ebsperf(volume_type=None, **settings)*"])
+
+
+def test_a_run_without_ebsperf_tests_needs_neither_fio_nor_a_device(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_plain(): assert 1 + 1 == 2")
+    result = pytester.runpytest("--fio=/nonexistent/fio")
+    result.assert_outcomes(passed=1)
+
+
+def test_an_invalid_volume_type_is_a_usage_error_listing_valid_types(
+        pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--volume-type=gp9")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*'gp9' is not a valid --volume-type*Valid types: gp2, gp3,*"])
+
+
+def test_a_bad_ini_value_names_the_ini_key(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nebsperf_volume_size = huge\n")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*'huge' from ini (ebsperf_volume_size) is not a whole number*"])
+
+
+def test_suites_without_device_or_emulate_stop_with_a_sentence(
+        pytester: pytest.Pytester) -> None:
+    write_suite(pytester)
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*No device to check: pass --device=PATH*or --emulate*"])
+
+
+def test_a_mistyped_device_is_reported_and_not_created(pytester: pytest.Pytester) -> None:
+    write_suite(pytester)
+    missing = "/dev/ebsperf-no-such-device"
+    result = pytester.runpytest(f"--device={missing}", "--volume-type=io1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{missing}*does not exist*"])
+    assert not os.path.exists(missing)
+
+
+def test_a_regular_file_is_refused_as_device(pytester: pytest.Pytester,
+                                             tmp_path: Path) -> None:
+    write_suite(pytester)
+    regular = tmp_path / "disk.img"
+    regular.write_bytes(b"\0" * 4096)
+    result = pytester.runpytest(f"--device={regular}", "--volume-type=io1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*regular file*"])
+
+
+def test_missing_fio_is_a_usage_error_saying_how_to_install_it(
+        pytester: pytest.Pytester) -> None:
+    write_suite(pytester)
+    result = pytester.runpytest("--emulate", "--fio=/nonexistent/fio")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*apt-get install fio*"])
+
+
+@needs_root
+def test_a_device_without_volume_type_asks_for_it(
+        pytester: pytest.Pytester, loop_device: Callable[..., str]) -> None:
+    write_suite(pytester)
+    result = pytester.runpytest(f"--device={loop_device()}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*volume type of /dev/loop* is unknown: pass --volume-type*"])
+
+
+@needs_root
+def test_an_out_of_range_volume_fails_with_aws_limits(
+        pytester: pytest.Pytester, loop_device: Callable[..., str]) -> None:
+    write_suite(pytester)
+    result = pytester.runpytest(f"--device={loop_device()}", "--volume-type=io1",
+                                "--volume-size=100", "--volume-iops=20000")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*io1*100 GiB*20,000 IOPS*not a valid volume*50 IOPS per GiB*"])
+
+
+@needs_root
+def test_a_suite_of_another_type_is_skipped_with_the_reason(
+        pytester: pytest.Pytester, loop_device: Callable[..., str]) -> None:
+    write_suite(pytester, "gp3")
+    result = pytester.runpytest(f"--device={loop_device()}", "--volume-type=io1",
+                                "--volume-size=100", "--volume-iops=1000", "-rs")
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines(["*this suite checks gp3 volumes; the volume under test is io1*"])
+
+
+@needs_root
+def test_write_claims_are_skipped_without_opt_in_and_leave_the_device_untouched(
+        pytester: pytest.Pytester, loop_device: Callable[..., str]) -> None:
+    device = loop_device(64)
+    subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True)
+    before = hashlib.sha256(backing_file(device).read_bytes()).hexdigest()
+    pytester.makepyfile(test_suite=SUITE.format(vtype="io1").split("def test_read")[0] +
+                        "def test_write_claim(ebsperf):\n"
+                        "    ebsperf.check_cap('S4-03', 'w', ebsperf.workload('randwrite', '4k'))\n")
+    result = pytester.runpytest(f"--device={device}", "--volume-type=io1", "--volume-size=100",
+                                "--volume-iops=1000", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*--ebsperf-destructive*"])
+    assert hashlib.sha256(backing_file(device).read_bytes()).hexdigest() == before
+
+
+@needs_root
+def test_writes_on_a_mounted_device_are_refused_even_with_opt_in(
+        pytester: pytest.Pytester, loop_device: Callable[..., str], tmp_path: Path) -> None:
+    device = loop_device(64)
+    subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True)
+    mountpoint = tmp_path / "mnt"
+    mountpoint.mkdir()
+    # read-only: a read-write ext4 mount rewrites its own superblock, which is not our doing
+    subprocess.run(["mount", "-o", "ro", device, str(mountpoint)], check=True)
+    try:
+        before = hashlib.sha256(backing_file(device).read_bytes()).hexdigest()
+        pytester.makepyfile(test_suite="def test_write_claim(ebsperf):\n"
+                            "    ebsperf.check_cap('S4-03', 'w', "
+                            "ebsperf.workload('randwrite', '4k'))\n")
+        result = pytester.runpytest(f"--device={device}", "--volume-type=io1",
+                                    "--volume-size=100", "--volume-iops=1000",
+                                    "--ebsperf-destructive")
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines(["*mounted*even with --ebsperf-destructive*"])
+    finally:
+        subprocess.run(["umount", str(mountpoint)], check=True)
+    assert hashlib.sha256(backing_file(device).read_bytes()).hexdigest() == before
