@@ -1,0 +1,860 @@
+"""Judge what fio measured against what a claim promises: CAP, FLOOR, REL, TIME and INFO.
+
+Every judge returns a :class:`~pytest_ebsperf.verdict_types.Verdict` whose ``message`` reads
+like a finding (claim, expected, measured, tolerance, binding limit, source), so the pytest
+layer only has to pass it to ``pytest.fail``.
+
+A shortfall is diagnosed before it is called a failure, because a slow number is only the
+volume's fault when the test could have gone faster:
+
+* **load-generator bound** - fio itself used ``CPU_BOUND_PERCENT`` of a CPU per job (or of
+  every CPU of the host): the volume may be fine, fio could not ask for more. INCONCLUSIVE.
+* **queue-depth bound** - Little's law. In a closed loop ``achieved = QD / latency`` always
+  holds, so the mean latency proves nothing. What one I/O costs *without* queueing is read from
+  a low percentile of completion latency (p5, else p10, else the minimum); ``QD / that`` is the
+  most the run could have reached. Below the claim: INCONCLUSIVE, raise the iodepth.
+  A device that paces I/O (a rate limiter, which is what an EBS volume at its cap is) makes
+  *every* I/O wait about ``QD / rate``, so its low percentile looks like a slow device. With
+  more than one I/O outstanding, "even the fastest I/Os waited a whole queue turn at the
+  measured rate" (p5 >= ``PACED_FRACTION`` x QD / achieved) is taken as pacing: more queue
+  depth would only lengthen the wait, so the shortfall is the volume's (FAIL). At QD 1 no
+  queue exists on the host, pacing and service time look the same, and a shortfall stays
+  inconclusive until the run is repeated with more I/O outstanding.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_ebsperf.fio.result import FioResult, Latency
+from pytest_ebsperf.fio.workload import Workload, format_size
+from pytest_ebsperf.models.types import CAP, FLOOR, INFO, REL, TIME, Expectation
+from pytest_ebsperf.verdict_types import Outcome, Verdict
+
+#: fio at or above this share of one CPU per job (or of all CPUs together) cannot push harder.
+CPU_BOUND_PERCENT = 90.0
+#: Completion-latency percentiles that stand for "one I/O without queueing", best first.
+SERVICE_PERCENTILES = (5.0, 10.0)
+#: p5 latency >= this share of QD / achieved rate means every I/O waited a full queue turn.
+PACED_FRACTION = 0.8
+#: REL defaults (claims.md S2-17): IOPS within 5 %, median latency <= 1.10 x + 0.05 ms.
+REL_MAX_RATIO_DEV = 0.05
+REL_LATENCY_FACTOR = 1.10
+REL_LATENCY_SLACK_NS = 50_000.0
+#: TIME defaults (claims.md): |t - t_model| <= max(10 % of t_model, 120 s).
+TIME_REL_TOL = 0.10
+TIME_MIN_ABS_S = 120.0
+
+#: ``metric`` argument -> (series key, expectation unit).
+METRICS: Mapping[str, tuple[str, str]] = {
+    "iops": ("total_iops", "IOPS"),
+    "throughput": ("total_bw", "B/s"),
+}
+
+_MIB = 1024.0 * 1024.0
+
+
+# -- number formatting (shared with the report) ------------------------------------------
+def round_sig(value: float, digits: int = 2) -> float:
+    """``26315.8`` -> ``26000.0``: round to significant digits for "at most" figures."""
+    if value == 0 or not math.isfinite(value):
+        return value
+    return round(value, digits - 1 - math.floor(math.log10(abs(value))))
+
+
+def format_number(value: float) -> str:
+    """Thousands separators; one decimal only for small non-integers (``8.5``)."""
+    if abs(value) >= 100 or float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:,.1f}"
+
+
+def format_iops(iops: float) -> str:
+    """``1512.4`` -> ``1,512 IOPS``."""
+    return f"{format_number(iops)} IOPS"
+
+
+def format_mibps(bytes_per_s: float) -> str:
+    """Bytes per second as MiB/s, the unit EBS documents volume throughput in."""
+    mib = bytes_per_s / _MIB
+    return f"{mib:,.0f} MiB/s" if mib >= 100 else f"{mib:,.1f} MiB/s"
+
+
+def format_latency(ns: float, digits: int = 2) -> str:
+    """``38_000`` -> ``38 µs``; ``900_000`` -> ``0.9 ms``; ``digits`` significant digits."""
+    us = ns / 1000.0
+    if us < 10 ** digits:
+        return f"{round_sig(us, digits):g} µs"
+    ms = us / 1000.0
+    return f"{ms:,.0f} ms" if ms >= 10 ** digits else f"{round_sig(ms, digits):g} ms"
+
+
+def format_seconds(seconds: float) -> str:
+    """``2000`` -> ``2,000 s (33 min)``; minutes only from ten minutes up."""
+    text = f"{format_number(seconds)} s"
+    return f"{text} ({seconds / 60:,.0f} min)" if seconds >= 600 else text
+
+
+def format_quantity(value: float | None, unit: str) -> str:
+    """A value in a verdict unit ("IOPS", "B/s", "ns", "s") as a user reads it."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    formatters = {"IOPS": format_iops, "B/s": format_mibps, "ns": format_latency,
+                  "s": format_seconds}
+    formatter = formatters.get(unit)
+    return formatter(value) if formatter else f"{format_number(value)} {unit}".strip()
+
+
+def format_percent(fraction: float) -> str:
+    """``0.999`` -> ``99.9 %``; never rounds a shortfall up to ``100 %``."""
+    pct = fraction * 100.0
+    text = f"{pct:.2f}".rstrip("0").rstrip(".")
+    if text == "100" and fraction < 1.0:
+        text = "99.99"
+    return f"{text} %"
+
+
+# -- what was measured -------------------------------------------------------------------
+def _metric_key(metric: str, expectation: Expectation) -> str:
+    """Validate ``metric`` against the expectation's unit; a mismatch is a programming error."""
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {', '.join(METRICS)}, not {metric!r}")
+    key, unit = METRICS[metric]
+    if expectation.unit != unit:
+        raise ValueError(f"{expectation.claim}: metric {metric!r} measures {unit}, "
+                         f"but the expectation is in {expectation.unit}")
+    return key
+
+
+def _series_values(result: FioResult, key: str) -> tuple[float, ...]:
+    """The per-second total, or the read and write series added window by window."""
+    total = result.series.get(key)
+    if total is not None and len(total):
+        return total.values
+    parts = [result.series.get(key.replace("total", side)) for side in ("read", "write")]
+    present = [part.values for part in parts if part is not None and len(part)]
+    if not present:
+        return ()
+    length = min(len(values) for values in present)
+    return tuple(math.fsum(values[i] for values in present) for i in range(length))
+
+
+def _window_s(result: FioResult, key: str) -> float:
+    series = result.series.get(key) or result.series.get(key.replace("total", "read"))
+    if series is None or len(series.t_s) < 2:
+        return 1.0
+    steps = [b - a for a, b in zip(series.t_s, series.t_s[1:]) if b > a]
+    return statistics.median(steps) if steps else 1.0
+
+
+def _summary_value(result: FioResult, key: str) -> float:
+    return result.total_iops if key == "total_iops" else result.total_bw_bytes
+
+
+def service_latency(result: FioResult) -> tuple[float, str] | None:
+    """What one I/O costs without queueing: a low completion-latency percentile, in ns,
+    with its name ("p5", "p10" or "min").
+
+    Mixed workloads weight reads and writes by their share of the I/Os, since that is what
+    an average I/O of the run costs. None when fio reported no latency at all.
+    """
+    weighted = []
+    names = []
+    for stats in (result.read, result.write):
+        low = _low_latency_ns(stats.clat)
+        if stats.iops > 0 and low is not None:
+            weighted.append((stats.iops, low[0]))
+            names.append(low[1])
+    total = sum(iops for iops, _ in weighted)
+    if not total:
+        return None
+    return math.fsum(iops * low for iops, low in weighted) / total, "/".join(dict.fromkeys(names))
+
+
+def service_latency_ns(result: FioResult) -> float | None:
+    """:func:`service_latency` without the percentile's name."""
+    found = service_latency(result)
+    return found[0] if found else None
+
+
+def _low_latency_ns(latency: Latency) -> tuple[float, str] | None:
+    for q in SERVICE_PERCENTILES:
+        value = latency.p(q)
+        if value:
+            return value, f"p{q:g}"
+    return (latency.min_ns, "min") if latency.min_ns else None
+
+
+def required_queue_depth(target_iops: float, latency_s: float) -> int:
+    """Little's law (claims.md B-MODEL): outstanding I/Os needed for ``target_iops``."""
+    return max(1, math.ceil(target_iops * latency_s - 1e-9))
+
+
+# -- lower-bound checks ------------------------------------------------------------------
+@dataclass(frozen=True)
+class LowerCheck:
+    """How the lower bound went: per window against the duty cycle, or on the mean."""
+
+    ok: bool
+    threshold: float
+    samples: int = 0
+    misses: int = 0
+    allowed: int = 0
+    duty: float | None = None
+    window_s: float = 1.0
+    notes: tuple[str, ...] = ()
+
+    @property
+    def fraction_met(self) -> float | None:
+        return 1.0 - self.misses / self.samples if self.samples else None
+
+    @property
+    def span_s(self) -> float:
+        return self.samples * self.window_s
+
+    def tolerance(self, low: float, high: float | None = None) -> str:
+        """``>= 90 % required in 99.9 % of seconds; 0 % of 60 s met it``."""
+        upper = f", <= {format_percent(high)} on average" if high is not None else ""
+        if self.duty is None:
+            return f">= {format_percent(low)} required on average{upper}"
+        met = self.fraction_met or 0.0
+        return (f">= {format_percent(low)} required in {format_percent(self.duty)} of "
+                f"seconds{upper}; {format_percent(met)} of {format_seconds(self.span_s)} met it")
+
+    def as_details(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "samples": self.samples, "misses": self.misses,
+                "allowed_misses": self.allowed, "duty": self.duty,
+                "fraction_met": self.fraction_met, "window_s": self.window_s,
+                "notes": list(self.notes)}
+
+
+def duty_cycle_check(values: Sequence[float], threshold: float, duty: float,
+                     window_s: float = 1.0) -> LowerCheck:
+    """B-SLA: at most ``floor(n x (1 - duty))`` windows may fall below ``threshold``."""
+    samples = len(values)
+    # The epsilon keeps 1,000 x (1 - 0.999) = 0.99999... from flooring to 0.
+    allowed = math.floor(samples * (1.0 - duty) + 1e-9)
+    misses = sum(1 for value in values if value < threshold)
+    notes: tuple[str, ...] = ()
+    if allowed == 0 and duty < 1.0:
+        needed = math.ceil(1.0 / (1.0 - duty) - 1e-9)
+        note = (f"with {samples:,} samples the {format_percent(duty)} duty cycle allows no "
+                f"missed second ({needed:,} samples would allow one)")
+        notes = (note,)
+    return LowerCheck(ok=misses <= allowed, threshold=threshold, samples=samples,
+                      misses=misses, allowed=allowed, duty=duty, window_s=window_s,
+                      notes=notes)
+
+
+def mean_check(measured: float, threshold: float, *, note: str = "") -> LowerCheck:
+    """The lower bound on the mean (FLOOR, or CAP without a per-second series)."""
+    return LowerCheck(ok=measured >= threshold, threshold=threshold,
+                      notes=(note,) if note else ())
+
+
+# -- diagnosis of a shortfall ------------------------------------------------------------
+@dataclass(frozen=True)
+class Diagnosis:
+    """Why a number fell short. ``binding`` is set when the test, not the volume, was the
+    limit (the verdict is then INCONCLUSIVE); ``sentences`` go into a FAIL message."""
+
+    binding: str | None
+    reason: str = ""
+    sentences: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def diagnose_shortfall(result: FioResult, workload: Workload, *, need: float, expected: float,
+                       unit: str, cpu_count: int | None) -> Diagnosis:
+    """Was the run load-generator bound or queue-depth bound? ``need`` is the lowest
+    acceptable value and ``expected`` the claimed one, both in ``unit`` ("IOPS" or "B/s")."""
+    cpu = _cpu_diagnosis(result, cpu_count)
+    if cpu.binding:
+        return cpu
+    qd = _queue_depth_diagnosis(result, workload, need=need, expected=expected, unit=unit)
+    if qd.binding:
+        return Diagnosis(qd.binding, qd.reason, qd.sentences, {**cpu.details, **qd.details})
+    return Diagnosis(None, "", cpu.sentences + qd.sentences, {**cpu.details, **qd.details})
+
+
+def _cpu_diagnosis(result: FioResult, cpu_count: int | None) -> Diagnosis:
+    per_job = result.usr_cpu + result.sys_cpu
+    jobs = max(result.jobs, 1)
+    host_share = per_job * jobs / cpu_count if cpu_count else 0.0
+    details = {"cpu_per_job_pct": per_job, "cpu_host_pct": host_share, "jobs": jobs,
+               "cpu_count": cpu_count}
+    if per_job >= CPU_BOUND_PERCENT:
+        reason = (f"inconclusive: load-generator bound (fio used {per_job:.0f} % of a CPU "
+                  "per job); add --ebsperf-numjobs or a faster engine")
+        return Diagnosis("load generator", reason, (), details)
+    if host_share >= CPU_BOUND_PERCENT:
+        reason = (f"inconclusive: load-generator bound (fio's {jobs} jobs used "
+                  f"{host_share:.0f} % of all {cpu_count} CPUs); run fio from a larger host "
+                  "or use a faster engine")
+        return Diagnosis("load generator", reason, (), details)
+    sentence = f"Not load-generator bound (fio used {per_job:.0f} % of a CPU per job)."
+    return Diagnosis(None, "", (sentence,), details)
+
+
+def _queue_depth_diagnosis(result: FioResult, workload: Workload, *, need: float,
+                           expected: float, unit: str) -> Diagnosis:
+    service = service_latency(result)
+    qd = workload.queue_depth
+    if service is None:
+        sentence = "Queue depth not checked (fio reported no completion latency)."
+        return Diagnosis(None, "", (sentence,), {"qd": qd})
+    service_ns, stat = service
+    per_io = workload.bs if unit == "B/s" else 1.0
+    possible_iops = qd / (service_ns / 1e9)
+    achieved = result.total_iops
+    paced = qd > 1 and achieved > 0 and service_ns / 1e9 >= PACED_FRACTION * qd / achieved
+    details = {"qd": qd, "service_latency_ns": service_ns, "service_latency_stat": stat,
+               "possible_iops": possible_iops, "paced": paced}
+    latency = format_latency(service_ns)
+    if possible_iops * per_io < need and not paced:
+        needed_qd = required_queue_depth(expected / per_io, service_ns / 1e9)
+        reason = (f"inconclusive: queue-depth bound: QD {qd} x {latency} allows at most "
+                  f"{format_iops(round_sig(possible_iops))}; the claim needs >= "
+                  f"{format_number(round_sig(expected / per_io, 3))} x {latency} ≈ "
+                  f"{needed_qd} outstanding I/Os - raise --ebsperf-iodepth")
+        return Diagnosis("queue depth", reason, (), {**details, "needed_qd": needed_qd})
+    if possible_iops * per_io < need:
+        sentence = (f"Not queue-depth bound: even the fastest I/Os waited a whole queue turn "
+                    f"({stat} {latency} ≈ QD {qd} / {format_iops(round_sig(achieved, 3))}), as "
+                    "when the volume paces I/O at a limit; more outstanding I/O would only "
+                    "wait longer (a run with a higher --ebsperf-iodepth confirms it).")
+        return Diagnosis(None, "", (sentence,), details)
+    sentence = (f"Not queue-depth bound (QD {qd} x {latency} = "
+                f"{format_iops(round_sig(possible_iops))} possible).")
+    return Diagnosis(None, "", (sentence,), details)
+
+
+# -- CAP and FLOOR -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Run:
+    """One measurement being judged, with everything the sentences need."""
+
+    expectation: Expectation
+    result: FioResult
+    workload: Workload
+    key: str
+    measured: float
+    values: tuple[float, ...]
+
+    @property
+    def unit(self) -> str:
+        return self.expectation.unit
+
+    @property
+    def binding_name(self) -> str:
+        binding = self.expectation.binding
+        return binding.name if binding else "claimed value"
+
+    def q(self, value: float) -> str:
+        return format_quantity(value, self.unit)
+
+    def citation(self) -> str:
+        """``Claim S0-04 (limit B-IO1), https://...``."""
+        exp = self.expectation
+        binding = exp.binding
+        text = f"Claim {exp.claim}"
+        if binding and binding.claim and binding.claim != exp.claim:
+            text += f" (limit {binding.claim})"
+        source = exp.source or (binding.source if binding else "")
+        return f"{text}, {source}" if source else text
+
+
+def _make_run(expectation: Expectation, result: FioResult, workload: Workload,
+              key: str) -> _Run:
+    values = _series_values(result, key)
+    measured = _summary_value(result, key)
+    if measured <= 0 and values:
+        measured = statistics.fmean(values)
+    return _Run(expectation, result, workload, key, measured, values)
+
+
+def judge_cap(expectation: Expectation, result: FioResult, workload: Workload, *,
+              metric: str = "iops", cpu_count: int | None) -> Verdict:
+    """CAP: ``low x value`` in the duty cycle's share of seconds, mean <= ``high x value``.
+
+    Without a per-second series the mean is held to ``low x value`` instead (and the
+    verdict says so). A shortfall is diagnosed (load generator, queue depth) before it is
+    called a failure; a mean far above the cap fails as "not the volume you think it is".
+    """
+    run = _make_run(expectation, result, workload, _metric_key(metric, expectation))
+    if not _judgeable(expectation):
+        return _no_value(run)
+    high = expectation.high
+    if high is not None and run.measured > high * expectation.value:
+        return _above_cap(run, high)
+    threshold = expectation.low * expectation.value
+    if run.values:
+        check = duty_cycle_check(run.values, threshold, expectation.duty,
+                                 _window_s(result, run.key))
+    else:
+        check = mean_check(run.measured, threshold, note="no per-second series: judged on "
+                           "the mean, so the duty cycle could not be checked")
+    if check.ok:
+        return _within(run, check)
+    return _shortfall(run, check, cpu_count)
+
+
+def judge_floor(expectation: Expectation, result: FioResult, workload: Workload, *,
+                metric: str = "iops", cpu_count: int | None) -> Verdict:
+    """FLOOR: a published "up to / at least" figure; the mean must reach ``low x value``."""
+    run = _make_run(expectation, result, workload, _metric_key(metric, expectation))
+    if not _judgeable(expectation):
+        return _no_value(run)
+    check = mean_check(run.measured, expectation.low * expectation.value)
+    if check.ok:
+        return _within(run, check)
+    return _shortfall(run, check, cpu_count)
+
+
+def judge(expectation: Expectation, result: FioResult, workload: Workload, *,
+          cpu_count: int | None) -> Verdict:
+    """Dispatch on ``expectation.policy`` (CAP, FLOOR or INFO) and its unit."""
+    metric = "throughput" if expectation.unit == "B/s" else "iops"
+    if expectation.policy == CAP:
+        return judge_cap(expectation, result, workload, metric=metric, cpu_count=cpu_count)
+    if expectation.policy == FLOOR:
+        return judge_floor(expectation, result, workload, metric=metric, cpu_count=cpu_count)
+    if expectation.policy == INFO:
+        return judge_info(expectation.claim, expectation.what, result, workload,
+                          unit=expectation.unit, expected=expectation.value,
+                          notes=expectation.notes, source=expectation.source)
+    raise ValueError(f"{expectation.claim}: policy {expectation.policy!r} needs its own judge "
+                     "(judge_rel, judge_time or judge_sweep)")
+
+
+def _judgeable(expectation: Expectation) -> bool:
+    return math.isfinite(expectation.value) and expectation.value > 0
+
+
+def _no_value(run: _Run) -> Verdict:
+    """Best-effort volumes (Magnetic) have no documented value: record instead of judging."""
+    return judge_info(run.expectation.claim, run.expectation.what, run.result, run.workload,
+                      unit=run.unit, notes=run.expectation.notes,
+                      source=run.expectation.source)
+
+
+def _base_details(run: _Run, check: LowerCheck | None = None) -> dict[str, Any]:
+    exp = run.expectation
+    details: dict[str, Any] = {
+        "low": exp.low, "high": exp.high, "workload": run.workload.label(),
+        "limits": [{"name": lim.name, "kind": lim.kind, "iops": lim.iops, "claim": lim.claim}
+                   for lim in exp.limits],
+        "binding_kind": exp.binding.kind if exp.binding else "",
+    }
+    if check is not None:
+        details.update(check.as_details())
+    return details
+
+
+def _within(run: _Run, check: LowerCheck) -> Verdict:
+    exp = run.expectation
+    if check.duty is not None:
+        met = format_percent(check.fraction_met or 0.0)
+        reason = (f"held {run.q(exp.value)} ({run.binding_name}) in {met} of "
+                  f"{format_seconds(check.span_s)}")
+    else:
+        reason = f"reached {run.q(run.measured)} of {run.q(exp.value)} ({run.binding_name})"
+    message = (f"{exp.what}: {run.q(run.measured)} measured, {run.q(exp.value)} expected "
+               f"({run.binding_name}; {check.tolerance(exp.low, exp.high)}). {run.citation()}")
+    return _verdict(run, Outcome.PASS, run.binding_name, reason, message,
+                    _base_details(run, check))
+
+
+def _above_cap(run: _Run, high: float) -> Verdict:
+    exp = run.expectation
+    ratio = run.measured / exp.value
+    cache = ("page-cache hits (this job ran with direct=0)" if not run.workload.direct
+             else "page-cache hits (direct=0 somewhere?)")
+    reason = f"far above its cap ({ratio:.2f} x {run.q(exp.value)})"
+    message = (f"{exp.what}: {run.q(run.measured)} measured, far above its cap of "
+               f"{run.q(exp.value)} ({run.binding_name}; <= {format_percent(high)} allowed). "
+               "Is this the volume you think it is? Check --volume-type, --volume-size and "
+               f"--volume-iops, {cache}, and whether the device is a RAID/stripe over several "
+               f"volumes. {run.citation()}")
+    details = {**_base_details(run), "ratio": ratio}
+    return _verdict(run, Outcome.FAIL, run.binding_name, reason, message, details)
+
+
+def _shortfall(run: _Run, check: LowerCheck, cpu_count: int | None) -> Verdict:
+    exp = run.expectation
+    need = check.threshold
+    found = diagnose_shortfall(run.result, run.workload, need=need, expected=exp.value,
+                               unit=run.unit, cpu_count=cpu_count)
+    details = {**_base_details(run, check), **found.details}
+    if found.binding:
+        message = (f"{exp.what}: {run.q(run.measured)} measured, {run.q(exp.value)} "
+                   f"expected ({run.binding_name}; {check.tolerance(exp.low)}) - "
+                   f"{found.reason}. {run.citation()}")
+        return _verdict(run, Outcome.INCONCLUSIVE, found.binding, found.reason, message,
+                        details)
+    if check.duty is not None:
+        reason = (f"below {format_percent(exp.low)} of {run.q(exp.value)} in "
+                  f"{check.misses:,} of {check.samples:,} seconds ({run.binding_name})")
+    else:
+        reason = (f"{run.q(run.measured)} is below {format_percent(exp.low)} of "
+                  f"{run.q(exp.value)} ({run.binding_name})")
+    # A short run at 99.9 % tolerates no missed second: say so, a longer run may pass.
+    sentences = " ".join((*found.sentences, *(_sentence(note) for note in check.notes)))
+    message = (f"{exp.what}: {run.q(run.measured)} measured, {run.q(exp.value)} expected "
+               f"({run.binding_name}; {check.tolerance(exp.low)}). {sentences} "
+               f"{run.citation()}")
+    return _verdict(run, Outcome.FAIL, run.binding_name, reason, message, details)
+
+
+def _verdict(run: _Run, outcome: Outcome, binding: str, reason: str, message: str,
+             details: dict[str, Any]) -> Verdict:
+    exp = run.expectation
+    return Verdict(outcome=outcome, claim=exp.claim, what=exp.what, expected=exp.value,
+                   measured=run.measured, unit=exp.unit, binding=binding, reason=reason,
+                   message=message, policy=exp.policy, details=details)
+
+
+# -- INFO ---------------------------------------------------------------------------------
+def judge_info(claim: str, what: str, measured: FioResult | float | None,
+               workload: Workload | None = None, *, unit: str = "IOPS",
+               expected: float | None = None, notes: Sequence[str] = (),
+               source: str = "") -> Verdict:
+    """INFO: record a best-effort number (Magnetic, retired instance types). Never fails.
+
+    ``measured`` is a fio result (its total IOPS, or bytes/s when ``unit`` is "B/s") or a
+    plain number in ``unit``.
+    """
+    details: dict[str, Any] = {"notes": list(notes)}
+    if isinstance(measured, FioResult):
+        details.update(fio_numbers(measured))
+        value: float | None = (measured.total_bw_bytes if unit == "B/s"
+                               else measured.total_iops)
+    else:
+        value = measured
+    if workload is not None:
+        details["workload"] = workload.label()
+    shown = format_quantity(value, unit)
+    if isinstance(measured, FioResult) and unit == "IOPS":
+        shown += f" ({format_mibps(measured.total_bw_bytes)})"
+    reference = f", documented {format_quantity(expected, unit)}" if expected else ""
+    extra = "".join(f" {_sentence(note)}" for note in notes if note)
+    cite = f" Claim {claim}" + (f", {source}" if source else "")
+    message = (f"{what}: {shown} measured{reference} (recorded, not judged: best effort)."
+               f"{extra}{cite}")
+    return Verdict(Outcome.INFO, claim, what, expected, value, unit, "best effort",
+                   f"recorded {shown}", message, INFO, details)
+
+
+def fio_numbers(result: FioResult) -> dict[str, Any]:
+    """The headline numbers of a run, as plain floats (for verdict details and reports)."""
+    numbers: dict[str, Any] = {"iops": result.total_iops, "bw_bytes": result.total_bw_bytes,
+                               "cpu_per_job_pct": result.usr_cpu + result.sys_cpu,
+                               "jobs": result.jobs, "fio_version": result.fio_version}
+    for name, stats in (("read", result.read), ("write", result.write)):
+        if stats.active or stats.iops:
+            numbers[f"{name}_iops"] = stats.iops
+            numbers[f"{name}_p50_ns"] = stats.clat.p(50.0)
+            numbers[f"{name}_p99_ns"] = stats.clat.p(99.0)
+    return numbers
+
+
+def _sentence(text: str) -> str:
+    """A note as a sentence: capital first letter, one full stop."""
+    text = text.strip()
+    return f"{text[:1].upper()}{text[1:]}" + ("" if text.endswith((".", "!", "?")) else ".")
+
+
+# -- REL ----------------------------------------------------------------------------------
+def judge_rel(claim: str, what: str, a_label: str, a_value: float, b_label: str,
+              b_value: float, *, max_ratio_dev: float = REL_MAX_RATIO_DEV,
+              unit: str = "IOPS", source: str = "") -> Verdict:
+    """REL "the same": ``|a / b - 1| <= max_ratio_dev`` (S2-17: encrypted vs plain IOPS)."""
+    cite = f"Claim {claim}" + (f", {source}" if source else "")
+    pair = (f"{a_label} {format_quantity(a_value, unit)} vs {b_label} "
+            f"{format_quantity(b_value, unit)}")
+    if b_value <= 0 or not math.isfinite(b_value):
+        reason = f"inconclusive: {b_label} measured nothing to compare with"
+        return Verdict(Outcome.INCONCLUSIVE, claim, what, b_value, a_value, unit, b_label,
+                       reason, f"{what}: {pair} - {reason}. {cite}", REL, {})
+    ratio = a_value / b_value
+    ok = abs(ratio - 1.0) <= max_ratio_dev + 1e-12
+    tolerance = f"within {format_percent(max_ratio_dev)} required"
+    reason = f"{a_label} vs {b_label}: ratio {ratio:.3f} ({(ratio - 1) * 100:+.1f} %)"
+    outcome = Outcome.PASS if ok else Outcome.FAIL
+    message = f"{what}: {pair}, ratio {ratio:.3f} ({tolerance}). {cite}"
+    details = {"ratio": ratio, "max_ratio_dev": max_ratio_dev, "a_label": a_label,
+               "b_label": b_label}
+    return Verdict(outcome, claim, what, b_value, a_value, unit, f"{b_label} (reference)",
+                   reason, message, REL, details)
+
+
+def judge_ratio(claim: str, what: str, a_label: str, a_value: float, b_label: str,
+                b_value: float, *, min_ratio: float, unit: str = "IOPS",
+                source: str = "") -> Verdict:
+    """REL "A faster than B": ``a / b >= min_ratio`` (S0-08: gp2 / standard >= 3)."""
+    cite = f"Claim {claim}" + (f", {source}" if source else "")
+    pair = (f"{a_label} {format_quantity(a_value, unit)} vs {b_label} "
+            f"{format_quantity(b_value, unit)}")
+    if b_value <= 0 or not math.isfinite(b_value):
+        reason = f"inconclusive: {b_label} measured nothing to compare with"
+        return Verdict(Outcome.INCONCLUSIVE, claim, what, None, a_value, unit, b_label,
+                       reason, f"{what}: {pair} - {reason}. {cite}", REL, {})
+    ratio = a_value / b_value
+    outcome = Outcome.PASS if ratio >= min_ratio else Outcome.FAIL
+    reason = f"{a_label} vs {b_label}: ratio {ratio:.2f} (>= {min_ratio:g} required)"
+    message = f"{what}: {pair}, ratio {ratio:.2f} (>= {min_ratio:g} required). {cite}"
+    return Verdict(outcome, claim, what, min_ratio * b_value, a_value, unit,
+                   f"{b_label} (reference)", reason, message, REL,
+                   {"ratio": ratio, "min_ratio": min_ratio})
+
+
+def judge_rel_latency(claim: str, what: str, a_label: str, a_ns: float, b_label: str,
+                      b_ns: float, *, factor: float = REL_LATENCY_FACTOR,
+                      slack_ns: float = REL_LATENCY_SLACK_NS, source: str = "") -> Verdict:
+    """REL on latency: ``a <= factor x b + slack`` (S2-17: p50 <= 1.10 x plain + 0.05 ms)."""
+    allowed = factor * b_ns + slack_ns
+    outcome = Outcome.PASS if a_ns <= allowed else Outcome.FAIL
+    cite = f"Claim {claim}" + (f", {source}" if source else "")
+    # Three digits: the two medians are close by design and two would print them equal.
+    a_text, b_text = format_latency(a_ns, 3), format_latency(b_ns, 3)
+    tolerance = (f"<= {factor:g} x {b_label} + {format_latency(slack_ns)} = "
+                 f"{format_latency(allowed, 3)}")
+    reason = f"{a_label} {a_text} vs {b_label} {b_text} ({tolerance})"
+    message = f"{what}: {a_label} {a_text} vs {b_label} {b_text} ({tolerance} required). {cite}"
+    details = {"allowed_ns": allowed, "factor": factor, "slack_ns": slack_ns,
+               "reference_ns": b_ns}
+    return Verdict(outcome, claim, what, allowed, a_ns, "ns", f"{b_label} (reference)",
+                   reason, message, REL, details)
+
+
+def judge_rel_pair(claim: str, what: str, a_label: str, a: FioResult, b_label: str,
+                   b: FioResult, *, max_ratio_dev: float = REL_MAX_RATIO_DEV,
+                   latency_factor: float = REL_LATENCY_FACTOR,
+                   latency_slack_ns: float = REL_LATENCY_SLACK_NS,
+                   source: str = "") -> list[Verdict]:
+    """Two twins on the same job: total IOPS (``judge_rel``) and median completion
+    latency (``judge_rel_latency``). The latency verdict is left out when fio reported no
+    median for either run."""
+    verdicts = [judge_rel(claim, f"{what}, IOPS", a_label, a.total_iops, b_label,
+                          b.total_iops, max_ratio_dev=max_ratio_dev, source=source)]
+    a_p50, b_p50 = median_latency_ns(a), median_latency_ns(b)
+    if a_p50 is not None and b_p50 is not None:
+        verdicts.append(judge_rel_latency(claim, f"{what}, median latency", a_label, a_p50,
+                                          b_label, b_p50, factor=latency_factor,
+                                          slack_ns=latency_slack_ns, source=source))
+    return verdicts
+
+
+def median_latency_ns(result: FioResult) -> float | None:
+    """p50 completion latency weighted over reads and writes by their IOPS."""
+    pairs = [(s.iops, s.clat.p(50.0)) for s in (result.read, result.write) if s.iops > 0]
+    known = [(iops, p50) for iops, p50 in pairs if p50]
+    total = sum(iops for iops, _ in known)
+    if not known or not total:
+        return None
+    return math.fsum(iops * p50 for iops, p50 in known) / total
+
+
+# -- block-size sweep ---------------------------------------------------------------------
+#: ``(bs, expectation, result)``, optionally with the point's workload as a fourth item so a
+#: shortfall can be checked for queue-depth bounds too (the CPU check needs no workload).
+SweepPoint = tuple[int, Expectation, FioResult] | tuple[int, Expectation, FioResult, Workload]
+
+
+@dataclass(frozen=True)
+class _SweepRow:
+    bs: int
+    expected_iops: float
+    measured_iops: float
+    low: float
+    high: float | None
+
+    @property
+    def ok(self) -> bool:
+        """Within the point's tolerance band."""
+        upper = self.high is None or self.measured_iops <= self.high * self.expected_iops
+        return self.measured_iops >= self.low * self.expected_iops and upper
+
+    def describe(self) -> str:
+        """``32KiB: 3,990 IOPS vs 4,000 IOPS (100%)``."""
+        ratio = self.measured_iops / self.expected_iops if self.expected_iops else math.nan
+        return (f"{format_size(self.bs)}: {format_iops(self.measured_iops)} vs "
+                f"{format_iops(self.expected_iops)} ({ratio:.0%})")
+
+
+def judge_sweep(claim: str, what: str, points: Sequence[SweepPoint], *,
+                cpu_count: int | None = None, source: str = "") -> Verdict:
+    """A block-size sweep against ``min(P, T / bs)`` (seed 002, S2-08/S2-10).
+
+    Each point's expectation carries its own value (the model's min of IOPS and throughput
+    limits) and must be met within its ``low``/``high`` band, on the mean. The verdict
+    reports the crossover block size the model predicts (T / P) and where the measured curve
+    turned (measured peak throughput / measured peak IOPS). A point that fell short because
+    fio ran out of CPU (or of queue depth, when the point carries its workload) makes the
+    sweep INCONCLUSIVE rather than failed.
+    """
+    if not points:
+        raise ValueError(f"{claim}: a sweep needs at least one block size")
+    ordered = sorted(points, key=_bs_of)
+    rows = [_sweep_row(point[0], point[1], point[2]) for point in ordered]
+    first = ordered[0][1]
+    knees = (_knee(rows, expected=True), _knee(rows, expected=False))
+    knee_text = (f"crossover expected at {_knee_text(knees[0], rows)}, measured curve "
+                 f"turned at {_knee_text(knees[1], rows)}")
+    band = f"each point within {format_percent(first.low)}-{_high_text(first.high)}"
+    source = source or first.source
+    message = (f"{what}: {'; '.join(row.describe() for row in rows)} ({band}); {knee_text}. "
+               f"Claim {claim}" + (f", {source}" if source else ""))
+    details = {"points": [{"bs": r.bs, "expected_iops": r.expected_iops,
+                           "measured_iops": r.measured_iops, "ok": r.ok} for r in rows],
+               "expected_crossover_bs": knees[0], "measured_crossover_bs": knees[1]}
+    outcome, binding, reason = _sweep_outcome(ordered, rows, knee_text, cpu_count)
+    if outcome is Outcome.INCONCLUSIVE:
+        message = f"{message} - {reason}"
+    return Verdict(outcome, claim, what, rows[-1].expected_iops, rows[-1].measured_iops,
+                   "IOPS", binding, reason, message, first.policy or CAP, details)
+
+
+def _sweep_outcome(points: Sequence[SweepPoint], rows: Sequence[_SweepRow], knee_text: str,
+                   cpu_count: int | None) -> tuple[Outcome, str, str]:
+    bad = [(point, row) for point, row in zip(points, rows) if not row.ok]
+    if not bad:
+        return Outcome.PASS, _sweep_binding(points), (f"all {len(rows)} block sizes on the "
+                                                      f"model; {knee_text}")
+    for point, row in bad:
+        if row.measured_iops >= row.low * row.expected_iops:
+            continue  # above the band: no test limit explains too much speed
+        found = _sweep_point_diagnosis(point, row, cpu_count)
+        if found.binding:
+            return (Outcome.INCONCLUSIVE, found.binding,
+                    f"{format_size(row.bs)}: {found.reason}")
+    return Outcome.FAIL, _sweep_binding(points), (f"{len(bad)} of {len(rows)} block sizes "
+                                                  f"off the model; {knee_text}")
+
+
+def _sweep_point_diagnosis(point: SweepPoint, row: _SweepRow,
+                           cpu_count: int | None) -> Diagnosis:
+    result = point[2]
+    if len(point) == 4:
+        return diagnose_shortfall(result, point[3], need=row.low * row.expected_iops,
+                                  expected=row.expected_iops, unit="IOPS", cpu_count=cpu_count)
+    return _cpu_diagnosis(result, cpu_count)
+
+
+def _sweep_binding(points: Sequence[SweepPoint]) -> str:
+    """``volume provisioned IOPS, then volume throughput cap`` along the sweep."""
+    names: list[str] = []
+    for point in sorted(points, key=_bs_of):
+        binding = point[1].binding
+        name = binding.name if binding else "model curve"
+        if name not in names:
+            names.append(name)
+    return ", then ".join(names)
+
+
+def _bs_of(point: SweepPoint) -> int:
+    return point[0]
+
+
+def _sweep_row(bs: int, expectation: Expectation, result: FioResult) -> _SweepRow:
+    """Normalise a point to IOPS (a throughput expectation is divided by the block size)."""
+    if expectation.unit == "B/s":
+        expected, measured = expectation.value / bs, result.total_bw_bytes / bs
+    else:
+        expected, measured = expectation.value, result.total_iops
+    return _SweepRow(bs, expected, measured, expectation.low, expectation.high)
+
+
+def _knee(rows: Sequence[_SweepRow], *, expected: bool) -> float | None:
+    """Where ``min(P, T / bs)`` turns: peak throughput / peak IOPS of the curve."""
+    iops = [row.expected_iops if expected else row.measured_iops for row in rows]
+    peak_iops = max(iops)
+    if peak_iops <= 0:
+        return None
+    peak_bytes = max(value * row.bs for value, row in zip(iops, rows))
+    return peak_bytes / peak_iops
+
+
+def _knee_text(knee: float | None, rows: Sequence[_SweepRow]) -> str:
+    if knee is None:
+        return "- (nothing measured)"
+    # A knee at the smallest or largest size only says the turn lies at or beyond the edge.
+    if knee <= rows[0].bs * 1.01 and len(rows) > 1:
+        return f"<= {format_size(rows[0].bs)}"
+    if knee >= rows[-1].bs * 0.99:
+        return f">= {format_size(rows[-1].bs)}"
+    return _size_text(knee)
+
+
+def _size_text(nbytes: float) -> str:
+    kib = nbytes / 1024.0
+    return f"{kib:,.0f} KiB" if kib < 1024 else f"{kib / 1024:,.1f} MiB"
+
+
+def _high_text(high: float | None) -> str:
+    return format_percent(high) if high is not None else "any"
+
+
+# -- TIME ---------------------------------------------------------------------------------
+def judge_time(claim: str, what: str, measured_s: float | None, expected_s: float, *,
+               rel_tol: float = TIME_REL_TOL, min_abs_s: float = TIME_MIN_ABS_S,
+               observed_for_s: float | None = None, binding: str = "burst credits",
+               source: str = "") -> Verdict:
+    """TIME: ``|t - t_model| <= max(rel_tol x t_model, min_abs_s)`` (burst duration).
+
+    ``measured_s`` None means the event was not seen; with ``observed_for_s`` past the
+    tolerance window that is a failure (the burst lasted too long), otherwise inconclusive.
+    """
+    slack = max(rel_tol * expected_s, min_abs_s)
+    tolerance = (f"within ± {format_number(slack)} s required, the larger of "
+                 f"{format_percent(rel_tol)} and {format_number(min_abs_s)} s")
+    cite = f"Claim {claim}" + (f", {source}" if source else "")
+    details = {"slack_s": slack, "rel_tol": rel_tol, "min_abs_s": min_abs_s,
+               "observed_for_s": observed_for_s}
+    if measured_s is None:
+        return _time_not_seen(claim, what, expected_s, slack, observed_for_s, binding,
+                              f"{format_seconds(expected_s)} ({tolerance}). {cite}", details)
+    delta = measured_s - expected_s
+    outcome = Outcome.PASS if abs(delta) <= slack else Outcome.FAIL
+    reason = f"{format_seconds(measured_s)}, {delta:+,.0f} s from the model"
+    message = (f"{what}: {format_seconds(measured_s)} measured, {format_seconds(expected_s)} "
+               f"expected ({delta:+,.0f} s; {tolerance}). {cite}")
+    return Verdict(outcome, claim, what, expected_s, measured_s, "s", binding, reason,
+                   message, TIME, {**details, "delta_s": delta})
+
+
+def _time_not_seen(claim: str, what: str, expected_s: float, slack: float,
+                   observed_for_s: float | None, binding: str, tail: str,
+                   details: dict[str, Any]) -> Verdict:
+    if observed_for_s is not None and observed_for_s > expected_s + slack:
+        reason = f"no event within {format_seconds(observed_for_s)}"
+        message = f"{what}: {reason}; expected {tail}"
+        return Verdict(Outcome.FAIL, claim, what, expected_s, None, "s", binding, reason,
+                       message, TIME, details)
+    watched = format_seconds(observed_for_s) if observed_for_s is not None else "the run"
+    reason = (f"inconclusive: the run ended after {watched}, before the event could be "
+              "judged - run longer (--ebsperf-long)")
+    message = f"{what}: {reason}; expected {tail}"
+    return Verdict(Outcome.INCONCLUSIVE, claim, what, expected_s, None, "s", "run length",
+                   reason, message, TIME, details)
+
+
+# -- device facts -------------------------------------------------------------------------
+def judge_discard(claim: str, what: str, path: str, discard_max_bytes: int, *,
+                  source: str = "") -> Verdict:
+    """S1-02/S1-05: a TRIM-capable device reports ``discard_max_bytes`` > 0 in sysfs."""
+    cite = f"Claim {claim}" + (f", {source}" if source else "")
+    if discard_max_bytes > 0:
+        reason = f"{path} accepts discards up to {discard_max_bytes:,} bytes"
+        return Verdict(Outcome.PASS, claim, what, None, float(discard_max_bytes), "bytes",
+                       "device", reason, f"{what}: {reason}. {cite}", FLOOR,
+                       {"discard_max_bytes": discard_max_bytes})
+    reason = f"{path} reports discard_max_bytes = 0: the kernel will not send it TRIM"
+    message = (f"{what}: {reason}. Check that this is an SSD/NVMe instance-store device on "
+               f"an instance type that supports TRIM. {cite}")
+    return Verdict(Outcome.FAIL, claim, what, None, 0.0, "bytes", "device", reason, message,
+                   FLOOR, {"discard_max_bytes": discard_max_bytes})

@@ -1,0 +1,362 @@
+"""Verdicts on constructed fio results: CAP duty cycles, diagnosis, FLOOR, REL, sweep, TIME."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from pytest_ebsperf import verdict
+from pytest_ebsperf.fio.result import DirectionStats, FioResult, Latency, Series
+from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.models.types import (
+    CAP,
+    DUTY_GP,
+    DUTY_IO,
+    FLOOR,
+    INFO,
+    INSTANCE,
+    VOLUME,
+    Expectation,
+    Limit,
+)
+from pytest_ebsperf.verdict_types import Outcome
+
+SLA = "https://docs.aws.amazon.com/ebs/latest/userguide/ebs-optimization.html"
+PIOPS = "https://docs.aws.amazon.com/ebs/latest/userguide/provisioned-iops.html"
+KIB = 1024
+MIB = 1024 * 1024
+
+
+def cap(value: float = 2000, *, duty: float = DUTY_IO, claim: str = "S0-04",
+        what: str = "io1 random read 16 KiB", unit: str = "IOPS", policy: str = CAP,
+        limit_name: str = "volume provisioned IOPS", kind: str = VOLUME) -> Expectation:
+    limit = Limit(limit_name, kind, value, "B-IO1", PIOPS)
+    high = 1.10 if policy == CAP else None
+    return Expectation(claim, what, policy, value, unit, limit, (limit,), high=high, duty=duty,
+                       source=SLA)
+
+
+def run(per_second: Sequence[float] | None, *, mean: float | None = None, qd: int = 32,
+        p5_ns: float | None = None, cpu_pct: float = 8.0, jobs: int = 1, bs: int = 16 * KIB,
+        percentiles: bool = True) -> FioResult:
+    """A random-read fio result. Latency follows Little's law (mean = QD / rate) unless
+    ``p5_ns`` says what the fastest I/Os cost."""
+    values = tuple(per_second or ())
+    iops = mean if mean is not None else sum(values) / len(values)
+    mean_ns = qd / iops * 1e9 if iops else 0.0
+    low = p5_ns if p5_ns is not None else mean_ns
+    pcts = {5.0: low, 10.0: low * 1.05, 50.0: mean_ns, 99.0: mean_ns * 2} if percentiles else {}
+    clat = Latency(mean_ns=mean_ns, min_ns=low * 0.8, percentiles=pcts)
+    read = DirectionStats(iops=iops, bw_bytes=iops * bs, total_ios=int(iops * 60), clat=clat)
+    series = {}
+    if values:
+        t_s = tuple(float(i + 1) for i in range(len(values)))
+        series = {"total_iops": Series(t_s, values),
+                  "total_bw": Series(t_s, tuple(v * bs for v in values))}
+    return FioResult("fio-3.33", read, DirectionStats(), jobs=jobs, usr_cpu=cpu_pct * 0.6,
+                     sys_cpu=cpu_pct * 0.4, series=series)
+
+
+def workload(qd: int = 32, numjobs: int = 1, bs: int = 16 * KIB, **kw: object) -> Workload:
+    return Workload("randread", bs=bs, iodepth=qd, numjobs=numjobs, **kw)  # type: ignore[arg-type]
+
+
+# -- CAP ----------------------------------------------------------------------------------
+def test_a_device_at_the_claimed_rate_passes_and_says_so() -> None:
+    found = verdict.judge_cap(cap(), run([2000] * 60), workload(), cpu_count=4)
+    assert found.outcome is Outcome.PASS
+    assert found.reason == "held 2,000 IOPS (volume provisioned IOPS) in 100 % of 60 s"
+    assert found.binding == "volume provisioned IOPS"
+    assert "S0-04" in found.message and SLA in found.message
+
+
+@pytest.mark.parametrize("p5_ns, not_bound", [
+    (0.9e6, "Not queue-depth bound (QD 32 x 0.9 ms = 36,000 IOPS possible)."),
+    # A throttle paces every I/O at QD / rate: the QD rule must not excuse the shortfall.
+    (32 / 1500 * 1e9 * 0.95, "Not queue-depth bound: even the fastest I/Os waited"),
+], ids=["latencies spread, fast I/Os exist", "every I/O paced by a throttle"])
+def test_a_device_at_75_percent_fails_naming_claim_expected_measured_and_limit(
+        p5_ns: float, not_bound: str) -> None:
+    found = verdict.judge_cap(cap(), run([1500] * 60, p5_ns=p5_ns), workload(), cpu_count=4)
+    assert found.outcome is Outcome.FAIL
+    assert found.message.startswith(
+        "io1 random read 16 KiB: 1,500 IOPS measured, 2,000 IOPS expected (volume "
+        "provisioned IOPS; >= 90 % required in 99.9 % of seconds; 0 % of 60 s met it).")
+    assert not_bound in found.message
+    assert "Not load-generator bound (fio used 8 % of a CPU per job)." in found.message
+    assert found.message.endswith(f"Claim S0-04 (limit B-IO1), {SLA}")
+    assert found.binding == "volume provisioned IOPS"
+    assert found.measured == pytest.approx(1500)
+
+
+def test_an_instance_cap_is_named_as_the_binding_limit_of_a_failure() -> None:
+    expectation = cap(8000, limit_name="instance EBS-optimized maximum IOPS", kind=INSTANCE)
+    found = verdict.judge_cap(expectation, run([6000] * 60, p5_ns=1e6), workload(),
+                              cpu_count=4)
+    assert found.outcome is Outcome.FAIL
+    assert found.binding == "instance EBS-optimized maximum IOPS"
+    assert found.details["binding_kind"] == INSTANCE
+
+
+def test_a_device_far_above_its_cap_fails_the_upper_bound_and_names_the_suspects() -> None:
+    found = verdict.judge_cap(cap(), run([4000] * 60), workload(), cpu_count=4)
+    assert found.outcome is Outcome.FAIL
+    assert "far above its cap of 2,000 IOPS" in found.message
+    assert "Is this the volume you think it is?" in found.message
+    for suspect in ("--volume-type", "--volume-size", "--volume-iops", "direct=0", "RAID"):
+        assert suspect in found.message
+
+
+def test_just_inside_the_upper_bound_still_passes() -> None:
+    found = verdict.judge_cap(cap(), run([2190] * 60), workload(), cpu_count=4)
+    assert found.outcome is Outcome.PASS
+
+
+def test_a_qd1_run_on_a_fast_device_below_the_cap_is_queue_depth_bound_not_failed() -> None:
+    expectation = cap(80_000, claim="B-GP3", what="gp3 random read 16 KiB")
+    found = verdict.judge_cap(expectation, run([26_000] * 60, qd=1, p5_ns=38_000),
+                              workload(qd=1), cpu_count=4)
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert found.binding == "queue depth"
+    assert found.reason == (
+        "inconclusive: queue-depth bound: QD 1 x 38 µs allows at most 26,000 IOPS; the claim "
+        "needs >= 80,000 x 38 µs ≈ 4 outstanding I/Os - raise --ebsperf-iodepth")
+    assert found.details["needed_qd"] == 4
+
+
+def test_a_throttled_device_at_qd1_paced_at_its_cap_passes() -> None:
+    # Every I/O waits ~1/rate, so QD / service latency = rate >= 90 % of the cap.
+    found = verdict.judge_cap(cap(3000), run([3000] * 60, qd=1), workload(qd=1), cpu_count=4)
+    assert found.outcome is Outcome.PASS
+
+
+def test_a_cpu_saturated_fio_is_load_generator_bound_not_failed() -> None:
+    found = verdict.judge_cap(cap(), run([1500] * 60, p5_ns=1e6, cpu_pct=97), workload(),
+                              cpu_count=4)
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert found.binding == "load generator"
+    assert found.reason == ("inconclusive: load-generator bound (fio used 97 % of a CPU per "
+                            "job); add --ebsperf-numjobs or a faster engine")
+
+
+def test_jobs_that_together_fill_every_cpu_are_load_generator_bound() -> None:
+    found = verdict.judge_cap(cap(), run([1500] * 60, p5_ns=1e6, cpu_pct=50, jobs=8),
+                              workload(numjobs=8), cpu_count=4)
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert "100 % of all 4 CPUs" in found.reason
+
+
+@pytest.mark.parametrize("missing, outcome", [(1, Outcome.PASS), (2, Outcome.FAIL)])
+def test_io1_allows_one_missing_second_in_a_thousand(missing: int, outcome: Outcome) -> None:
+    seconds = [2000.0] * (1000 - missing) + [1500.0] * missing
+    found = verdict.judge_cap(cap(), run(seconds, p5_ns=1e6), workload(), cpu_count=4)
+    assert found.outcome is outcome
+    assert found.details["allowed_misses"] == 1
+    assert found.details["misses"] == missing
+
+
+@pytest.mark.parametrize("missing, outcome", [(10, Outcome.PASS), (11, Outcome.FAIL)])
+def test_gp_volumes_allow_one_missing_second_in_a_hundred(missing: int,
+                                                          outcome: Outcome) -> None:
+    seconds = [3000.0] * (1000 - missing) + [2000.0] * missing
+    found = verdict.judge_cap(cap(3000, duty=DUTY_GP), run(seconds, p5_ns=1e6), workload(),
+                              cpu_count=4)
+    assert found.outcome is outcome
+
+
+def test_a_short_run_says_its_duty_cycle_allows_no_missed_second() -> None:
+    found = verdict.judge_cap(cap(), run([2000] * 59 + [1500], p5_ns=1e6), workload(),
+                              cpu_count=4)
+    assert found.outcome is Outcome.FAIL
+    assert found.details["allowed_misses"] == 0
+    assert "allows no missed second (1,000 samples would allow one)" in found.message
+
+
+@pytest.mark.parametrize("mean, outcome", [(1950, Outcome.PASS), (1700, Outcome.FAIL)])
+def test_without_a_series_the_mean_is_held_to_90_percent(mean: float,
+                                                         outcome: Outcome) -> None:
+    found = verdict.judge_cap(cap(), run(None, mean=mean, p5_ns=1e6), workload(), cpu_count=4)
+    assert found.outcome is outcome
+    assert "required on average" in found.message
+    assert any("no per-second series" in note for note in found.details["notes"])
+
+
+def test_a_throughput_cap_is_judged_on_the_bandwidth_series_in_mib_per_s() -> None:
+    expectation = cap(500 * MIB, unit="B/s", what="io1 sequential read 1 MiB")
+    result = run([500] * 60, bs=MIB)
+    found = verdict.judge_cap(expectation, result, workload(bs=MIB), metric="throughput",
+                              cpu_count=4)
+    assert found.outcome is Outcome.PASS
+    assert "500 MiB/s measured, 500 MiB/s expected" in found.message
+
+
+def test_a_metric_that_does_not_match_the_expectation_unit_is_refused() -> None:
+    with pytest.raises(ValueError, match="B/s"):
+        verdict.judge_cap(cap(500 * MIB, unit="B/s"), run([500] * 60), workload(),
+                          cpu_count=4)
+
+
+def test_a_volume_without_a_documented_value_is_recorded_instead_of_judged() -> None:
+    found = verdict.judge_cap(cap(float("nan")), run([180] * 60), workload(), cpu_count=4)
+    assert found.outcome is Outcome.INFO
+
+
+# -- FLOOR --------------------------------------------------------------------------------
+@pytest.mark.parametrize("measured, outcome", [
+    (95_000, Outcome.PASS),
+    (80_000, Outcome.FAIL),
+])
+def test_a_floor_needs_90_percent_of_the_published_figure(measured: float,
+                                                          outcome: Outcome) -> None:
+    expectation = cap(100_000, policy=FLOOR, claim="S3-08", what="i4i.xlarge random read 4 KiB",
+                      limit_name="published instance-store IOPS", kind=INSTANCE)
+    found = verdict.judge_floor(expectation, run(None, mean=measured, qd=128, p5_ns=80_000),
+                                workload(qd=32, numjobs=4, bs=4 * KIB), cpu_count=8)
+    assert found.outcome is outcome
+    assert "S3-08" in found.message
+
+
+def test_a_floor_shortfall_at_low_queue_depth_is_inconclusive() -> None:
+    expectation = cap(100_000, policy=FLOOR, claim="S3-08")
+    found = verdict.judge_floor(expectation, run(None, mean=12_000, qd=1, p5_ns=80_000),
+                                workload(qd=1, bs=4 * KIB), cpu_count=8)
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert found.binding == "queue depth"
+
+
+# -- INFO ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("measured", [0.0, 180.0, 10_000.0])
+def test_info_records_and_never_fails(measured: float) -> None:
+    found = verdict.judge_info("S2-04", "standard random read 16 KiB",
+                               run([measured] * 10 if measured else None, mean=measured),
+                               workload(), expected=200,
+                               notes=("documented 40-200 IOPS",))
+    assert found.outcome is Outcome.INFO
+    assert found.passed
+    assert found.policy == INFO
+    assert "Documented 40-200 IOPS." in found.message
+
+
+# -- REL ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("encrypted, outcome", [
+    (1960, Outcome.PASS), (2095, Outcome.PASS), (1880, Outcome.FAIL), (2120, Outcome.FAIL),
+])
+def test_rel_iops_must_be_within_five_percent(encrypted: float, outcome: Outcome) -> None:
+    found = verdict.judge_rel("S2-17", "encrypted vs plain", "encrypted", encrypted, "plain",
+                              2000)
+    assert found.outcome is outcome
+    assert "within 5 % required" in found.message
+
+
+@pytest.mark.parametrize("encrypted_ns, outcome", [
+    (1_150_000, Outcome.PASS),  # limit: 1.10 x 1.0 ms + 0.05 ms = 1.15 ms
+    (1_160_000, Outcome.FAIL),
+])
+def test_rel_latency_allows_ten_percent_plus_fifty_microseconds(encrypted_ns: float,
+                                                                outcome: Outcome) -> None:
+    found = verdict.judge_rel_latency("S2-17", "median latency", "encrypted", encrypted_ns,
+                                      "plain", 1_000_000)
+    assert found.outcome is outcome
+    assert "1.15 ms" in found.message
+
+
+def test_a_rel_pair_judges_iops_and_median_latency() -> None:
+    found = verdict.judge_rel_pair("S2-17", "twins", "enc", run([2000] * 60), "plain",
+                                   run([1600] * 60))
+    assert [v.outcome for v in found] == [Outcome.FAIL, Outcome.PASS]
+    assert "IOPS" in found[0].what and "median latency" in found[1].what
+
+
+def test_a_reference_that_measured_nothing_is_inconclusive() -> None:
+    found = verdict.judge_rel("S2-17", "twins", "enc", 2000, "plain", 0)
+    assert found.outcome is Outcome.INCONCLUSIVE
+
+
+# -- sweep --------------------------------------------------------------------------------
+SIZES = [4 * KIB, 16 * KIB, 64 * KIB, 128 * KIB, 256 * KIB, 512 * KIB]
+
+
+def sweep_points(p_iops: float, t_bytes: float, measured_t_bytes: float
+                 ) -> list[tuple[int, Expectation, FioResult]]:
+    points = []
+    for bs in SIZES:
+        expected = min(p_iops, t_bytes / bs)
+        measured = min(p_iops, measured_t_bytes / bs)
+        points.append((bs, cap(expected, claim="S2-08"), run(None, mean=measured, bs=bs)))
+    return points
+
+
+def test_a_sweep_with_the_modelled_crossover_passes_and_reports_it() -> None:
+    found = verdict.judge_sweep("S2-08", "io1 block-size sweep",
+                                sweep_points(4000, 500 * MIB, 500 * MIB), cpu_count=4)
+    assert found.outcome is Outcome.PASS
+    assert "crossover expected at 128 KiB, measured curve turned at 128 KiB" in found.message
+
+
+def test_a_sweep_whose_curve_turns_early_fails() -> None:
+    found = verdict.judge_sweep("S2-08", "io1 block-size sweep",
+                                sweep_points(4000, 500 * MIB, 250 * MIB), cpu_count=4)
+    assert found.outcome is Outcome.FAIL
+    assert "measured curve turned at 64 KiB" in found.message
+    assert "3 of 6 block sizes off the model" in found.reason
+
+
+def test_a_sweep_point_short_because_fio_ran_out_of_cpu_is_inconclusive() -> None:
+    points = sweep_points(4000, 500 * MIB, 500 * MIB)
+    bs, expectation, _ = points[0]
+    points[0] = (bs, expectation, run(None, mean=2000, bs=bs, cpu_pct=99))
+    found = verdict.judge_sweep("S2-08", "io1 block-size sweep", points, cpu_count=4)
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert found.reason.startswith("4KiB: inconclusive: load-generator bound")
+
+
+# -- TIME ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("measured, expected, outcome", [
+    (2190, 2000, Outcome.PASS), (1810, 2000, Outcome.PASS),
+    (2210, 2000, Outcome.FAIL), (1790, 2000, Outcome.FAIL),
+    (710, 600, Outcome.PASS), (470, 600, Outcome.FAIL),  # 120 s floor on the tolerance
+])
+def test_time_tolerance_is_ten_percent_or_120_seconds_both_ways(
+        measured: float, expected: float, outcome: Outcome) -> None:
+    found = verdict.judge_time("S0-11", "gp2 100 GiB burst duration", measured, expected)
+    assert found.outcome is outcome
+
+
+def test_time_tolerance_floor_can_be_changed() -> None:
+    # 70 s late: inside the default 120 s floor, outside 10 % of 600 s once the floor is 30 s.
+    assert verdict.judge_time("S0-11", "burst", 670, 600).outcome is Outcome.PASS
+    found = verdict.judge_time("S0-11", "burst", 670, 600, min_abs_s=30)
+    assert found.outcome is Outcome.FAIL
+
+
+@pytest.mark.parametrize("observed, outcome", [(3000, Outcome.FAIL),
+                                                (1000, Outcome.INCONCLUSIVE)])
+def test_an_event_never_seen_fails_only_after_the_tolerance_window(
+        observed: float, outcome: Outcome) -> None:
+    found = verdict.judge_time("S0-11", "burst", None, 2000, observed_for_s=observed)
+    assert found.outcome is outcome
+
+
+# -- device facts and formatting ----------------------------------------------------------
+@pytest.mark.parametrize("value, outcome", [(2_147_450_880, Outcome.PASS), (0, Outcome.FAIL)])
+def test_discard_support_is_read_from_discard_max_bytes(value: int, outcome: Outcome) -> None:
+    assert verdict.judge_discard("S1-05", "TRIM", "/dev/nvme1n1", value).outcome is outcome
+
+
+@pytest.mark.parametrize("value, unit, text", [
+    (1512.4, "IOPS", "1,512 IOPS"),
+    (500 * MIB, "B/s", "500 MiB/s"),
+    (47.875 * MIB, "B/s", "47.9 MiB/s"),
+    (38_000, "ns", "38 µs"),
+    (900_000, "ns", "0.9 ms"),
+    (2000, "s", "2,000 s (33 min)"),
+    (None, "IOPS", "-"),
+])
+def test_quantities_are_formatted_for_people(value: float | None, unit: str, text: str) -> None:
+    assert verdict.format_quantity(value, unit) == text
+
+
+def test_a_percentage_below_one_never_rounds_up_to_100() -> None:
+    assert verdict.format_percent(0.99999) == "99.99 %"
+    assert verdict.format_percent(0.999) == "99.9 %"
