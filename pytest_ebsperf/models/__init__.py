@@ -1,0 +1,85 @@
+"""Pure, cited models of EBS and instance-store performance.
+
+A :class:`~pytest_ebsperf.volume.Volume` and a :class:`~pytest_ebsperf.fio.workload.Workload`
+go in; ceilings (:class:`Limit`), expectations (:class:`Expectation`), burst plans and queue
+depths come out. Nothing here does I/O. Typical use::
+
+    volume = validate(Volume("io1", size_gib=200, iops=2000, instance_type="m5.large"))
+    exp = cap_expectation("S0-04", "io1 random read", volume, Workload("randread"))
+    exp.value, exp.binding.name      # 2000.0, 'io1 provisioned 2,000 IOPS'
+
+Per-type formulas are in :mod:`.ebs` (gp2, gp3, io1, io2) and :mod:`.hdd` (st1, sc1,
+standard); each constant's claim ID and source are in their ``CITATIONS`` tables.
+"""
+
+from __future__ import annotations
+
+from pytest_ebsperf.models.accounting import (
+    accounted_bytes_per_io,
+    ebs_ops_per_io,
+    instance_ops_per_io,
+    is_cap_checkable,
+)
+from pytest_ebsperf.models.caps import (
+    VolumeCaps,
+    era_applies,
+    io_unit_bytes,
+    volume_caps,
+)
+from pytest_ebsperf.models.claims import CLAIMS, Claim, cite, claim, source_url
+from pytest_ebsperf.models.credits import (
+    BurstPlan,
+    burst_plan,
+    burst_shortfall,
+    burst_time_expectation,
+    drain_seconds,
+    gp2_burst_plan,
+    has_burst,
+    hdd_burst_plan,
+)
+from pytest_ebsperf.models.ebs import ERA_2013, ERA_2014, ERAS, NOW
+from pytest_ebsperf.models.expect import cap_expectation, crossover_bs, limits
+from pytest_ebsperf.models.floor import floor_expectation, instance_store_rate
+from pytest_ebsperf.models.instances import (
+    EbsLimits,
+    as_ebs_limits,
+    ebs_limits,
+    ebs_limits_from_api,
+    ebs_note,
+    instance_store_devices,
+    instance_store_iops,
+    known_instance_types,
+    nitro,
+)
+from pytest_ebsperf.models.queue import (
+    default_latency_s,
+    default_queue_depth,
+    little_iops,
+)
+from pytest_ebsperf.models.types import (
+    CAP,
+    DUTY_GP,
+    DUTY_IO,
+    FLOOR,
+    INFO,
+    INSTANCE,
+    REL,
+    TIME,
+    VOLUME,
+    Expectation,
+    Limit,
+)
+from pytest_ebsperf.models.validate import validate
+
+__all__ = [
+    "CAP", "CLAIMS", "DUTY_GP", "DUTY_IO", "ERAS", "ERA_2013", "ERA_2014", "FLOOR", "INFO",
+    "INSTANCE", "NOW", "REL", "TIME", "VOLUME",
+    "BurstPlan", "Claim", "EbsLimits", "Expectation", "Limit", "VolumeCaps",
+    "accounted_bytes_per_io", "as_ebs_limits", "burst_plan", "burst_shortfall",
+    "burst_time_expectation", "cap_expectation", "cite", "claim", "crossover_bs",
+    "default_latency_s", "default_queue_depth", "drain_seconds", "ebs_limits",
+    "ebs_limits_from_api", "ebs_note", "ebs_ops_per_io", "era_applies", "floor_expectation",
+    "gp2_burst_plan", "has_burst", "hdd_burst_plan", "instance_ops_per_io",
+    "instance_store_devices", "instance_store_iops", "instance_store_rate", "io_unit_bytes", "is_cap_checkable", "known_instance_types",
+    "limits", "little_iops", "nitro", "source_url", "validate", "volume_caps",
+]  # fmt: skip

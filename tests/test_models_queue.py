@@ -1,0 +1,60 @@
+"""default_queue_depth: Little's law with headroom, clamped and spread over jobs."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.models import default_latency_s, default_queue_depth, little_iops
+from pytest_ebsperf.volume import Volume
+
+MIB = 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    ("volume", "workload", "iops", "cpus", "expected"),
+    [
+        (Volume("gp3", size_gib=8), Workload("randread"), 3_000, 8, (6, 1)),
+        (Volume("gp2", size_gib=100), Workload("randread"), 300, 8, (4, 1)),  # clamped up to 4
+        (Volume("io1", size_gib=1_280, iops=64_000), Workload("randread"), 64_000, 8, (64, 2)),
+        (Volume("io2", size_gib=256, iops=256_000), Workload("randread"), 256_000, 8, (64, 4)),
+        (Volume("io2", size_gib=256, iops=256_000), Workload("randread"), 256_000, 1, (256, 1)),
+        (Volume("gp3", size_gib=500, iops=80_000), Workload("randread"), 80_000, 2, (80, 2)),
+    ],
+)
+def test_outstanding_ios_are_twice_littles_law_spread_over_jobs_above_64(
+    volume: Volume, workload: Workload, iops: float, cpus: int, expected: tuple[int, int]
+) -> None:
+    assert default_queue_depth(volume, workload, iops, cpu_count=cpus) == expected
+
+
+def test_st1_sequential_1_mib_gets_awss_own_recipe_of_qd8_and_one_job() -> None:
+    volume = Volume("st1", size_gib=2_048)
+    assert default_queue_depth(volume, Workload("read", bs=MIB), 500, cpu_count=64) == (8, 1)
+
+
+def test_hdd_never_spreads_over_jobs_even_when_the_total_is_large() -> None:
+    volume = Volume("st1", size_gib=2_048)
+    assert default_queue_depth(volume, Workload("randread"), 10_000, cpu_count=64) == (160, 1)
+
+
+def test_the_total_is_clamped_to_512() -> None:
+    store = Volume("instance-store", instance_type="i3.16xlarge")
+    iodepth, numjobs = default_queue_depth(store, Workload("randread", bs=4096), 3_300_000,
+                                           cpu_count=64)  # fmt: skip
+    assert (iodepth, numjobs) == (64, 8)
+
+
+def test_a_given_latency_overrides_the_type_default() -> None:
+    volume = Volume("gp3", size_gib=100)
+    assert default_queue_depth(volume, Workload("randread"), 3_000, latency_s=0.01) == (60, 1)
+
+
+def test_split_ios_are_assumed_to_take_longer() -> None:
+    volume = Volume("gp3", size_gib=100)
+    assert default_latency_s(volume, Workload("randread", bs=MIB)) == pytest.approx(0.004)
+    assert default_latency_s(Volume("io2", size_gib=8, iops=8_000), Workload("randread")) == 0.0005
+
+
+def test_littles_law_gives_the_iops_a_queue_depth_can_reach() -> None:
+    assert little_iops(32, 0.0009) == pytest.approx(35_555.6, rel=1e-4)
