@@ -1,0 +1,364 @@
+"""Run fio for a :class:`Workload` on a host and return a :class:`FioResult` with its series.
+
+The runner checks the target first (fio happily benchmarks a regular file, and creates one for
+a mistyped path), bounds the run on the target with ``timeout``, reaps fio on any error or
+Ctrl-C, always removes its temporary directory and turns every failure into a sentence.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import signal
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from pytest_ebsperf.errors import (
+    DeviceError,
+    FioNotFoundError,
+    FioOutputError,
+    FioRunError,
+)
+from pytest_ebsperf.fio.host import KILLED_RC, TIMEOUT_RC, FioHost, RunResult
+from pytest_ebsperf.fio.jobs import fio_argv
+from pytest_ebsperf.fio.logs import build_series, group_log_files
+from pytest_ebsperf.fio.parse import extract_json, parse_result, parse_version
+from pytest_ebsperf.fio.result import FioResult, Series
+from pytest_ebsperf.fio.workload import Workload
+
+#: Engines tried, best first, when a workload asks for ``engine="auto"``.
+AUTO_ENGINES = ("io_uring", "libaio")
+#: Seconds added to runtime + ramp before a run counts as hung (fio start-up and report).
+TIMEOUT_MARGIN_S = 60.0
+_OUTPUT = "fio.json"
+_LOG_PREFIX = "fio"
+_INSTALL_HINT = (
+    "install it with `apt-get install fio` (Debian/Ubuntu) or `dnf install fio` "
+    "(Amazon Linux/RHEL), or pass --fio=PATH."
+)
+_SIGNAL_LINE = re.compile(r"terminating on signal (\d+)")
+
+# (pattern in fio's messages, sentence); {target} and {line} are filled in.
+_DIAGNOSES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), s)
+    for p, s in (
+        (
+            r"permission denied|err=13\b",
+            "fio could not open {target}: permission denied. Run as root or pass --sudo.",
+        ),
+        (
+            r"does not support O_DIRECT|direct=1/buffered=0",
+            (
+                "{target} does not support O_DIRECT (direct=1), which fio needs to bypass the page "
+                "cache. Use a block device, or a workload with direct=False."
+            ),
+        ),
+        (
+            r"file creation disallowed|refusing extend of file",
+            (
+                "{target} vanished before fio opened it (fio was told not to create files). Pass "
+                "--device=PATH with a block device (lsblk lists them)."
+            ),
+        ),
+        (
+            r"in read-only mode",
+            (
+                "fio refused to write to {target} in read-only mode; writing checks need the "
+                "explicit opt-in (--ebsperf-destructive)."
+            ),
+        ),
+        (
+            r"Operation not permitted|err=1/|Read-only file system",
+            (
+                "Writes to {target} were refused: the device is read-only (e.g. attached "
+                "read-only). fio said: {line}"
+            ),
+        ),
+        (
+            r"failed parsing|unrecognized option|Bad option|not loadable|engine .* not found",
+            (
+                "fio rejected an option or engine: {line}. The fio on {host} may be too old or "
+                "built without it; pass --fio=PATH with a newer fio."
+            ),
+        ),
+    )
+)
+
+
+class FioRunner:
+    """Runs fio through a :class:`FioHost` (``local://`` when ``host`` is None).
+
+    ``host`` may be a :class:`FioHost` or a testinfra host. ``fio`` is the fio command on that
+    host. ``last_argv`` and ``last_wall_s`` describe the latest :meth:`run` (wall time of the
+    fio command, start-up and report included).
+    """
+
+    def __init__(
+        self, host: Any = None, fio: str = "fio", min_version: tuple[int, int, int] = (3, 0, 0)
+    ) -> None:
+        self.host = host if isinstance(host, FioHost) else FioHost(host)
+        self.fio = fio
+        self.min_version = min_version
+        self.log_interval_ms = 1000
+        self.last_argv: list[str] = []
+        self.last_wall_s: float | None = None
+        self._version: str | None = None
+        self._engines: dict[str, bool] = {}
+        self._listed_engines: list[str] | None = None
+
+    def version(self) -> str:
+        """fio's version string (``fio-3.33``), checked against ``min_version``; cached."""
+        if self._version is None:
+            self._version = self._checked_version()
+        return self._version
+
+    def _checked_version(self) -> str:
+        result = self.host.run([self.fio, "--version"])
+        text = result.stdout.strip()
+        where = "" if self.fio == "fio" else f" (no working '{self.fio}')"
+        try:
+            found = parse_version(text) if result.rc == 0 else None
+        except FioOutputError:
+            found = None
+        if found is None:
+            raise FioNotFoundError(f"fio is not installed on {self.host}{where}: {_INSTALL_HINT}")
+        if found < self.min_version:
+            needed = ".".join(str(n) for n in self.min_version).removesuffix(".0")
+            raise FioNotFoundError(
+                f"fio on {self.host} is {text}, too old: the plugin needs fio {needed} or newer; "
+                f"{_INSTALL_HINT}"
+            )
+        return text
+
+    def resolve_engine(self, name: str) -> str:
+        """The engine to use for ``name``: itself, or for ``"auto"`` the best engine that works.
+
+        ``auto`` takes io_uring when this fio lists it and a tiny probe run succeeds (io_uring
+        can be compiled in but disabled by the kernel, sysctl or a container's seccomp), else
+        libaio. Results are cached per runner.
+        """
+        if name != "auto":
+            return name
+        listed = self._list_engines()
+        for engine in AUTO_ENGINES:
+            if engine in listed and self._engine_works(engine):
+                return engine
+        return "psync"
+
+    def _list_engines(self) -> list[str]:
+        if self._listed_engines is None:
+            out = self.host.run([self.fio, "--enghelp"]).stdout
+            self._listed_engines = [line.strip() for line in out.splitlines()[1:] if line.strip()]
+        return self._listed_engines
+
+    def _engine_works(self, engine: str) -> bool:
+        if engine not in self._engines:
+            self._engines[engine] = self._probe(engine)
+        return self._engines[engine]
+
+    def _probe(self, engine: str) -> bool:
+        tmp = self.host.mkdtemp()
+        out = posixpath.join(tmp, "probe.json")
+        argv = [
+            self.fio, "--output-format=json", f"--output={out}", "--name=probe",
+            f"--filename={posixpath.join(tmp, 'probe.dat')}", "--size=1M", "--io_size=256k",
+            "--rw=randread", "--bs=4k", "--iodepth=4", f"--ioengine={engine}",
+        ]  # fmt: skip
+        try:
+            if self.host.run(argv, timeout_s=30).rc != 0:
+                return False
+            result = parse_result(self.host.read_text(out))
+            return not result.errors and result.read.total_ios > 0
+        except (FioRunError, FioOutputError):
+            return False
+        finally:
+            self.host.remove_tree(tmp)
+
+    def run(
+        self,
+        workload: Workload,
+        filename: str,
+        *,
+        readonly: bool,
+        prefix: Sequence[str] = (),
+        timeout_s: float | None = None,
+    ) -> FioResult:
+        """Run ``workload`` on block device ``filename`` and return what fio measured.
+
+        ``prefix`` is put before the fio command unchanged (e.g. a wrapper that enters a
+        cgroup). ``timeout_s`` defaults to runtime + ramp + :data:`TIMEOUT_MARGIN_S`.
+        Raises :class:`DeviceError`, :class:`FioNotFoundError`, :class:`FioRunError` or
+        :class:`FioOutputError`, each with a sentence saying what to do.
+        """
+        self.version()
+        self.check_target(filename)
+        engine = self.resolve_engine(workload.engine)
+        limit = timeout_s or workload.runtime_s + max(workload.ramp_s, 0) + TIMEOUT_MARGIN_S
+        tmp = self.host.mkdtemp()
+        try:
+            output = posixpath.join(tmp, _OUTPUT)
+            argv = list(prefix) + fio_argv(
+                workload,
+                filename,
+                output_path=output,
+                log_prefix=posixpath.join(tmp, _LOG_PREFIX),
+                readonly=readonly,
+                engine=engine,
+                log_interval_ms=self.log_interval_ms,
+                fio=self.fio,
+            )
+            completed = self._execute(argv, limit, marker=output)
+            text = self._read_output(output)
+            result = self._judge(completed, text, filename, limit)
+            return result.with_series(self._series(tmp, result, workload))
+        finally:
+            self.host.remove_tree(tmp)
+
+    def check_target(self, filename: str) -> None:
+        """Refuse a path that is not a block device (fio would create or benchmark a file)."""
+        if self.host.is_block_device(filename):
+            return
+        hint = "Pass --device=PATH with a block device (lsblk lists them)."
+        if not self.host.exists(filename):
+            raise DeviceError(f"'{filename}' does not exist on {self.host}. {hint}")
+        if self.host.is_file(filename):
+            raise DeviceError(
+                f"'{filename}' on {self.host} is a regular file, not a block device: fio would "
+                f"silently benchmark the file instead of a volume. {hint}"
+            )
+        raise DeviceError(f"'{filename}' on {self.host} is not a block device. {hint}")
+
+    def _execute(self, argv: list[str], timeout_s: float, *, marker: str) -> RunResult:
+        self.last_argv = argv
+        self.last_wall_s = None
+        start = time.monotonic()
+        try:
+            completed = self.host.run(argv, timeout_s=timeout_s)
+        except BaseException:
+            # Ctrl-C or a lost connection: fio runs on in its own process group under
+            # `timeout`, so it has to be found by the unique output path and stopped.
+            self.host.kill_matching(marker)
+            raise
+        finally:
+            self.last_wall_s = time.monotonic() - start
+        if completed.rc != 0:
+            # The shell may have died while fio lives on (a signal to the wrong process).
+            self.host.kill_matching(marker)
+        return completed
+
+    def _read_output(self, path: str) -> str:
+        try:
+            return self.host.read_text(path)
+        except FioRunError:
+            return ""  # fio died before writing; the exit status explains why
+
+    def _judge(self, completed: RunResult, text: str, target: str, timeout_s: float) -> FioResult:
+        wall = self.last_wall_s or 0.0
+        rc = completed.rc
+        if rc == TIMEOUT_RC or (rc == KILLED_RC and wall >= timeout_s):
+            raise FioRunError(
+                f"fio did not finish within {timeout_s:g} s on {self.host} and was stopped. "
+                f"{target} may be hung or far slower than expected; check dmesg, or pass a "
+                "longer timeout.",
+                rc=rc,
+                stderr=completed.stderr,
+            )
+        signum = _signal_number(rc, text + completed.stdout)
+        if signum is not None:
+            raise FioRunError(
+                f"fio was killed by signal {signum} ({_signal_name(signum)}) after {wall:.1f} s "
+                f"on {self.host}; something outside the plugin stopped it (a user, the OOM "
+                "killer, a CI time limit). Run the check again.",
+                rc=rc,
+                stderr=completed.stderr,
+            )
+        result = self._parse_or_fail(completed, text, target)
+        if rc != 0 or result.errors:
+            raise FioRunError(
+                diagnose(completed, text, target, str(self.host), result.errors),
+                rc=rc,
+                stderr=completed.stderr,
+            )
+        return result
+
+    def _parse_or_fail(self, completed: RunResult, text: str, target: str) -> FioResult:
+        try:
+            return parse_result(text)
+        except FioOutputError:
+            if completed.rc != 0:
+                raise FioRunError(
+                    diagnose(completed, text, target, str(self.host), ()),
+                    rc=completed.rc,
+                    stderr=completed.stderr,
+                ) from None
+            raise
+
+    def _series(self, tmp: str, result: FioResult, workload: Workload) -> dict[str, Series]:
+        files = group_log_files(self.host.listdir(tmp), _LOG_PREFIX)
+        texts = {
+            kind: [self.host.read_text(posixpath.join(tmp, n)) for n in names]
+            for kind, names in files.items()
+        }
+        runtime_ms = max(result.read.runtime_ms, result.write.runtime_ms)
+        return build_series(
+            texts,
+            interval_ms=self.log_interval_ms,
+            runtime_ms=runtime_ms or workload.runtime_s * 1000,
+        )
+
+
+def diagnose(completed: RunResult, text: str, target: str, host: str, errors: Sequence[int]) -> str:
+    """A sentence for a failed fio run, from its stderr, the lines before its JSON and errors."""
+    messages = "\n".join([completed.stderr, _before_json(text), _before_json(completed.stdout)])
+    for pattern, sentence in _DIAGNOSES:
+        match = pattern.search(messages)
+        if match:
+            line = _line_at(messages, match.start())
+            return sentence.format(target=target, host=host, line=line)
+    if errors:
+        reasons = ", ".join(f"{e} ({os.strerror(e)})" for e in errors)
+        return f"fio reported errors on {target}: {reasons}. fio said: {_first_lines(messages)}"
+    return (
+        f"fio failed on {host} with exit status {completed.rc} while testing {target}. "
+        f"fio said: {_first_lines(messages) or 'nothing'}."
+    )
+
+
+def _before_json(text: str) -> str:
+    """The messages fio printed before its report (all of ``text`` when there is no report)."""
+    try:
+        extract_json(text)
+    except FioOutputError:
+        return text[:2000]
+    return text[: text.find("\n{") + 1] if not text.startswith("{") else ""
+
+
+def _line_at(text: str, index: int) -> str:
+    start = text.rfind("\n", 0, index) + 1
+    end = text.find("\n", index)
+    return text[start : end if end >= 0 else len(text)].strip()
+
+
+def _first_lines(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return " / ".join(lines[:3])[:300]
+
+
+def _signal_number(rc: int, text: str) -> int | None:
+    match = _SIGNAL_LINE.search(text)
+    if match:
+        return int(match.group(1))
+    # 128 is fio's own exit value after a signal, 128+N a shell's report of death by signal N,
+    # -N Python's report that the local shell itself died of signal N.
+    if rc < 0:
+        return -rc
+    return rc - 128 if rc > 128 else None
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return "unknown signal"
