@@ -79,7 +79,13 @@ class EbsperfSession:
             from pytest_ebsperf.fio.host import FioHost
             from pytest_ebsperf.fio.runner import FioRunner
 
-            host = FioHost.from_spec(self.settings.host)
+            spec = self.settings.host
+            if spec in ("", "local://"):
+                host = FioHost()
+            else:
+                import testinfra
+
+                host = FioHost(testinfra.get_host(spec))
             self._runner = FioRunner(host=host, fio=self.settings.fio)
         return self._runner
 

@@ -54,7 +54,7 @@ class Volume:
     burst_balance_pct: float | None = None
     nitro: bool = True
     volume_id: str | None = None
-    provenance: Mapping[str, str] = field(default_factory=dict)
+    provenance: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def is_ssd(self) -> bool:

@@ -1,0 +1,283 @@
+"""An emulated volume: a loop device on a private tmpfs, throttled by a cgroup of its own.
+
+The backing file is sparse: reads of never-written blocks return zero pages straight from
+tmpfs, which is fine for timing because the throttle, not the medium, sets the pace, and it
+keeps a 1 GiB volume from costing 1 GiB of memory until it is written.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import threading
+import warnings
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, TypeVar
+
+from pytest_ebsperf.emulate import cleanup, loop
+from pytest_ebsperf.emulate.throttle import (
+    DirectionLimits,
+    ThrottleGroup,
+    cgroup_argv_prefix,
+    choose_throttle,
+    split_limits,
+)
+from pytest_ebsperf.errors import EmulationUnavailableError
+
+if TYPE_CHECKING:
+    from typing import Self
+
+KIB = 1024
+MIB = 1024 * KIB
+GIB = 1024 * MIB
+LOOP_CONTROL = Path("/dev/loop-control")
+_T = TypeVar("_T")
+_numbers = itertools.count()
+_NO_EMULATION = "or test a real device with --device=PATH, which needs no emulation."
+
+
+def check_emulation_available() -> None:
+    """Raise :class:`EmulationUnavailableError` with a sentence when emulation cannot work."""
+    if os.geteuid() != 0:
+        raise EmulationUnavailableError(
+            "Emulated volumes need root to attach loop devices, mount tmpfs and set cgroup "
+            f"limits; run pytest as root (e.g. with sudo), {_NO_EMULATION}"
+        )
+    missing = [tool for tool in ("losetup", "mount", "umount") if shutil.which(tool) is None]
+    if missing:
+        raise EmulationUnavailableError(
+            f"Emulated volumes need {', '.join(missing)} from util-linux, which is not "
+            f"installed; install util-linux, {_NO_EMULATION}"
+        )
+    if not LOOP_CONTROL.exists() and not list(loop.SYS_BLOCK.glob("loop*")):
+        raise EmulationUnavailableError(
+            "Emulated volumes need loop devices, but the loop driver is not loaded "
+            f"(no /dev/loop-control); run `modprobe loop`, {_NO_EMULATION}"
+        )
+    choose_throttle("probe", "0:0")  # raises with its own sentence when nothing throttles
+
+
+class EmulatedDevice:
+    """A throttled block device that behaves like a volume with ``iops`` and ``bps`` limits.
+
+    ``iops`` and ``bps`` are combined read+write limits (``None``: unlimited). I/Os larger
+    than ``io_unit_bytes`` are split by the kernel and each piece counts as one operation,
+    as EBS counts them (256 KiB for SSD types, 1 MiB for st1/sc1). Use as a context manager,
+    or call :meth:`start` and :meth:`close`. Work runs throttled only inside the device's
+    cgroup: put :meth:`argv_prefix` in front of the fio command line.
+
+    Kernel limit: a loop device takes at most 128 segments per request, so an I/O whose
+    buffer is not physically contiguous is split at 512 KiB as well. With the 1 MiB unit of
+    st1/sc1, a 1 MiB I/O may therefore cost one or two operations (two at QD1 with fio's
+    buffers); bytes/s are always counted once. ``exact_io_bytes`` tells the size up to which
+    the cost is always exact: HDD volumes are throughput-bound for large I/O, so let the
+    ``bps`` limit bind there.
+    """
+
+    def __init__(
+        self,
+        *,
+        size_bytes: int = GIB,
+        iops: float | None = None,
+        bps: float | None = None,
+        io_unit_bytes: int = 256 * KIB,
+        name: str = "ebsperf",
+    ) -> None:
+        if size_bytes <= 0 or size_bytes % 4096:
+            raise ValueError(f"size_bytes must be a positive multiple of 4096, got {size_bytes}.")
+        if io_unit_bytes < 4096 or io_unit_bytes % 4096:
+            raise ValueError(f"io_unit_bytes must be a multiple of 4096, got {io_unit_bytes}.")
+        if not cleanup.valid_name(name):
+            raise ValueError(
+                f"name must be 'ebsperf' or 'ebsperf-<label>' (letters, digits, '-', '_') so "
+                f"sweep_stale() can find its leftovers, got {name!r}."
+            )
+        self.size_bytes, self.io_unit_bytes, self.name = size_bytes, io_unit_bytes, name
+        self.iops, self.bps = iops, bps
+        #: Share of I/Os that are reads (``None``: unknown, both directions get the limit).
+        self.read_fraction: float | None = None
+        self.run_dir: Path | None = None
+        self.direct_io = False
+        self.max_sectors_kb = 0
+        #: Largest I/O whose cost is always exact (see the class docstring).
+        self.exact_io_bytes = 0
+        self._mounted = False
+        self._backing: Path | None = None
+        self._loop: str | None = None
+        self._throttle: ThrottleGroup | None = None
+        self._started = False
+        # set_rates (a credit controller's thread) and set_mix (the test) may race; the
+        # write-only-on-change cache must see one at a time.
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def __repr__(self) -> str:
+        where = f"/dev/{self._loop}" if self._loop else "not attached"
+        return f"EmulatedDevice({where}, iops={self.iops}, bps={self.bps})"
+
+    @property
+    def path(self) -> str:
+        """The block device, e.g. ``/dev/loop3``."""
+        return f"/dev/{self._need(self._loop)}"
+
+    @property
+    def major_minor(self) -> str:
+        """``MAJ:MIN`` of the block device."""
+        return self._need(self._throttle).major_minor
+
+    @property
+    def cgroup_path(self) -> Path:
+        """The throttle cgroup's directory."""
+        return self._need(self._throttle).path
+
+    @property
+    def cgroup_version(self) -> int:
+        """1 (``blkio.throttle.*``) or 2 (``io.max``)."""
+        return self._need(self._throttle).version
+
+    @property
+    def backing_file(self) -> Path:
+        """The sparse file on the private tmpfs behind the loop device."""
+        return self._need(self._backing)
+
+    @property
+    def limits(self) -> DirectionLimits:
+        """The per-direction limits the kernel currently enforces."""
+        return self._need(self._throttle).limits
+
+    @property
+    def sysfs_writes(self) -> int:
+        """How many limit writes reached the kernel (each restarts blk-throttle's slice)."""
+        return self._need(self._throttle).writes
+
+    def _need(self, value: _T | None) -> _T:
+        if value is None or self.closed:
+            raise RuntimeError(f"{self!r} is not started or already closed.")
+        return value
+
+    def start(self) -> Self:
+        """Create the tmpfs, file, loop device and cgroup; undo all of it on any failure."""
+        if self._started:
+            raise RuntimeError(f"{self!r} was started already.")
+        self._started = True
+        cleanup.register(self)
+        try:
+            self._create()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _allocate(self) -> tuple[Path, ThrottleGroup]:
+        """A fresh ``<pid>-<n>`` whose run directory and cgroup name are both free."""
+        pid = os.getpid()
+        while True:
+            n = next(_numbers)
+            group = choose_throttle(f"{self.name}-{pid}-{n}", "")
+            if group.path.exists():
+                continue  # left by an earlier process that had our pid
+            cleanup.RUN_ROOT.mkdir(mode=0o755, parents=True, exist_ok=True)
+            try:
+                (cleanup.RUN_ROOT / f"{pid}-{n}").mkdir(mode=0o700)
+            except (FileExistsError, FileNotFoundError):
+                continue  # taken, or another process removed the empty parent just now
+            return cleanup.RUN_ROOT / f"{pid}-{n}", group
+
+    def _create(self) -> None:
+        self.run_dir, group = self._allocate()
+        # Headroom for tmpfs's own bookkeeping, so the whole file can really be written.
+        loop.mount_tmpfs(self.run_dir, self.size_bytes + 4 * MIB, source=self.name)
+        self._mounted = True
+        self._backing = self.run_dir / "volume.img"
+        loop.create_sparse_file(self._backing, self.size_bytes)
+        self._loop, self.direct_io = loop.attach(self._backing)
+        self.max_sectors_kb = loop.set_max_sectors_kb(self._loop, self.io_unit_bytes // KIB)
+        self.exact_io_bytes = loop.exact_io_bytes(self._loop)
+        group.major_minor = loop.major_minor(self._loop)
+        self._throttle = group.create()
+        self._apply()
+
+    def _apply(self) -> None:
+        with self._lock:
+            limits = split_limits(self.iops, self.bps, self.read_fraction)
+            self._need(self._throttle).apply(limits)
+
+    def argv_prefix(self) -> list[str]:
+        """argv to put in front of a command so that it runs inside the throttle cgroup."""
+        return cgroup_argv_prefix(self.cgroup_path)
+
+    def add_pid(self, pid: int) -> None:
+        """Move a running process (and all it forks later) into the throttle cgroup."""
+        self._need(self._throttle).add_pid(pid)
+
+    def set_mix(self, read_fraction: float | None) -> None:
+        """Split the combined limits by the share of I/Os that are reads (0.0 to 1.0).
+
+        A direction that carries no traffic (1.0 or 0.0) keeps the full limit, as does
+        ``None`` (mix unknown). Only values that change are written to the kernel.
+        """
+        self.read_fraction = read_fraction
+        self._apply()
+
+    def set_rates(self, iops: float | None, bps: float | None) -> None:
+        """Change the combined limits (a credit bucket does this over time).
+
+        Writes only the values that change: each write restarts blk-throttle's time slice.
+        """
+        self.iops, self.bps = iops, bps
+        self._apply()
+
+    def __enter__(self) -> Self:
+        return self if self._started else self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Kill what runs in the cgroup, remove it, detach, unmount, remove dirs. Idempotent.
+
+        Each step runs even when an earlier one failed; failures end as one RuntimeWarning
+        naming what is left (``sweep_stale()`` removes it once this process is gone).
+        """
+        problems = []
+        for step in (self._close_cgroup, self._close_loop, self._close_mount, self._close_dirs):
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001 - the other steps must still run
+                problems.append(str(exc))
+        self.closed = True
+        cleanup.unregister(self)
+        if problems:
+            warnings.warn(
+                f"{self!r} left something behind: {'; '.join(problems)}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+    def _close_cgroup(self) -> None:
+        if self._throttle is not None:
+            self._throttle.remove()
+
+    def _close_loop(self) -> None:
+        if self._loop is not None and self._backing is not None:
+            loop.detach(self._loop, self._backing)
+
+    def _close_mount(self) -> None:
+        if self._mounted and self.run_dir is not None:
+            loop.unmount(self.run_dir)
+            self._mounted = False
+
+    def _close_dirs(self) -> None:
+        if self.run_dir is not None and self.run_dir.exists():
+            self.run_dir.rmdir()
+            try:
+                self.run_dir.parent.rmdir()
+            except OSError:
+                pass  # other runs still use it

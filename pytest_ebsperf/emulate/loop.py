@@ -1,0 +1,187 @@
+"""Loop devices on files of a private tmpfs: attach, tune, detach, find, and the tmpfs mount.
+
+Everything goes through util-linux (``losetup``, ``mount``, ``umount``) and sysfs. Before a
+loop device is detached its backing file is checked, so a device number that was freed and
+reused by someone else is never touched.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SYS_BLOCK = Path("/sys/block")
+DEV = Path("/dev")
+MOUNTINFO = Path("/proc/self/mountinfo")
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, check=False)
+
+
+def _check(argv: list[str]) -> str:
+    done = _run(argv)
+    if done.returncode != 0:
+        raise OSError(f"{' '.join(argv)} failed (exit {done.returncode}): {done.stderr.strip()}")
+    return done.stdout
+
+
+@dataclass(frozen=True)
+class Mount:
+    """One line of mountinfo: what is mounted where."""
+
+    mountpoint: Path
+    fstype: str
+    source: str
+    major_minor: str
+    super_options: tuple[str, ...] = ()
+
+
+def _unescape(field: str) -> str:
+    # mountinfo escapes space, tab, newline and backslash as octal (\040 ...).
+    return field.encode().decode("unicode_escape") if "\\" in field else field
+
+
+def mounts(mountinfo: Path = MOUNTINFO) -> list[Mount]:
+    """Mounts of this process's mount namespace."""
+    result = []
+    for line in mountinfo.read_text().splitlines():
+        head, _, tail = line.partition(" - ")
+        parts = head.split(" ")
+        fstype, source, options = (tail.split(" ") + ["", "", ""])[:3]
+        mountpoint = Path(_unescape(parts[4]))
+        source = _unescape(source)
+        result.append(Mount(mountpoint, fstype, source, parts[2], tuple(options.split(","))))
+    return result
+
+
+def is_mountpoint(path: Path) -> bool:
+    """True when ``path`` is a mount point right now (per mountinfo, not a heuristic)."""
+    return any(m.mountpoint == path for m in mounts())
+
+
+def mount_tmpfs(path: Path, size_bytes: int, source: str) -> None:
+    """Mount a private tmpfs of ``size_bytes`` on ``path``; ``source`` marks it as ours."""
+    options = f"size={size_bytes},mode=0700"
+    _check(["mount", "-t", "tmpfs", "-o", options, source, str(path)])
+
+
+def unmount(path: Path, timeout: float = 5.0) -> None:
+    """Unmount ``path``, waiting out EBUSY from a loop device that is still being released.
+
+    A detach of a loop device that is still open only sets autoclear; the file stays busy
+    until the last opener is gone. After ``timeout`` the mount is detached lazily so the name
+    disappears and the kernel frees it once the last user lets go.
+    """
+    deadline = time.monotonic() + timeout
+    while is_mountpoint(path):
+        if _run(["umount", str(path)]).returncode == 0:
+            return
+        if time.monotonic() > deadline:
+            _check(["umount", "--lazy", str(path)])
+            return
+        time.sleep(0.05)
+
+
+def loop_backing_file(name: str, sys_block: Path = SYS_BLOCK) -> str | None:
+    """The backing file of loop device ``name`` (e.g. ``loop3``), ``None`` when unbound."""
+    try:
+        text = (sys_block / name / "loop" / "backing_file").read_text().rstrip("\n")
+    except OSError:
+        return None
+    # The kernel appends " (deleted)" once the file was unlinked.
+    return text.removesuffix(" (deleted)")
+
+
+def loops_backed_under(directory: Path, sys_block: Path = SYS_BLOCK) -> dict[str, str]:
+    """Loop devices (name -> backing file) whose backing file lies under ``directory``."""
+    found = {}
+    prefix = str(directory).rstrip("/") + "/"
+    for entry in sorted(sys_block.glob("loop*")):
+        backing = loop_backing_file(entry.name, sys_block)
+        if backing is not None and backing.startswith(prefix):
+            found[entry.name] = backing
+    return found
+
+
+def attach(backing_file: Path) -> tuple[str, bool]:
+    """Attach a free loop device to ``backing_file``; returns (name, direct I/O on).
+
+    Direct I/O keeps the page cache of the loop device out of the timing; a kernel or file
+    system that refuses it still gets a working device, just without it.
+    """
+    done = _run(["losetup", "--find", "--show", "--direct-io=on", str(backing_file)])
+    if done.returncode != 0:
+        for name in loops_backed_under(backing_file.parent):
+            detach(name, backing_file)
+        done = _run(["losetup", "--find", "--show", str(backing_file)])
+        if done.returncode != 0:
+            raise OSError(f"losetup could not attach {backing_file}: {done.stderr.strip()}")
+    name = Path(done.stdout.strip()).name
+    return name, read_sysfs(name, "loop/dio") == "1"
+
+
+def read_sysfs(name: str, attribute: str, sys_block: Path = SYS_BLOCK) -> str:
+    """One sysfs attribute of block device ``name``, stripped."""
+    return (sys_block / name / attribute).read_text().strip()
+
+
+def set_max_sectors_kb(name: str, kib: int, sys_block: Path = SYS_BLOCK) -> int:
+    """Make the block layer split I/O larger than ``kib`` KiB; returns the value set.
+
+    blk-throttle counts the split pieces, so this is what makes a 1 MiB I/O cost four
+    operations on a 256 KiB I/O unit, the way EBS counts them.
+    """
+    hardware = int(read_sysfs(name, "queue/max_hw_sectors_kb", sys_block))
+    value = max(4, min(kib, hardware))
+    (sys_block / name / "queue" / "max_sectors_kb").write_text(f"{value}\n")
+    return value
+
+
+def exact_io_bytes(name: str, sys_block: Path = SYS_BLOCK) -> int:
+    """Largest I/O the block layer never splits beyond ``max_sectors_kb``.
+
+    A request holds at most ``max_segments`` segments; with a buffer of scattered 4 KiB
+    pages that caps it at ``max_segments`` pages, whatever ``max_sectors_kb`` says.
+    """
+    by_size = int(read_sysfs(name, "queue/max_sectors_kb", sys_block)) * 1024
+    by_segments = int(read_sysfs(name, "queue/max_segments", sys_block)) * os.sysconf(
+        "SC_PAGE_SIZE"
+    )
+    return min(by_size, by_segments)
+
+
+def major_minor(name: str, sys_block: Path = SYS_BLOCK) -> str:
+    """``MAJ:MIN`` of block device ``name``."""
+    return read_sysfs(name, "dev", sys_block)
+
+
+def detach(name: str, backing_file: Path | str, timeout: float = 5.0) -> None:
+    """Detach loop device ``name`` if (and only if) it is still backed by ``backing_file``.
+
+    Retries briefly on EBUSY and waits until the kernel really released the device.
+    """
+    deadline = time.monotonic() + timeout
+    while loop_backing_file(name) == str(backing_file):
+        done = _run(["losetup", "--detach", str(DEV / name)])
+        gone = loop_backing_file(name) != str(backing_file)
+        if gone:
+            return
+        if time.monotonic() > deadline:
+            if done.returncode != 0:
+                raise OSError(errno.EBUSY, f"losetup could not detach /dev/{name}", done.stderr)
+            return  # autoclear is set: the kernel detaches it at its last close
+        time.sleep(0.05)
+
+
+def create_sparse_file(path: Path, size_bytes: int) -> None:
+    """Create ``path`` of ``size_bytes`` without allocating memory for it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.ftruncate(fd, size_bytes)
+    finally:
+        os.close(fd)
