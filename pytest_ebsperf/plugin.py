@@ -14,6 +14,13 @@ from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.session import EbsperfSession
 from pytest_ebsperf.settings import OPTIONS, Option, Settings, resolve
 
+#: Feature modules with hooks of their own (options go into the same "ebsperf" group).
+pytest_plugins = [
+    "pytest_ebsperf.credits_hooks",
+    "pytest_ebsperf.results_hooks",
+    "pytest_ebsperf.aws_hooks",
+]
+
 STATE_KEY = pytest.StashKey["EbsperfPlugin"]()
 MARKER_HELP = (
     "ebsperf(volume_type=None, **settings): the volume type a suite checks (other volumes "
@@ -87,6 +94,8 @@ class EbsperfPlugin:
             raise pytest.UsageError(str(exc)) from None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
+            return  # the teardown report carries the same user_properties again
         for key, value in report.user_properties:
             if key == ROW_KEY:
                 self.rows.append(dict(value))

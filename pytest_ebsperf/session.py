@@ -197,10 +197,15 @@ class EbsperfSession:
         device.start()
         return device
 
-    def emulated_rates(self, volume: Volume, workload: Workload | None = None
+    def emulated_rates(self, volume: Volume, workload: Workload | None = None,
+                       exact_io_bytes: int | None = None
                        ) -> tuple[float | None, float | None, int]:
         """Kernel throttle settings (IOPS, bytes/s, I/O unit) that make a device behave like
-        ``volume`` (and its instance's EBS-optimized limits), scaled by --emulate-factor."""
+        ``volume`` (and its instance's EBS-optimized limits), scaled by --emulate-factor.
+
+        ``exact_io_bytes`` is the size up to which the emulated device charges one kernel
+        operation per I/O (see EmulatedDevice); larger HDD I/Os are paced through bytes/s.
+        """
         factor = self.settings.emulate_factor
         if volume.type == "instance-store":
             iops = models.instance_store_rate(volume, workload)
@@ -214,7 +219,20 @@ class EbsperfSession:
         if limits is not None:
             iops = min(iops, limits.max_iops)
             bps = min(bps, limits.max_mbps * 1e6)
+        if volume.is_hdd and workload is not None and exact_io_bytes:
+            iops, bps = self._hdd_rates(volume, workload, exact_io_bytes, credits)
         return iops * factor, bps * factor, caps.io_unit_bytes
+
+    def _hdd_rates(self, volume: Volume, workload: Workload, exact_io_bytes: int,
+                   credits: bool) -> tuple[float, float]:
+        # EBS charges every HDD I/O of up to 1 MiB a full MiB of credit (B-IOACCT), but the
+        # loop device splits an I/O above exact_io_bytes into a number of bios that depends
+        # on buffer layout, and blk-throttle charges each bio. So pace by bytes: the I/O rate
+        # EBS allows at this block size times the block size; the IOPS limit leaves room for
+        # the worst-case split and only binds if the split is worse than that.
+        rate = models.cap_expectation("", "", volume, workload, credits=credits).value
+        pieces = -(-workload.bs // exact_io_bytes)
+        return rate * pieces, rate * workload.bs
 
     def close(self) -> None:
         """Remove every emulated device; safe to call twice."""
