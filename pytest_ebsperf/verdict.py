@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_ebsperf.fio.result import FioResult, Latency
@@ -156,8 +156,13 @@ def _summary_value(result: FioResult, key: str) -> float:
 
 
 def service_latency(result: FioResult) -> tuple[float, str] | None:
-    """What one I/O costs without queueing: a low completion-latency percentile, in ns,
-    with its name ("p5", "p10" or "min").
+    """What one I/O costs without queueing: a low total-latency percentile, in ns, with its
+    name ("p5", "p10" or "min").
+
+    Total latency (submission + completion), not completion alone: with libaio on a fast
+    device the work happens inside io_submit, so completion latency can be under a
+    microsecond while each I/O really costs tens of them. Completion latency is the
+    fallback when fio reported no total-latency percentiles (fio without lat_percentiles).
 
     Mixed workloads weight reads and writes by their share of the I/Os, since that is what
     an average I/O of the run costs. None when fio reported no latency at all.
@@ -165,7 +170,8 @@ def service_latency(result: FioResult) -> tuple[float, str] | None:
     weighted = []
     names = []
     for stats in (result.read, result.write):
-        low = _low_latency_ns(stats.clat)
+        low = _low_latency_ns(stats.lat) if stats.lat.percentiles else None
+        low = low or _low_latency_ns(stats.clat)
         if stats.iops > 0 and low is not None:
             weighted.append((stats.iops, low[0]))
             names.append(low[1])
@@ -268,6 +274,11 @@ class Diagnosis:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+#: Below this share of the queue depth in the device on average, fio (not the volume) set
+#: the pace: a volume that throttles holds every outstanding I/O (in flight ~= QD).
+OCCUPANCY_FRACTION = 0.5
+
+
 def diagnose_shortfall(result: FioResult, workload: Workload, *, need: float, expected: float,
                        unit: str, cpu_count: int | None) -> Diagnosis:
     """Was the run load-generator bound or queue-depth bound? ``need`` is the lowest
@@ -275,6 +286,9 @@ def diagnose_shortfall(result: FioResult, workload: Workload, *, need: float, ex
     cpu = _cpu_diagnosis(result, cpu_count)
     if cpu.binding:
         return cpu
+    kept = _occupancy_diagnosis(result, workload, expected=expected, unit=unit)
+    if kept.binding:
+        return Diagnosis(kept.binding, kept.reason, kept.sentences, {**cpu.details, **kept.details})
     qd = _queue_depth_diagnosis(result, workload, need=need, expected=expected, unit=unit)
     if qd.binding:
         return Diagnosis(qd.binding, qd.reason, qd.sentences, {**cpu.details, **qd.details})
@@ -298,6 +312,41 @@ def _cpu_diagnosis(result: FioResult, cpu_count: int | None) -> Diagnosis:
         return Diagnosis("load generator", reason, (), details)
     sentence = f"Not load-generator bound (fio used {per_job:.0f} % of a CPU per job)."
     return Diagnosis(None, "", (sentence,), details)
+
+
+def _occupancy_diagnosis(result: FioResult, workload: Workload, *, expected: float,
+                         unit: str) -> Diagnosis:
+    """Did the device see the whole queue? Little's law on the device side: I/Os in flight
+    = IOPS x mean total latency. A volume that paces I/O holds every outstanding I/O, so this
+    is close to the configured queue depth; when it is well below, fio spent the time between
+    I/Os itself (submission, completion handling) and more outstanding I/O would go faster.
+    At QD 1 on a fast device that is the usual case: each round trip is fio's, not the disk's.
+    """
+    qd = workload.queue_depth
+    achieved = result.total_iops
+    mean_ns = _mean_total_latency_ns(result)
+    if achieved <= 0 or mean_ns is None:
+        return Diagnosis(None, "", (), {})
+    in_flight = achieved * mean_ns / 1e9
+    details = {"in_flight": in_flight, "mean_latency_ns": mean_ns}
+    if in_flight >= OCCUPANCY_FRACTION * qd:
+        return Diagnosis(None, "", (), details)
+    per_io = workload.bs if unit == "B/s" else 1.0
+    round_trip_ns = qd / achieved * 1e9
+    needed_qd = max(qd + 1, math.ceil(qd * (expected / per_io) / achieved))
+    reason = (f"inconclusive: queue-depth bound: fio kept {in_flight:.2f} of QD {qd} I/Os in "
+              f"the device on average (a round trip took {format_latency(round_trip_ns)}, "
+              f"{format_latency(mean_ns)} of it in the device), so QD {qd} allows about "
+              f"{format_iops(round_sig(achieved, 3))}; the claim needs about {needed_qd} "
+              "outstanding I/Os - raise --ebsperf-iodepth")
+    return Diagnosis("queue depth", reason, (), {**details, "needed_qd": needed_qd})
+
+
+def _mean_total_latency_ns(result: FioResult) -> float | None:
+    parts = [(d.iops, d.lat.mean_ns or d.clat.mean_ns) for d in (result.read, result.write)
+             if d.iops > 0 and (d.lat.mean_ns or d.clat.mean_ns)]
+    total = sum(iops for iops, _ in parts)
+    return math.fsum(i * m for i, m in parts) / total if total else None
 
 
 def _queue_depth_diagnosis(result: FioResult, workload: Workload, *, need: float,
@@ -858,3 +907,44 @@ def judge_discard(claim: str, what: str, path: str, discard_max_bytes: int, *,
                f"an instance type that supports TRIM. {cite}")
     return Verdict(Outcome.FAIL, claim, what, None, 0.0, "bytes", "device", reason, message,
                    FLOOR, {"discard_max_bytes": discard_max_bytes})
+
+
+# -- confirming a shortfall with more outstanding I/O ------------------------------------
+#: A probe at a higher queue depth that delivers this much more shows the first run was held
+#: back by its own queue depth (a volume at its limit gives the same rate at any depth).
+PROBE_GAIN = 1.20
+
+
+def probe_queue_depth(workload: Workload) -> Workload:
+    """The confirmation run for a shortfall: 4x the outstanding I/O, at most 256 per job."""
+    return workload.replace(iodepth=min(256, max(workload.iodepth * 4, workload.iodepth + 3)),
+                            runtime_s=min(workload.runtime_s, 3.0))
+
+
+def judge_with_probe(found: Verdict, workload: Workload, probe: Workload,
+                     probe_result: FioResult, *, metric: str = "iops") -> Verdict:
+    """Re-judge a FAIL given a run at a higher queue depth.
+
+    If more outstanding I/O raised the rate clearly, the failed run was queue-depth bound:
+    INCONCLUSIVE, with both figures. Otherwise the volume was the limit and the FAIL stands,
+    with the probe's figure added as evidence.
+    """
+    if found.outcome is not Outcome.FAIL or not found.measured or found.expected is None \
+            or found.measured >= found.expected:
+        return found  # only a shortfall is worth probing (not "far above its cap")
+    value = probe_result.total_bw_bytes if metric == "throughput" else probe_result.total_iops
+    fmt = format_mibps if metric == "throughput" else format_iops
+    gain = value / found.measured
+    details = {**found.details, "probe_qd": probe.queue_depth, "probe_value": value,
+               "probe_gain": gain}
+    sentence = (f"QD {workload.queue_depth} gave {fmt(found.measured)}; a {probe.runtime_s:g} s "
+                f"run at QD {probe.queue_depth} gave {fmt(value)} ({gain - 1:+.0%})")
+    if gain >= PROBE_GAIN:
+        reason = (f"inconclusive: queue-depth bound: {sentence}, so the first run was held "
+                  "back by its own queue depth, not by the volume - raise --ebsperf-iodepth "
+                  "(or leave it to the plugin's default)")
+        message = f"{found.what}: {reason}. Claim {found.claim}."
+        return replace(found, outcome=Outcome.INCONCLUSIVE, binding="queue depth",
+                       reason=reason, message=message, details=details)
+    message = found.message.rstrip() + f" More outstanding I/O did not help: {sentence}."
+    return replace(found, message=message, details=details)

@@ -1,0 +1,116 @@
+"""End to end: the real suites, real fio, kernel-throttled emulated volumes (needs root)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import needs_fio, needs_root
+
+pytestmark = [needs_root, needs_fio]
+
+SUITES = Path(__file__).resolve().parent.parent / "suites"
+IO1_READ = f"{SUITES}/io1/test_io1.py::test_random_read_holds_provisioned_iops_999_percent_of_seconds"
+IO2_READ = f"{SUITES}/io2/test_io2.py::test_random_read_holds_provisioned_iops_999_percent_of_seconds"
+FAST = ("--emulate", "--ebsperf-runtime=3", "--ebsperf-ramp=1", "-p", "no:cacheprovider")
+
+
+def ours_left() -> list[str]:
+    """Loop devices, cgroups and fio processes an emulated run could leave behind."""
+    left = [line for line in subprocess.run(["losetup", "-a"], capture_output=True,
+                                            text=True).stdout.splitlines()
+            if "/run/ebsperf/" in line and f"/{os.getpid()}-" not in line]
+    for root in ("/sys/fs/cgroup/blkio", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+        if os.path.isdir(root):
+            left += [f"{root}/{d}" for d in os.listdir(root)
+                     if d.startswith("ebsperf-") and d != "ebsperf-try"]
+    return left
+
+
+def test_a_volume_delivering_the_claimed_rate_passes(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(IO1_READ, *FAST)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*ebsperf: claims*", "*S0-04*4,000 IOPS*PASS*io1 provisioned*"])
+
+
+def test_a_volume_delivering_75_percent_fails_naming_the_claim(
+        pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(IO1_READ, *FAST, "--emulate-factor=0.75")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*io1 random read 16 KiB: *IOPS measured, 4,000 IOPS expected*99.9 % of seconds*"
+        "Claim S0-04*"])
+    result.stdout.no_fnmatch_line("*Traceback*")
+
+
+def test_a_volume_far_above_its_cap_fails_the_upper_bound(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(IO1_READ, *FAST, "--emulate-factor=2")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*far above*"])
+
+
+def test_a_queue_depth_too_low_for_the_claim_is_reported_not_failed(
+        pytester: pytest.Pytester) -> None:
+    # io2 at 64,000 IOPS: one outstanding I/O on a tmpfs loop device cannot get there, and
+    # the verdict must say so (Little's law) instead of blaming the volume.
+    result = pytester.runpytest_subprocess(IO2_READ, *FAST, "--volume-size=64",
+                                           "--volume-iops=64000", "--ebsperf-iodepth=1",
+                                           "--ebsperf-numjobs=1", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*queue-depth bound*QD 1*--ebsperf-iodepth*"])
+
+
+def test_strict_mode_fails_an_inconclusive_check(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(IO2_READ, *FAST, "--volume-size=64",
+                                           "--volume-iops=64000", "--ebsperf-iodepth=1",
+                                           "--ebsperf-numjobs=1", "--ebsperf-strict")
+    result.assert_outcomes(failed=1)
+
+
+def test_ctrl_c_during_a_check_leaves_no_device_cgroup_or_fio_behind(tmp_path: Path) -> None:
+    before = set(ours_left())
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", IO1_READ, "--emulate",
+                             "--ebsperf-runtime=30", "-p", "no:cacheprovider"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not _fio_children(proc.pid):
+            time.sleep(0.2)
+        assert _fio_children(proc.pid), "fio never started"
+        proc.send_signal(signal.SIGINT)
+        output = proc.communicate(timeout=60)[0].decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "KeyboardInterrupt" in output or "Interrupted" in output
+    assert not _fio_children(proc.pid)
+    assert set(ours_left()) <= before
+
+
+def _fio_children(pid: int) -> list[str]:
+    """fio processes descended from ``pid`` (by their command line's throttle wrapper)."""
+    out = subprocess.run(["pgrep", "-a", "-x", "fio"], capture_output=True, text=True).stdout
+    mine = []
+    for line in out.splitlines():
+        child = int(line.split()[0])
+        if _descends_from(child, pid):
+            mine.append(line)
+    return mine
+
+
+def _descends_from(child: int, ancestor: int) -> bool:
+    while child > 1:
+        if child == ancestor:
+            return True
+        try:
+            stat = Path(f"/proc/{child}/stat").read_text()
+        except OSError:
+            return False
+        child = int(stat.rsplit(")", 1)[1].split()[1])
+    return False
