@@ -26,6 +26,7 @@ from pytest_ebsperf.errors import UnsafeDeviceError, VolumeSpecError
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload, parse_size
 from pytest_ebsperf.models.types import Expectation
+from pytest_ebsperf.results.records import measurement_facts
 from pytest_ebsperf.session import EbsperfSession, SuiteMismatch, Target
 from pytest_ebsperf.settings import Settings
 from pytest_ebsperf.verdict_types import Outcome, Verdict
@@ -281,4 +282,9 @@ class Ebsperf:
             "volume": target.label, "title": workload.title, "pattern": workload.pattern,
             "bs": workload.bs, "iops": result.total_iops, "bw_bytes": result.total_bw_bytes,
             "workload": workload.label(), "wall_s": round(wall_s, 3),
+            "fio_wall_s": getattr(self.session.runner, "last_wall_s", None),
+            # series, latency and volume facts for the results file, gate and history
+            **measurement_facts(workload, result, target.volume, role=target.role,
+                                device=target.path, emulated=target.emulated is not None,
+                                nodeid=self.item.nodeid),
         }))

@@ -1,0 +1,157 @@
+"""Benchmarks of the core plugin (needs root, loop devices, blkio throttling and fio).
+
+    python3 benchmarks/bench_core.py            # everything (about 8 minutes)
+    python3 benchmarks/bench_core.py fidelity   # one part: fidelity, driving, verdict,
+                                                # suites, overhead
+
+Figures printed:
+- fidelity: measured / throttle limit of an emulated volume at 500, 3,000 and 20,000 IOPS,
+  with the plugin's default random-read job (goal: within +-5 %);
+- driving power: the plugin's default random-read job for a very fast volume on an
+  unthrottled tmpfs loop device, against the best of a grid of hand-tuned fio jobs on the
+  same device, run alternately (goal: >= 90 %);
+- time to a verdict: wall time of ``pytest suites/io1 --emulate`` for a clear pass and for a
+  clear fail (--emulate-factor=0.75) (goal: < 30 s each);
+- suites: wall time of ``pytest suites --emulate`` (goal: < 5 minutes);
+- overhead: per check, the test's call time minus fio's own wall time (goal: < 0.2 s).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ebsperf import models
+from pytest_ebsperf.emulate import EmulatedDevice
+from pytest_ebsperf.fio.runner import FioRunner
+from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.volume import Volume
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNTIME_S = 3.0
+
+
+def default_job(volume: Volume, bs: int = 4096) -> Workload:
+    """The job ``ebsperf.workload("randread", "4k")`` builds for ``volume``."""
+    base = Workload("randread", bs=bs, runtime_s=RUNTIME_S, ramp_s=1.0, engine="auto")
+    expected = models.cap_expectation("", "", volume, base).value
+    iodepth, numjobs = models.default_queue_depth(volume, base, expected,
+                                                  cpu_count=os.cpu_count() or 1)
+    return base.replace(iodepth=iodepth, numjobs=numjobs)
+
+
+def fidelity() -> list[dict[str, Any]]:
+    runner = FioRunner()
+    rows = []
+    for limit in (500, 3000, 20000):
+        volume = models.validate(Volume("io2", size_gib=100, iops=limit))
+        job = default_job(volume).replace(engine="libaio")
+        with EmulatedDevice(iops=limit, bps=None, name="ebsperf-bench") as device:
+            device.set_mix(1.0)
+            result = runner.run(job, device.path, readonly=True, prefix=device.argv_prefix())
+        series = result.series["total_iops"].values
+        rows.append({"limit_iops": limit, "job": job.label(), "measured_iops": result.total_iops,
+                     "ratio": result.total_iops / limit,
+                     "per_second_min_ratio": min(series) / limit if series else None})
+    return rows
+
+
+def driving_power(rounds: int = 3) -> dict[str, Any]:
+    runner = FioRunner()
+    fast = models.validate(Volume("io2", size_gib=256, iops=256_000))
+    ours = default_job(fast)
+    grid = [Workload("randread", bs=4096, iodepth=qd, numjobs=nj, runtime_s=RUNTIME_S,
+                     ramp_s=1.0, engine=engine)
+            for engine in ("libaio", "io_uring") for qd in (16, 32, 64, 128) for nj in (1, 2)]
+    with EmulatedDevice(iops=None, bps=None, name="ebsperf-bench") as device:
+        scores: dict[str, list[float]] = {}
+        for _ in range(rounds):  # alternate so drift on a shared machine hits all alike
+            for job in [ours, *grid]:
+                result = runner.run(job, device.path, readonly=True)
+                key = "default" if job is ours else f"{job.engine} {job.label()}"
+                scores.setdefault(key, []).append(result.total_iops)
+    medians = {k: statistics.median(v) for k, v in scores.items()}
+    best_key = max((k for k in medians if k != "default"), key=medians.__getitem__)
+    return {"default_job": f"{runner.resolve_engine('auto')} {ours.label()}",
+            "default_iops": medians["default"], "best_hand_tuned": best_key,
+            "best_iops": medians[best_key], "ratio": medians["default"] / medians[best_key],
+            "rounds": rounds}
+
+
+def pytest_wall(*args: str) -> tuple[float, int, str]:
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "pytest", *args, "-q", "-p",
+                           "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True)
+    lines = proc.stdout.strip().splitlines()
+    return time.perf_counter() - started, proc.returncode, lines[-1] if lines else ""
+
+
+def time_to_verdict() -> list[dict[str, Any]]:
+    rows = []
+    for label, extra in (("clear pass", []), ("clear fail", ["--emulate-factor=0.75"])):
+        wall, rc, summary = pytest_wall("suites/io1", "--emulate", *extra)
+        rows.append({"case": label, "wall_s": wall, "rc": rc, "summary": summary})
+    return rows
+
+
+def suites_wall() -> dict[str, Any]:
+    wall, rc, summary = pytest_wall("suites", "--emulate")
+    return {"wall_s": wall, "rc": rc, "summary": summary}
+
+
+class _Overhead:
+    """Collects per-test call durations and fio wall times from report user_properties."""
+
+    def __init__(self) -> None:
+        self.samples: list[float] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
+            return
+        fio = [v["fio_wall_s"] for k, v in report.user_properties
+               if k == "ebsperf_measurement" and v.get("fio_wall_s")]
+        if fio:
+            self.samples.append(report.duration - sum(fio))
+
+
+def overhead() -> dict[str, Any]:
+    collector = _Overhead()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chdir(tmp)
+        pytest.main([str(ROOT / "suites" / "gp3"), str(ROOT / "suites" / "io1"), "--emulate",
+                     "--ebsperf-runtime=2", "-q", "-p", "no:cacheprovider"],
+                    plugins=[collector])
+        os.chdir(ROOT)
+    samples = collector.samples
+    return {"checks": len(samples), "median_s": statistics.median(samples),
+            "max_s": max(samples)}
+
+
+PARTS = {"fidelity": fidelity, "driving": driving_power, "verdict": time_to_verdict,
+         "suites": suites_wall, "overhead": overhead}
+
+
+def main(argv: list[str]) -> None:
+    for name in argv or list(PARTS):
+        started = time.perf_counter()
+        result = PARTS[name]()
+        print(f"== {name} ({time.perf_counter() - started:.0f} s)")
+        for row in result if isinstance(result, list) else [result]:
+            print("  " + ", ".join(f"{k}={_fmt(v)}" for k, v in row.items()))
+        sys.stdout.flush()
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:,.3f}" if isinstance(value, float) else str(value)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
