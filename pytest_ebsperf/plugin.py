@@ -97,9 +97,9 @@ class EbsperfPlugin:
         if report.when != "call":
             return  # the teardown report carries the same user_properties again
         for key, value in report.user_properties:
-            if key == ROW_KEY:
+            if key == ROW_KEY and isinstance(value, dict):
                 self.rows.append(dict(value))
-            elif key == MEASUREMENT_KEY:
+            elif key == MEASUREMENT_KEY and isinstance(value, dict):
                 self.measurements.append(dict(value))
 
     def pytest_sessionfinish(self) -> None:

@@ -246,4 +246,4 @@ class SuiteMismatch(Exception):
     """The suite or check does not apply to the volume under test (a skip, with this reason)."""
 
 
-__all__ = ["EbsperfSession", "SuiteMismatch", "Target", "VolumeSpecError", "EMULATED_DEFAULTS"]
+__all__ = ["EMULATED_DEFAULTS", "EbsperfSession", "SuiteMismatch", "Target", "VolumeSpecError"]

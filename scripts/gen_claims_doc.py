@@ -21,7 +21,7 @@ def suite_tests() -> dict[str, list[str]]:
     cited: dict[str, list[str]] = {}
     for path in sorted((ROOT / "suites").rglob("test_*.py")):
         text = path.read_text()
-        for match in re.finditer(r"def (test_\w+)\(.*?(?=\ndef |\Z)", text, re.S):
+        for match in re.finditer(r"def (test_\w+)\(.*?(?=\ndef |\Z)", text, re.DOTALL):
             for claim in sorted(set(re.findall(r"\b(S\d-\d\d|B-[A-Z0-9]+)\b", match.group(0)))):
                 cited.setdefault(claim, []).append(f"{path.parent.name}/{match.group(1)}")
     return cited

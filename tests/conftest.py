@@ -46,8 +46,8 @@ def loop_device(tmp_path: Path) -> Iterator[Callable[..., str]]:
         yield make
     finally:
         for device in made:
-            subprocess.run(["umount", device], capture_output=True)
-            subprocess.run(["losetup", "-d", device], capture_output=True)
+            subprocess.run(["umount", device], capture_output=True, check=False)
+            subprocess.run(["losetup", "-d", device], capture_output=True, check=False)
 
 
 def backing_file(device: str) -> Path:

@@ -47,5 +47,5 @@ def test_every_claim_has_a_source_url() -> None:
 
 def test_the_claims_page_is_up_to_date() -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_claims_doc.py"),
-                           "--check"], capture_output=True, text=True)
+                           "--check"], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout
