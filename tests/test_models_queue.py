@@ -18,11 +18,11 @@ MIB = 1024 * 1024
         (Volume("gp2", size_gib=100), Workload("randread"), 300, 8, (4, 1)),  # clamped up to 4
         (Volume("io1", size_gib=1_280, iops=64_000), Workload("randread"), 64_000, 8, (64, 2)),
         (Volume("io2", size_gib=256, iops=256_000), Workload("randread"), 256_000, 8, (64, 4)),
-        (Volume("io2", size_gib=256, iops=256_000), Workload("randread"), 256_000, 1, (256, 1)),
-        (Volume("gp3", size_gib=500, iops=80_000), Workload("randread"), 80_000, 2, (80, 2)),
+        (Volume("io2", size_gib=256, iops=256_000), Workload("randread"), 256_000, 1, (64, 1)),
+        (Volume("gp3", size_gib=500, iops=80_000), Workload("randread"), 80_000, 2, (64, 2)),
     ],
 )
-def test_outstanding_ios_are_twice_littles_law_spread_over_jobs_above_64(
+def test_outstanding_ios_are_twice_littles_law_spread_over_jobs_at_most_64_each(
     volume: Volume, workload: Workload, iops: float, cpus: int, expected: tuple[int, int]
 ) -> None:
     assert default_queue_depth(volume, workload, iops, cpu_count=cpus) == expected
