@@ -48,6 +48,8 @@ class Ebsperf:
         self._volume: Volume | None = None
         self.verdicts: list[Verdict] = []
         self.notes: list[str] = []
+        #: Extra report-row fields (``plot``: the PNG of a time-based check).
+        self.row_extras: dict[str, Any] = {}
 
     # -- what is under test --------------------------------------------------------------
     @property
@@ -108,13 +110,15 @@ class Ebsperf:
                 # (5 instead of 4 for 1 MiB on Linux 6.18), and blk-throttle charges each bio:
                 # the emulated volume would count I/O unlike EBS. libaio splits exactly.
                 workload = workload.replace(engine="libaio")
-            iops, bps, _ = self.session.emulated_rates(target.volume, workload,
-                                                       target.emulated.exact_io_bytes)
-            target.emulated.set_rates(iops, bps)
+            # gp2/st1/sc1: the credit controller's burst or baseline limits for this workload
+            self.session.credits.pace(target, workload, self.session.emulated_rates)
             target.emulated.set_mix(workload.read_fraction)
         started = time.perf_counter()
-        result = self.session.runner.run(workload, target.path, readonly=not workload.writes,
-                                         prefix=target.prefix())
+        with self.session.credits.track(target, workload) as booked:  # the credit ledger
+            result = self.session.runner.run(workload, target.path,
+                                             readonly=not workload.writes,
+                                             prefix=target.prefix())
+            booked(result)
         self._record_measurement(workload, target, result, time.perf_counter() - started)
         return result
 
@@ -138,7 +142,7 @@ class Ebsperf:
         if credits is None:
             credits = self.volume.burst_balance_pct != 0
         return models.cap_expectation(claim, what, self.volume, workload, credits=credits,
-                                      metric=metric)
+                                      metric=metric, instance_limits=self.session.instance_limits)
 
     # -- checks --------------------------------------------------------------------------
     def check_cap(self, claim: str, what: str, workload: Workload, *, metric: str = "iops",
@@ -227,7 +231,7 @@ class Ebsperf:
         if volume.type not in ("gp2", "st1", "sc1"):
             return
         seconds = self.settings.runtime_s + self.settings.ramp_s
-        problem = models.burst_shortfall(volume, seconds)
+        problem = self.session.credits.burst_shortfall(volume, seconds)  # after earlier runs
         if problem:
             pytest.skip(problem)
         if volume.burst_balance_pct is None and models.has_burst(volume):
@@ -244,6 +248,35 @@ class Ebsperf:
                     f"CloudWatch BurstBalance reads 0 (draining this {volume.label()} at "
                     f"burst takes about {drain:,.0f} s; the credit suite does it with "
                     "--ebsperf-long).")
+
+    # -- burst credits over time (gp2, st1, sc1; pytest_ebsperf.credits) ------------------
+    def check_burst_duration(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """TIME: run ``workload`` at burst level until the bucket is empty and judge when the
+        knee came against balance / (burst - baseline). Skips with the duration when that
+        is more than a few minutes, unless ``--ebsperf-long``."""
+        return self._credit_check("burst_duration", claim, what, workload)
+
+    def check_baseline_after_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """CAP at the baseline once the bucket is empty (drained first when needed)."""
+        return self._credit_check("baseline_after_knee", claim, what, workload)
+
+    def check_refill(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """TIME: idle N seconds on an empty bucket; the burst then lasts N x baseline /
+        (burst - baseline)."""
+        return self._credit_check("refill", claim, what, workload)
+
+    def check_no_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """A volume whose baseline reaches its burst level holds it with no knee."""
+        return self._credit_check("no_knee", claim, what, workload)
+
+    def _credit_check(self, name: str, claim: str, what: str, workload: Workload) -> Verdict:
+        from pytest_ebsperf.credits.checks import CreditChecks, NotApplicable
+
+        try:
+            found: Verdict = getattr(CreditChecks(self), name)(claim, what, workload)
+        except NotApplicable as exc:
+            pytest.skip(str(exc))
+        return found
 
     # -- outcome -------------------------------------------------------------------------
     def conclude(self, found: Verdict, workload: Workload, result: FioResult,
@@ -266,6 +299,7 @@ class Ebsperf:
                                       fio_summary=summary)
         if self.notes:
             row["notes"] = list(self.notes)
+        row.update(self.row_extras)
         self.item.user_properties.append((ROW_KEY, row))
         self.item.config.hook.pytest_ebsperf_verdict(verdict=found, item=self.item)
         if found.outcome is Outcome.FAIL:

@@ -125,15 +125,16 @@ def ebsperf_session(pytestconfig: pytest.Config) -> EbsperfSession:
 
 
 @pytest.fixture
-def ebsperf(request: pytest.FixtureRequest, ebsperf_session: EbsperfSession
-            ) -> Iterator[Ebsperf]:
+def ebsperf(request: pytest.FixtureRequest, ebsperf_session: EbsperfSession,
+            ebsperf_provisioned: object) -> Iterator[Ebsperf]:
     """Run fio on the volume under test and judge documented claims.
 
     ``ebsperf.workload(pattern, bs)`` builds a job with a queue depth chosen so the volume is
     the bottleneck; ``check_cap`` / ``check_floor`` / ``check_rel`` / ``check_sweep`` /
     ``record_info`` run it, judge it, add a row to the report and pass, fail (with the claim,
     expected, measured and binding limit) or skip. The suite's volume type comes from
-    ``pytest.mark.ebsperf(volume_type=...)``.
+    ``pytest.mark.ebsperf(volume_type=...)``. With ``--ebsperf-provision`` each test runs once
+    per provisioned volume (see ``ebsperf_provisioned``).
     """
     marker_kwargs: dict[str, Any] = {}
     for marker in reversed(list(request.node.iter_markers("ebsperf"))):

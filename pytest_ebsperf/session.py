@@ -8,15 +8,19 @@ errors or skips.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf import models
-from pytest_ebsperf.errors import ConfigError, VolumeSpecError
+from pytest_ebsperf.errors import ConfigError, EbsperfError, VolumeSpecError
 from pytest_ebsperf.settings import Settings
 from pytest_ebsperf.volume import DEFAULT, EMULATED, GIVEN, VOLUME_TYPES, Volume
 
 if TYPE_CHECKING:
+    from pytest_ebsperf.aws import Discovery
+    from pytest_ebsperf.credits.book import CreditBook
     from pytest_ebsperf.emulate import EmulatedDevice
     from pytest_ebsperf.fio.runner import FioRunner
     from pytest_ebsperf.fio.workload import Workload
@@ -62,6 +66,20 @@ class Target:
         return self.emulated.argv_prefix() if self.emulated else []
 
 
+@dataclass(frozen=True)
+class FoundVolume:
+    """A volume AWS described: discovered behind ``--device``, or provisioned for the run.
+
+    ``origin`` says where it came from in messages; ``skip_reason`` is why measuring it now
+    would be meaningless (still initializing from its snapshot), else None.
+    """
+
+    volume: Volume
+    path: str
+    origin: str
+    skip_reason: str | None = None
+
+
 @dataclass
 class EbsperfSession:
     """Everything the checks of one pytest run share."""
@@ -71,6 +89,32 @@ class EbsperfSession:
     _runner: FioRunner | None = None
     _targets: dict[tuple[Volume, str], Target] = field(default_factory=dict)
     _reports: dict[str, DeviceReport] = field(default_factory=dict)
+    #: The volume(s) under test as plain JSON-friendly data, for reports and result files:
+    #: ``volumes`` (per device each fact with its source: given, discovered, default, and
+    #: notes), ``discovery`` (status, error, what AWS said), ``initialization`` and
+    #: ``provisioning`` (cost, sweep, clean-up) when they apply.
+    facts: dict[str, Any] = field(default_factory=dict)
+    #: The instance's EBS-optimized limits from DescribeInstanceTypes; when set, the models
+    #: use them instead of the built-in instance table.
+    instance_limits: models.EbsLimits | None = None
+    #: The volume under test when AWS described it; None when the options describe it.
+    found: FoundVolume | None = None
+    #: Everything discovery learnt (:class:`pytest_ebsperf.aws.Discovery`), when it ran.
+    discovery: Discovery | None = None
+    #: Read every block of a volume that is not fully initialized before measuring it.
+    initialize: bool = False
+    #: Keyword arguments for :func:`pytest_ebsperf.aws.discover` (``sysfs_root``, ``dev_root``).
+    aws_options: dict[str, Any] = field(default_factory=dict)
+    _credits: CreditBook | None = None
+
+    @property
+    def credits(self) -> CreditBook:
+        """Burst-credit ledgers of the volumes and bucket controllers of emulated devices."""
+        if self._credits is None:
+            from pytest_ebsperf.credits.book import CreditBook
+
+            self._credits = CreditBook(self.settings)
+        return self._credits
 
     # -- fio -----------------------------------------------------------------------------
     @property
@@ -98,6 +142,8 @@ class EbsperfSession:
             check_emulation_available()
             sweep_stale()
             return
+        if self.settings.provision:
+            return  # each provisioned volume's device is checked when it is attached
         if not self.settings.device:
             raise ConfigError(
                 "No device to check: pass --device=PATH (the block device under test, e.g. "
@@ -106,13 +152,15 @@ class EbsperfSession:
         self.device_report(self.settings.device)
         if self.settings.reference_device:
             self.device_report(self.settings.reference_device)
-        if self.settings.volume_type is None:
+        self.discover()
+        if self.settings.volume_type is None and self.found is None:
             raise ConfigError(
                 f"The volume type of {self.settings.device} is unknown: pass --volume-type "
                 f"({', '.join(VOLUME_TYPES)}) with --volume-size and, for gp3/io1/io2, "
-                "--volume-iops."
+                f"--volume-iops.{self._discovery_hint()}"
             )
-        self.volume_for(None)  # a volume AWS would not accept stops the run here
+        if self.found is None:
+            self._record_given_volume()
 
     def device_report(self, path: str) -> DeviceReport:
         if path not in self._reports:
@@ -128,6 +176,8 @@ class EbsperfSession:
         Raises :class:`SuiteMismatch` when the suite does not apply (its reason is a skip
         reason) and VolumeSpecError when the options describe no valid volume.
         """
+        if self.found is not None or self.settings.provision:
+            return self._found_for(suite_type)
         s = self.settings
         vtype = s.volume_type or suite_type or ANY_TYPE_DEFAULT
         if suite_type and vtype != suite_type:
@@ -170,6 +220,138 @@ class EbsperfSession:
             provenance["device"] = EMULATED
         return base.replace(provenance=provenance, **changes)
 
+    def _record_given_volume(self) -> None:
+        try:
+            volume = self.volume_for(None)  # a volume AWS would not accept stops the run here
+        except VolumeSpecError as exc:
+            raise VolumeSpecError(f"{exc}{self._discovery_hint()}") from None
+        notes = [self.facts["discovery"]["error"]] if "error" in self.facts["discovery"] else []
+        self.record_volume(str(self.settings.device), volume, notes)
+
+    # -- discovery and provisioning (pytest_ebsperf.aws; boto3 only when AWS is asked) ----
+    def missing_facts(self) -> tuple[str, ...]:
+        """The options whose values discovery would find (``--volume-type``, ...)."""
+        s = self.settings
+        wanted: dict[str, object] = {"--volume-type": s.volume_type,
+                                     "--instance-type": s.instance_type}
+        if s.volume_type != "instance-store":
+            wanted["--volume-size"] = s.volume_size
+        if s.volume_type in (None, "gp3", "io1", "io2"):
+            wanted["--volume-iops"] = s.volume_iops
+        if s.volume_type in (None, "gp3"):
+            wanted["--volume-throughput"] = s.volume_throughput
+        return tuple(flag for flag, value in wanted.items() if value is None)
+
+    def given_volume(self) -> Volume:
+        """The facts the options give, each marked GIVEN so that discovery keeps them."""
+        s = self.settings
+        values: dict[str, Any] = {
+            "size_gib": s.volume_size, "iops": s.volume_iops,
+            "throughput_mibps": s.volume_throughput, "instance_type": s.instance_type,
+            "burst_balance_pct": s.burst_balance,
+        }  # fmt: skip
+        given = {name: value for name, value in values.items() if value is not None}
+        provenance = dict.fromkeys([*given, *(["type"] if s.volume_type else [])], GIVEN)
+        return Volume(s.volume_type or "", provenance=provenance, **given)
+
+    def discover(self) -> None:
+        """Ask AWS what ``--device`` is when facts are missing; a failure is kept as a
+        sentence (:meth:`_discovery_hint`) for the error the missing facts then cause."""
+        s, missing = self.settings, self.missing_facts()
+        info: dict[str, Any] = {"missing": list(missing)}
+        self.facts["discovery"] = info
+        if s.no_discovery or not missing or s.host not in ("", "local://"):
+            info["status"] = ("off (--ebsperf-no-discovery)" if s.no_discovery else
+                              "not needed: every fact was given" if not missing else
+                              f"not tried: fio runs on {s.host}, discovery reads local devices")
+            return
+        from pytest_ebsperf import aws
+
+        try:
+            found = aws.discover(str(s.device), given=self.given_volume(), **self.aws_options)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a sentence, not a trace
+            info["status"] = "failed"
+            info["error"] = str(exc) if isinstance(exc, EbsperfError) else (
+                f"AWS discovery failed ({type(exc).__name__}: {exc}).")
+            return
+        volume = models.validate(found.volume)
+        self.discovery, info["status"], info["aws"] = found, "discovered", found.as_dict()
+        if found.ebs_limits is not None:
+            self.instance_limits = models.as_ebs_limits(found.ebs_limits)
+        origin = f"discovered from AWS: {found.volume_id or found.device.path}"
+        reason = self._initialization_reason(found, volume)
+        self.found = FoundVolume(volume, str(s.device), origin, reason)
+        self.record_volume(str(s.device), volume, found.notes)
+
+    def _initialization_reason(self, found: Discovery, volume: Volume) -> str | None:
+        """The skip reason of a volume still initializing, with what the opt-in read costs."""
+        from pytest_ebsperf.aws import initialization_read_estimate_s
+        from pytest_ebsperf.aws.pricing import duration
+
+        state, reason = found.initialization, found.skip_reason
+        if state is None or reason is None or volume.type == "instance-store":
+            return None
+        rate = models.volume_caps(volume).throughput_bps
+        if self.instance_limits is not None:
+            rate = min(rate, self.instance_limits.bytes_per_s())
+        seconds = initialization_read_estimate_s(
+            volume.size_gib or 0, rate / 2**20, progress_pct=state.progress_pct)
+        self.facts["initialization"] = {"state": state.label(), "skip_reason": reason,
+                                        "read_estimate_s": round(seconds), "read_s": None}
+        return (f"{reason.rstrip('.')} (--ebsperf-initialize; reading it takes at least "
+                f"{duration(seconds)} at {rate / 2**20:,.0f} MiB/s).")
+
+    def _discovery_hint(self) -> str:
+        info = self.facts.get("discovery", {})
+        if "error" in info:
+            return f" Discovery could not tell: {info['error']}"
+        return " (Discovery is off: --ebsperf-no-discovery.)" if self.settings.no_discovery else ""
+
+    def record_volume(self, path: str, volume: Volume, notes: Sequence[str] = (),
+                      **extra: Any) -> None:
+        """Add ``volume`` on ``path`` to :attr:`facts` (each fact with where it came from)."""
+        entry = {"device": path, "label": volume.label(), "facts": volume_facts(volume),
+                 "notes": list(notes), **extra}
+        self.facts.setdefault("volumes", []).append(entry)
+
+    def use_volume(self, found: FoundVolume | None) -> None:
+        """Make ``found`` the volume under test (None: none); forgets the previous one's
+        device state, since a later volume may appear under the same path."""
+        if self.found is not None:
+            old = self.found.path
+            self._reports.pop(old, None)
+            self._targets = {k: t for k, t in self._targets.items() if t.path != old}
+        self.found = found
+
+    def _found_for(self, suite_type: str | None) -> Volume:
+        found = self.found
+        if found is None:
+            raise SuiteMismatch("no provisioned volume is attached for this check.")
+        if suite_type and found.volume.type != suite_type:
+            raise SuiteMismatch(f"this suite checks {suite_type} volumes; the volume under "
+                                f"test is {found.volume.type} ({found.origin}).")
+        if found.skip_reason is not None:
+            if not self.initialize or self.facts["initialization"].get("error"):
+                raise SuiteMismatch(found.skip_reason)
+            self._initialization_read(found)
+        return found.volume
+
+    def _initialization_read(self, found: FoundVolume) -> None:
+        """AWS's documented read of every block (B-INIT), once, before the first check."""
+        from pytest_ebsperf.aws import initialization_read_argv
+
+        started = time.monotonic()
+        done = self.runner.host.run(initialization_read_argv(found.path, fio=self.runner.fio))
+        if done.rc != 0:
+            said = (done.stderr.strip() or done.stdout.strip())[:200]
+            reason = (f"the initialization read of {found.path} failed (fio exit status "
+                      f"{done.rc}: {said}); the volume is still not fully initialized.")
+            self.found = replace(found, skip_reason=reason)
+            self.facts["initialization"]["error"] = reason
+            raise SuiteMismatch(reason)
+        self.found = replace(found, skip_reason=None)
+        self.facts["initialization"]["read_s"] = round(time.monotonic() - started, 1)
+
     # -- devices -------------------------------------------------------------------------
     def target_for(self, volume: Volume, role: str = "device") -> Target:
         """The device (emulated or given) for ``volume``; ``role`` "reference" for the twin."""
@@ -182,6 +364,9 @@ class EbsperfSession:
         if self.settings.emulate:
             device = self._start_emulated(volume)
             return Target(device.path, volume, emulated=device, role=role)
+        if role == "device" and self.found is not None:
+            found = self.found.path
+            return Target(found, volume, report=self.device_report(found), role=role)
         path = self.settings.device if role == "device" else self.settings.reference_device
         if not path:
             raise SuiteMismatch("this check compares two devices: pass "
@@ -195,6 +380,11 @@ class EbsperfSession:
         device = EmulatedDevice(size_bytes=EMULATED_DEVICE_BYTES, iops=iops, bps=bps,
                                 io_unit_bytes=unit, name=f"ebsperf-{volume.type}")
         device.start()
+        try:
+            self.credits.attach(volume, device, self.emulated_rates)  # gp2/st1/sc1 bucket
+        except BaseException:
+            device.close()
+            raise
         return device
 
     def emulated_rates(self, volume: Volume, workload: Workload | None = None,
@@ -215,7 +405,8 @@ class EbsperfSession:
         credits = volume.burst_balance_pct != 0
         caps = models.volume_caps(volume, credits=credits)
         iops, bps = caps.iops, caps.throughput_bps
-        limits = models.ebs_limits(volume.instance_type) if volume.instance_type else None
+        limits = self.instance_limits or (
+            models.ebs_limits(volume.instance_type) if volume.instance_type else None)
         if limits is not None:
             iops = min(iops, limits.max_iops)
             bps = min(bps, limits.max_mbps * 1e6)
@@ -230,12 +421,15 @@ class EbsperfSession:
         # on buffer layout, and blk-throttle charges each bio. So pace by bytes: the I/O rate
         # EBS allows at this block size times the block size; the IOPS limit leaves room for
         # the worst-case split and only binds if the split is worse than that.
-        rate = models.cap_expectation("", "", volume, workload, credits=credits).value
+        rate = models.cap_expectation("", "", volume, workload, credits=credits,
+                                      instance_limits=self.instance_limits).value
         pieces = -(-workload.bs // exact_io_bytes)
         return rate * pieces, rate * workload.bs
 
     def close(self) -> None:
         """Remove every emulated device; safe to call twice."""
+        if self._credits is not None:
+            self._credits.close()  # stop the bucket threads before their devices go
         for target in list(self._targets.values()):
             if target.emulated is not None:
                 target.emulated.close()
@@ -246,4 +440,13 @@ class SuiteMismatch(Exception):
     """The suite or check does not apply to the volume under test (a skip, with this reason)."""
 
 
-__all__ = ["EMULATED_DEFAULTS", "EbsperfSession", "SuiteMismatch", "Target", "VolumeSpecError"]
+def volume_facts(volume: Volume) -> dict[str, dict[str, Any]]:
+    """Each known fact of ``volume`` with where it came from (``given``, ``discovered``...)."""
+    data = volume.as_dict()
+    provenance = data.pop("provenance")
+    return {name: {"value": value, "source": provenance.get(name, DEFAULT)}
+            for name, value in data.items() if value is not None or name in provenance}
+
+
+__all__ = ["EMULATED_DEFAULTS", "EbsperfSession", "FoundVolume", "SuiteMismatch", "Target",
+           "VolumeSpecError", "volume_facts"]

@@ -73,6 +73,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("emulate_factor", "--emulate-factor", None, "EBSPERF_EMULATE_FACTOR", "float",
            "FACTOR", "make the emulated volume deliver this fraction of its documented "
            "performance (0.75 shows what a failing volume looks like).", 1.0),
+    Option("emulate_timescale", "--emulate-timescale", None, "EBSPERF_EMULATE_TIMESCALE", "str",
+           "N", "shrink emulated burst buckets N times (rates unchanged) so a 2,000 s knee "
+           "comes after 2,000/N s; the model's times shrink alike. 'auto' makes a full "
+           "bucket last about 20 s.", "auto"),
+    Option("plots", "--ebsperf-plots", "ebsperf_plots", "EBSPERF_PLOTS", "str", "DIR",
+           "where pictures go: time-based credit checks always save their PNG (per-second "
+           "series, model, knee) there; 'none' saves none.", "ebsperf-results/plots"),
     Option("iodepth", "--ebsperf-iodepth", "ebsperf_iodepth", "EBSPERF_IODEPTH", "int", "N",
            "fio iodepth per job. Default: chosen from the expected rate (Little's law)."),
     Option("numjobs", "--ebsperf-numjobs", "ebsperf_numjobs", "EBSPERF_NUMJOBS", "int", "N",
@@ -86,6 +93,16 @@ OPTIONS: tuple[Option, ...] = (
     Option("strict", "--ebsperf-strict", "ebsperf_strict", "EBSPERF_STRICT", "bool", None,
            "fail inconclusive checks (load-generator or queue-depth bound) instead of "
            "skipping them.", False),
+    Option("provision", "--ebsperf-provision", "ebsperf_provision", "EBSPERF_PROVISION", "str",
+           "SPEC", "create EBS volumes for this instance, run the suites once on each and "
+           "delete them: type:size[:iops[:throughput]], comma-separated (gp3:100,io1:200:4000). "
+           "Needs EC2 and the IAM policy in docs/aws-iam-policy.md."),
+    Option("max_cost", "--ebsperf-max-cost", "ebsperf_max_cost", "EBSPERF_MAX_COST", "float",
+           "USD", "refuse to provision when the run's estimated cost is above this many US "
+           "dollars.", 1.0),
+    Option("no_discovery", "--ebsperf-no-discovery", "ebsperf_no_discovery",
+           "EBSPERF_NO_DISCOVERY", "bool", None, "never call AWS: volume facts that are not "
+           "given are not discovered from EC2 metadata and the API.", False),
 )
 
 OPTIONS_BY_DEST: dict[str, Option] = {o.dest: o for o in OPTIONS}
@@ -114,12 +131,17 @@ class Settings:
     long: bool = False
     emulate: bool = False
     emulate_factor: float = 1.0
+    emulate_timescale: str = "auto"
+    plots: str = "ebsperf-results/plots"
     iodepth: int | None = None
     numjobs: int | None = None
     engine: str = "auto"
     fio: str = "fio"
     host: str = "local://"
     strict: bool = False
+    provision: str | None = None
+    max_cost: float = 1.0
+    no_discovery: bool = False
     origin: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @property

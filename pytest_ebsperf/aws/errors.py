@@ -121,7 +121,7 @@ class CleanupError(ProvisioningError):
 
 
 class CostLimitError(ConfigError):
-    """The estimated cost of a provisioned run is above ``--max-cost``."""
+    """The estimated cost of a provisioned run is above ``--ebsperf-max-cost``."""
 
 
 class ProvisionSpecError(VolumeSpecError):

@@ -115,5 +115,6 @@ def _rates(documents: Iterable[str]) -> Iterable[tuple[str, str, float]]:
 
 
 def _short(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
+    # One line: the reason ends up inside a sentence (an HTML error page has many).
+    text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= 160 else text[:157] + "..."
