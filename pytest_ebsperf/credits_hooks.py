@@ -1,3 +1,101 @@
-"""pytest hooks of one feature, loaded by pytest_ebsperf.plugin through pytest_plugins."""
+"""pytest hooks of the burst-credit checks: testing-aid options, plots directory, progress line.
+
+``--emulate-timescale`` and ``--ebsperf-plots`` live in :mod:`pytest_ebsperf.settings` (with
+their environment variables; pictures are saved through :mod:`pytest_ebsperf.plots`). The two
+testing aids that only shape an *emulated* bucket are read here.
+"""
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ebsperf.errors import EbsperfError
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ebsperf")
+    group.addoption(
+        "--emulate-bucket-factor", dest="ebsperf_emulate_bucket_factor", metavar="FACTOR",
+        type=float, default=None,
+        help="testing aid: give the emulated burst bucket this share of the credits the model "
+             "says it holds (0.7: a bucket 30 %% smaller than claimed, which the burst-"
+             "duration check must catch). Default: 1.")
+    group.addoption(
+        "--emulate-burst-balance", dest="ebsperf_emulate_burst_balance", metavar="PERCENT",
+        type=float, default=None,
+        help="testing aid: start the emulated bucket at this balance while the model goes by "
+             "--burst-balance (or a full bucket): 0 shows an empty bucket the model did not "
+             "expect. Default: --burst-balance, else 100.")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    from pytest_ebsperf.plugin import STATE_KEY
+
+    state = config.stash.get(STATE_KEY, None)
+    if state is None:
+        return
+    try:
+        state.session.credits.configure(
+            bucket_factor=config.getoption("ebsperf_emulate_bucket_factor"),
+            start_pct=config.getoption("ebsperf_emulate_burst_balance"),
+            plots_dir=_plots_dir(config),
+            progress=_progress_writer(config))
+    except EbsperfError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _plots_dir(config: pytest.Config) -> Path | None:
+    """``--ebsperf-plots`` (default ``ebsperf-results/plots``; None with ``none``): a knee is
+    hard to judge from numbers alone, so time-based checks always draw theirs."""
+    from pytest_ebsperf import plots
+
+    return plots.plot_dir(config)
+
+
+def _progress_writer(config: pytest.Config) -> TerminalProgress | None:
+    """pytest's terminal writer, unless quiet, an xdist worker or not a terminal (CI logs)."""
+    if config.get_verbosity() < 0 or hasattr(config, "workerinput"):
+        return None
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    # Captured output is suspended between tests, so stdout is the real one here.
+    if reporter is None or not sys.stdout.isatty():
+        return None
+    return TerminalProgress(config.get_terminal_writer(),
+                            config.pluginmanager.get_plugin("capturemanager"))
+
+
+class TerminalProgress:
+    """Writes the progress line in place on pytest's terminal, from the monitor's thread.
+
+    Output capture is suspended around each write, as pytest's own live logging does, so the
+    line reaches the terminal while a test runs.
+    """
+
+    def __init__(self, writer: Any, capture: Any) -> None:
+        self.writer, self.capture = writer, capture
+        self._width = 0
+
+    def _write(self, text: str) -> None:
+        if self.capture is not None:
+            with self.capture.global_and_fixture_disabled():
+                self.writer.write(text, flush=True)
+        else:
+            self.writer.write(text, flush=True)
+
+    def update(self, line: str) -> None:
+        """Replace the line (the first one starts below pytest's own test line)."""
+        lead = "\n" if self._width == 0 else "\r"
+        padding = max(0, self._width - len(line))  # blank what a longer line left
+        self._width = len(line)
+        self._write(f"{lead}{line}{' ' * padding}")
+
+    def finish(self) -> None:
+        """Keep the last line and move on, so pytest's outcome starts a line of its own."""
+        if self._width:
+            self._write("\n")
+        self._width = 0

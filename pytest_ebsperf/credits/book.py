@@ -1,0 +1,257 @@
+"""Credit state of one pytest run: a ledger per volume, a bucket controller per emulated device.
+
+The session owns one :class:`CreditBook`. It decides the time scale of emulated volumes,
+starts and stops their :class:`~pytest_ebsperf.credits.controller.CreditController`, sets
+their limits before each fio run, books every run in the volume's
+:class:`~pytest_ebsperf.credits.ledger.CreditLedger`, and answers "are there credits for a
+burst-level check?" from that ledger rather than from the starting balance alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_ebsperf.credits.controller import (
+    RESUME_BURST_S,
+    Bucket,
+    CgroupCounter,
+    CreditController,
+    IoHint,
+    hdd_cost,
+    ssd_cost,
+)
+from pytest_ebsperf.credits.ledger import (
+    CreditLedger,
+    balance_origin,
+    run_credit_rates,
+    scaled_plan,
+)
+from pytest_ebsperf.credits.progress import ProgressWriter
+from pytest_ebsperf.errors import ConfigError
+from pytest_ebsperf.models.credits import burst_shortfall, has_burst
+from pytest_ebsperf.volume import Volume
+
+if TYPE_CHECKING:
+    from pytest_ebsperf.emulate import EmulatedDevice
+    from pytest_ebsperf.fio.result import FioResult
+    from pytest_ebsperf.fio.workload import Workload
+    from pytest_ebsperf.session import Target
+    from pytest_ebsperf.settings import Settings
+
+#: ``--emulate-timescale=auto`` shrinks a full bucket so its burst lasts about this long.
+AUTO_BURST_S = 20.0
+#: Headroom on the IOPS limit of large, split HDD I/Os (see CreditBook.pace).
+HDD_SPLIT_HEADROOM = 1.5
+#: Credit types: volumes whose bucket the plugin tracks and emulates.
+CREDIT_TYPES = frozenset({"gp2", "st1", "sc1"})
+
+if TYPE_CHECKING:
+    EmulatedRates = Callable[..., tuple[float | None, float | None, int]]
+
+
+def parse_timescale(text: str, where: str = "--emulate-timescale") -> float | None:
+    """``"auto"`` -> None, ``"100"`` -> 100.0; anything else is a sentence (ConfigError)."""
+    value = text.strip().lower()
+    if value in ("", "auto"):
+        return None
+    try:
+        scale = float(value)
+    except ValueError:
+        scale = math.nan
+    if not math.isfinite(scale) or scale < 1:
+        raise ConfigError(f"{text!r} is not a time scale for {where}: give 'auto' or a number "
+                          "of 1 or more (100 turns a 2,000 s burst into 20 s).")
+    return scale
+
+
+def auto_timescale(volume: Volume) -> float:
+    """The scale that makes a full bucket's burst last :data:`AUTO_BURST_S` (1 without one).
+
+    A volume that never drains (gp2 of 1,000 GiB or more) is scaled by the time its full
+    bucket would last if it paid for every I/O, which is how long its no-knee check watches.
+    """
+    plan = scaled_plan(volume, balance_pct=100.0)
+    if plan is None:
+        return 1.0
+    full = plan.burst_s if math.isfinite(plan.burst_s) else (
+        plan.capacity / max(plan.burst_rate, plan.earn_rate))
+    return max(1.0, full / AUTO_BURST_S)
+
+
+class CreditBook:
+    """Ledgers and controllers of one run; ``clock`` is injectable for tests."""
+
+    def __init__(self, settings: Settings, clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings, self.clock = settings, clock
+        self.timescale_setting = parse_timescale(settings.emulate_timescale)
+        if self.timescale_setting is not None and not settings.emulate:
+            raise ConfigError("--emulate-timescale only applies with --emulate (a real volume's "
+                              "credits run on real time).")
+        #: Testing aid: the emulated bucket holds this share of what the model says.
+        self.bucket_factor = 1.0
+        #: Testing aid: the emulated bucket's starting balance (default: --burst-balance).
+        self.emulated_start_pct: float | None = None
+        #: Where time-based checks save their PNG (None: no plots).
+        self.plots_dir: Path | None = None
+        #: Where progress lines go (None: nowhere).
+        self.progress: ProgressWriter | None = None
+        self._ledgers: dict[tuple[Volume, str], CreditLedger] = {}
+        self._controllers: dict[int, CreditController] = {}
+
+    def configure(self, *, bucket_factor: float | None = None, start_pct: float | None = None,
+                  plots_dir: Path | None = None, progress: ProgressWriter | None = None) -> None:
+        """Apply the options that do not live in Settings; ConfigError on bad values."""
+        if (bucket_factor is not None or start_pct is not None) and not self.settings.emulate:
+            raise ConfigError("--emulate-bucket-factor and --emulate-burst-balance only apply "
+                              "with --emulate: they change the emulated bucket, not a volume.")
+        if bucket_factor is not None:
+            if not math.isfinite(bucket_factor) or bucket_factor <= 0:
+                raise ConfigError(f"--emulate-bucket-factor must be a positive number, got "
+                                  f"{bucket_factor:g} (0.7 gives a bucket 30 % smaller than "
+                                  "the model's).")
+            self.bucket_factor = bucket_factor
+        if start_pct is not None:
+            if not 0 <= start_pct <= 100:
+                raise ConfigError(f"--emulate-burst-balance is a percentage (0-100), got "
+                                  f"{start_pct:g}.")
+            self.emulated_start_pct = start_pct
+        self.plots_dir, self.progress = plots_dir, progress
+
+    # -- time scale and ledgers ----------------------------------------------------------
+    def timescale(self, volume: Volume) -> float:
+        """1 on a real volume; on an emulated one the given or automatic scale."""
+        if not self.settings.emulate:
+            return 1.0
+        if self.timescale_setting is not None:
+            return self.timescale_setting
+        return auto_timescale(volume)
+
+    def ledger(self, volume: Volume, role: str = "device") -> CreditLedger | None:
+        """The volume's ledger (made on first use), or None for types without a bucket."""
+        key = (volume, role)
+        if key not in self._ledgers:
+            plan = scaled_plan(volume, self.timescale(volume))
+            if plan is None or volume.type not in CREDIT_TYPES:
+                return None
+            self._ledgers[key] = CreditLedger.start(plan, self.clock(), balance_origin(volume))
+        return self._ledgers[key]
+
+    def burst_shortfall(self, volume: Volume, seconds: float) -> str | None:
+        """Like :func:`pytest_ebsperf.models.burst_shortfall`, from the credits left *now*
+        (earlier checks spent some, idle time earned some) in the emulated bucket's scale."""
+        ledger = self.ledger(volume)
+        if ledger is None or ledger.plan.drain_rate == 0:
+            return None
+        if ledger.runs == 0 and self.timescale(volume) == 1.0:
+            return burst_shortfall(volume, seconds)
+        now = self.clock()
+        need, left = ledger.plan.credits_needed(seconds), ledger.at(now)
+        if need <= left:
+            return None
+        wait = (need - left) / ledger.plan.earn_rate
+        return (f"a {seconds:,.0f} s check at burst level needs {need:,.0f} "
+                f"{ledger.plan.unit} but this {volume.label()} has about "
+                f"{ledger.describe(now)}; leave it idle for about {wait:,.0f} s to earn the "
+                "rest.")
+
+    # -- emulated devices ----------------------------------------------------------------
+    def attach(self, volume: Volume, device: EmulatedDevice, rates: EmulatedRates) -> None:
+        """Start the bucket of a freshly started emulated ``device`` (no-op for volumes
+        without one). ``rates`` is the session's ``emulated_rates``."""
+        ledger = self.ledger(volume)
+        if ledger is None or not has_burst(volume):
+            return
+        if ledger.runs == 0:
+            ledger.updated_at = self.clock()  # the emulated bucket is born with the device
+        controller = self._make_controller(volume, device, rates, ledger.plan.unit)
+        self._controllers[id(device)] = controller
+        controller.start()
+
+    def _make_controller(self, volume: Volume, device: EmulatedDevice, rates: EmulatedRates,
+                         unit: str) -> CreditController:
+        plan = scaled_plan(volume, self.timescale(volume), balance_pct=100.0)
+        assert plan is not None  # attach() checked the volume has a bucket
+        factor = self.settings.emulate_factor
+        capacity = plan.capacity * self.bucket_factor
+        pct = self.emulated_start_pct
+        if pct is None:
+            pct = 100.0 if volume.burst_balance_pct is None else volume.burst_balance_pct
+        bucket = Bucket(capacity, capacity * pct / 100.0, plan.earn_rate * factor,
+                        resume_credits=plan.drain_rate * factor * RESUME_BURST_S)
+        counter = CgroupCounter(device.cgroup_path, device.cgroup_version, device.major_minor)
+
+        def default_rates(credits: bool) -> tuple[float | None, float | None]:
+            iops, bps, _ = rates(volume.replace(burst_balance_pct=100.0 if credits else 0.0))
+            return iops, bps
+
+        return CreditController(device, counter, bucket, default_rates,
+                                cost=hdd_cost if volume.is_hdd else ssd_cost,
+                                exact_io_bytes=device.exact_io_bytes, unit=unit)
+
+    def controller(self, device: EmulatedDevice | None) -> CreditController | None:
+        """The bucket controller of ``device``, if it has one."""
+        return None if device is None else self._controllers.get(id(device))
+
+    def pace(self, target: Target, workload: Workload, rates: EmulatedRates) -> None:
+        """Set an emulated target's kernel limits for ``workload``: the controller's burst
+        or baseline limits when its volume has a bucket, the volume's own otherwise."""
+        device = target.emulated
+        if device is None:
+            return
+        exact = device.exact_io_bytes
+        controller = self.controller(device)
+        if controller is None:
+            iops, bps, _ = rates(target.volume, workload, exact)
+            device.set_rates(iops, bps)
+            return
+
+        split = target.volume.is_hdd and workload.bs > exact
+
+        def for_state(credits: bool) -> tuple[float | None, float | None]:
+            volume = target.volume.replace(burst_balance_pct=100.0 if credits else 0.0)
+            iops, bps, _ = rates(volume, workload, exact)
+            if split and iops is not None:
+                # Large HDD I/Os are paced by bytes/s; when the IOPS limit for the split
+                # pieces binds at the same moment, blk-throttle loses about a sixth of the
+                # rate (measured: 20.2 of 24 MiB/s for 1 MiB reads at 48 IOPS + 24 MiB/s,
+                # 24.0 with 60 IOPS). Headroom keeps bytes/s the only binding limit.
+                iops *= HDD_SPLIT_HEADROOM
+            return iops, bps
+
+        controller.use_rates(for_state, IoHint(workload.bs, sequential=not workload.is_random))
+
+    @contextlib.contextmanager
+    def track(self, target: Target, workload: Workload) -> Iterator[Callable[[FioResult], None]]:
+        """Book the run inside the ``with`` in the volume's ledger; call the yielded function
+        with the result. A run that raised leaves a note: its credits are unknown."""
+        ledger = self.ledger(target.volume, target.role)
+        start = self.clock()
+        done = False
+
+        def finished(result: FioResult) -> None:
+            nonlocal done
+            done = True
+            if ledger is not None:
+                series = result.series.get("total_iops")
+                values = series.values if series is not None else ()
+                total = result.read.total_ios + result.write.total_ios
+                ledger.charge(start, run_credit_rates(target.volume, workload, values, total),
+                              1.0)
+
+        try:
+            yield finished
+        finally:
+            if ledger is not None and not done:
+                ledger.notes.append("a fio run failed part-way: the credits it spent are "
+                                    "unknown, so the balance estimate is too high")
+
+    def close(self) -> None:
+        """Stop every controller (before their devices go away); safe to call twice."""
+        for controller in list(self._controllers.values()):
+            controller.close()
+        self._controllers.clear()

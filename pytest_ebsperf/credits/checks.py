@@ -1,0 +1,430 @@
+"""The time-based credit checks behind ``ebsperf.check_burst_duration`` and friends.
+
+Each check asks the model, before it starts, how long it will take on this volume (from
+the credits the ledger says are left), skips with that duration unless ``--ebsperf-long``
+when that is more than a few minutes, runs one time-based fio job whose runtime comes from
+the model plus a margin, finds the knee in the per-second series, judges it, draws it and
+books what it learned about the bucket (empty after a knee) in the ledger.
+
+This module does not import pytest: a check that does not apply raises
+:class:`NotApplicable` (the caller skips), and verdicts go through the handle's ``conclude``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import os
+import statistics
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from pytest_ebsperf import models, verdict
+from pytest_ebsperf.credits.book import CreditBook
+from pytest_ebsperf.credits.judge import (
+    Levels,
+    Timing,
+    first_settled_s,
+    judge_knee_time,
+    model_curve,
+    trim_result,
+)
+from pytest_ebsperf.credits.knee import Knee, excess_integral, find_knee
+from pytest_ebsperf.credits.ledger import CreditLedger, credit_cost_per_io
+from pytest_ebsperf.credits.plot import KneePlot, plot_path, save_plot
+from pytest_ebsperf.credits.progress import (
+    Counter,
+    Forecast,
+    ProgressMonitor,
+    block_stat_path,
+    parse_block_stat,
+)
+from pytest_ebsperf.fio.result import FioResult, Series
+from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.models.types import Expectation
+from pytest_ebsperf.session import EbsperfSession, Target
+from pytest_ebsperf.settings import Settings
+from pytest_ebsperf.verdict_types import Outcome, Verdict
+from pytest_ebsperf.volume import Volume
+
+#: "More than a few minutes": checks longer than this on this volume need --ebsperf-long.
+LONG_CHECK_S = 300.0
+#: Windows observed after the model's latest knee, so the lower level is seen, not guessed.
+POST_WINDOWS = 5
+#: Windows a baseline is held for at least (the duty cycle needs samples).
+HOLD_WINDOWS = 10
+#: A refill check idles until the next burst should last this share of a full bucket's.
+REFILL_SHARE = 0.15
+#: A balance worth less than this many seconds of burst counts as empty.
+EMPTY_BURST_S = 0.5
+_MIB = 1024.0 * 1024.0
+
+
+class NotApplicable(Exception):
+    """The check does not apply to this volume or needs ``--ebsperf-long``; ``str`` is the
+    skip reason."""
+
+
+class Handle(Protocol):
+    """What the checks use of the ``ebsperf`` fixture object (:class:`~pytest_ebsperf.checks.Ebsperf`)."""
+
+    settings: Settings
+    session: EbsperfSession
+    notes: list[str]
+    row_extras: dict[str, Any]
+    item: Any
+
+    @property
+    def volume(self) -> Volume: ...
+
+    @property
+    def target(self) -> Target: ...
+
+    def run(self, workload: Workload, *, target: Target | None = None) -> FioResult: ...
+
+    def conclude(self, found: Verdict, workload: Workload, result: FioResult,
+                 started: float) -> Verdict: ...
+
+
+class CreditChecks:
+    """The four credit checks for the volume under test of one ``ebsperf`` handle."""
+
+    def __init__(self, handle: Handle) -> None:
+        self.h = handle
+        self.book: CreditBook = handle.session.credits
+        self.clock = self.book.clock
+        self._io_end = 0.0
+
+    # -- the checks ----------------------------------------------------------------------
+    def burst_duration(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """TIME: a burst-level load lasts balance / (burst − baseline) before the knee."""
+        ledger, levels = self._setup(workload)
+        self._require_knee(levels)
+        balance = ledger.at(self.clock())
+        expected = balance / levels.drain
+        if expected < EMPTY_BURST_S:
+            raise NotApplicable(self._no_credits(ledger))
+        timing = self._timing(expected)
+        runtime = expected + timing.slack_s + self._post_s(expected)
+        self._require_time(runtime, "timing the burst")
+        self.h.notes.append(ledger.describe(self.clock()))
+        job = self._timed(workload, runtime, levels)
+        result, started = self._run(job, self._forecast("burst", runtime, ledger, levels, job))
+        knee, series = self._knee(result, levels)
+        timing = dataclasses.replace(timing, observed_s=_span(series))
+        found = judge_knee_time(claim, what, knee, levels, timing,
+                                consumed=self._consumed(series, levels, job),
+                                modelled=balance, origin=ledger.origin,
+                                source=models.source_url(claim, ""))
+        self._learn(ledger, knee, series, levels)
+        self._plot(what, result, levels, knee, timing, model_curve(levels, expected, runtime))
+        return self.h.conclude(found, job, result, started)
+
+    def baseline_after_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """CAP at the baseline once the bucket is empty: >= 90 % of it in 99 % of seconds,
+        <= 110 % on average. Drains the bucket first when the ledger says it holds credits."""
+        ledger, levels = self._setup(workload)
+        self._require_knee(levels)
+        lead = self._drain_s(ledger, levels)
+        hold = max(self.h.settings.runtime_s, HOLD_WINDOWS * self._window_s())
+        timing = self._timing(lead)
+        runtime = (lead + timing.slack_s if lead else 0.0) + hold
+        self._require_time(runtime, "draining the bucket and holding the baseline")
+        job = self._timed(workload, runtime, levels)
+        result, started = self._run(job, self._forecast("baseline", runtime, ledger, levels, job))
+        knee, series = self._knee(result, levels)
+        timing = dataclasses.replace(timing, observed_s=_span(series))
+        found = self._judge_baseline(claim, what, job, result, knee, levels, timing,
+                                     ledger.origin)
+        self._learn(ledger, knee, series, levels)
+        self._plot(what, result, levels, knee, timing,
+                   model_curve(levels, lead if lead else None, runtime))
+        return self.h.conclude(found, job, result, started)
+
+    def refill(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """TIME: after N idle seconds an empty bucket bursts N x baseline / (burst − baseline)."""
+        ledger, levels = self._setup(workload)
+        self._require_knee(levels)
+        full_s = ledger.plan.capacity / levels.drain
+        burst_s = REFILL_SHARE * full_s
+        idle = burst_s * levels.drain / levels.earn
+        lead = self._drain_s(ledger, levels)
+        drain_run = lead + self._timing(lead).slack_s + self._post_s(lead) if lead else 0.0
+        runtime = burst_s + self._timing(burst_s).slack_s + self._post_s(burst_s)
+        self._require_time(drain_run + idle + runtime, "emptying the bucket, idling and "
+                           "timing the burst the idle time bought")
+        if lead:
+            self._empty_bucket(claim, what, workload, ledger, levels, drain_run)
+        self._idle(idle, ledger, levels)
+        start = self.clock()
+        expected = ledger.at(start) / levels.drain
+        idled = start - (ledger.empty_at if ledger.empty_at is not None else ledger.updated_at)
+        timing = self._timing(expected)
+        runtime = expected + timing.slack_s + self._post_s(expected)
+        job = self._timed(workload, runtime, levels)
+        result, started = self._run(job, self._forecast("refill", runtime, ledger, levels, job))
+        knee, series = self._knee(result, levels)
+        timing = dataclasses.replace(timing, observed_s=_span(series))
+        context = (f"Idle {verdict.format_seconds(idled)} after the bucket ran dry earned "
+                   f"{levels.earn * idled:,.0f} {levels.credit_unit} at the baseline rate.")
+        found = judge_knee_time(claim, what, knee, levels, timing,
+                                consumed=self._consumed(series, levels, job),
+                                modelled=expected * levels.drain, origin=ledger.origin,
+                                context=context, source=models.source_url(claim, ""))
+        self._learn(ledger, knee, series, levels)
+        self._plot(what, result, levels, knee, timing, model_curve(levels, expected, runtime))
+        return self.h.conclude(found, job, result, started)
+
+    def no_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """A volume whose baseline reaches its burst level holds it with no knee."""
+        volume = self.h.volume
+        if models.has_burst(volume):
+            raise NotApplicable(
+                f"this {volume.label()} bursts above its baseline, so it has a knee (timed by "
+                f"the burst-duration check); this claim is about {_no_knee_sizes(volume)}.")
+        ledger, levels = self._setup(workload)
+        watch = ledger.plan.capacity / max(levels.burst_credits, 1e-9)
+        self._require_time(watch, "watching for a knee")
+        job = self._timed(workload, watch, levels)
+        result, started = self._run(job, None)
+        knee, series = self._knee(result, levels)
+        timing = Timing(math.inf, 0.0, _span(series), self.book.timescale(volume))
+        if knee.found:
+            found = self._unexpected_knee(claim, what, knee, levels)
+        else:
+            found = self._judge_cap(claim, what, job, result)
+        self._plot(what, result, levels, knee, timing, model_curve(levels, None, watch))
+        return self.h.conclude(found, job, result, started)
+
+    # -- setup ---------------------------------------------------------------------------
+    def _setup(self, workload: Workload) -> tuple[CreditLedger, Levels]:
+        volume = self.h.volume
+        ledger = self.book.ledger(volume, self.h.target.role)
+        if ledger is None:
+            raise NotApplicable(f"{volume.type} volumes have no burst bucket; credit checks "
+                                "apply to gp2, st1 and sc1.")
+        full = volume.replace(burst_balance_pct=100.0)
+        metric = "throughput" if volume.is_hdd else "iops"
+        burst = self._cap(full, workload, metric, credits=True)
+        base = self._cap(volume.replace(burst_balance_pct=0.0), workload, metric, credits=False)
+        ios_per_value = 1.0 / workload.bs if metric == "throughput" else 1.0
+        cost = credit_cost_per_io(volume, workload)
+        levels = Levels(burst.unit, burst.value, base.value,
+                        burst.value * ios_per_value * cost, ledger.plan.earn_rate,
+                        ledger.plan.unit)
+        return ledger, levels
+
+    def _cap(self, volume: Volume, workload: Workload, metric: str, *, credits: bool
+             ) -> Expectation:
+        return models.cap_expectation("", "", volume, workload, credits=credits, metric=metric)
+
+    def _require_knee(self, levels: Levels) -> None:
+        if levels.drain <= 0:
+            volume = self.h.volume
+            raise NotApplicable(
+                f"this {volume.label()} runs at {levels.q(levels.baseline)} with or without "
+                "credits (its baseline reaches the burst level): it has no knee to time; "
+                "the no-knee check covers it.")
+
+    def _no_credits(self, ledger: CreditLedger) -> str:
+        now = self.clock()
+        return (f"no credits to time: the model puts this {self.h.volume.label()}'s bucket at "
+                f"{ledger.describe(now)}. Let it refill (the refill check times that) or pass "
+                "--burst-balance once CloudWatch BurstBalance shows credits.")
+
+    def _timing(self, expected_s: float) -> Timing:
+        scale = self.book.timescale(self.h.volume)
+        # The TIME policy's 120 s floor is the granularity of what AWS reports (CloudWatch
+        # minutes). A scaled bucket shrinks it alike, but never below one log window: fio
+        # reports nothing finer, so a tighter tolerance would judge noise.
+        floor = max(verdict.TIME_MIN_ABS_S / scale, self._window_s())
+        return Timing(expected_s, floor, 0.0, scale)
+
+    def _window_s(self) -> float:
+        return getattr(self.h.session.runner, "log_interval_ms", 1000) / 1000.0
+
+    def _post_s(self, expected_s: float) -> float:
+        return max(POST_WINDOWS * self._window_s(), 0.05 * expected_s)
+
+    def _drain_s(self, ledger: CreditLedger, levels: Levels) -> float:
+        seconds = ledger.at(self.clock()) / levels.drain
+        return seconds if seconds >= EMPTY_BURST_S else 0.0
+
+    def _require_time(self, seconds: float, doing: str) -> None:
+        if seconds <= LONG_CHECK_S or self.h.settings.long:
+            return
+        volume = self.h.volume
+        where = f"this {volume.label()}"
+        hint = "pass --ebsperf-long"
+        if self.h.settings.emulate:
+            scale = self.book.timescale(volume)
+            where = f"this emulated {volume.label()} (time scale {scale:,.4g})"
+            hint += " or a larger --emulate-timescale"
+        raise NotApplicable(f"{doing} needs about {seconds:,.0f} s on {where}; {hint}.")
+
+    def _timed(self, workload: Workload, runtime_s: float, levels: Levels) -> Workload:
+        """A time-based job of ``runtime_s`` with no ramp (the ramp would hide the start of
+        the burst) and a queue depth for the burst level, not the level credits allow now."""
+        s = self.h.settings
+        iops = levels.burst / workload.bs if levels.unit == "B/s" else levels.burst
+        depth, jobs = models.default_queue_depth(self.h.volume, workload, iops,
+                                                 cpu_count=self.h.session.cpu_count)
+        return workload.replace(runtime_s=math.ceil(runtime_s * 10) / 10, ramp_s=0.0,
+                                iodepth=s.iodepth or max(depth, workload.iodepth),
+                                numjobs=s.numjobs or max(jobs, workload.numjobs))
+
+    # -- running -------------------------------------------------------------------------
+    def _run(self, job: Workload, forecast: Forecast | None) -> tuple[FioResult, float]:
+        started = time.perf_counter()
+        self._io_end = self.clock() + job.runtime_s  # when fio stops issuing I/O
+        with self._progress(forecast):
+            result = self.h.run(job)
+        return result, started
+
+    @contextlib.contextmanager
+    def _progress(self, forecast: Forecast | None) -> Iterator[None]:
+        writer = self.book.progress
+        if writer is None or forecast is None:
+            yield
+            return
+        with ProgressMonitor(writer, self._counter(), forecast):
+            yield
+
+    def _counter(self) -> Counter:
+        device = self.h.target.path
+        if self.h.settings.host in ("", "local://"):
+            path = block_stat_path(os.path.realpath(device))
+            return lambda: parse_block_stat(path.read_text())
+        host = self.h.session.runner.host
+        remote = str(block_stat_path(device))
+        return lambda: parse_block_stat(host.read_text(remote))
+
+    def _forecast(self, phase: str, total_s: float, ledger: CreditLedger, levels: Levels,
+                  job: Workload) -> Forecast:
+        return Forecast(phase, total_s, ledger.at(self.clock()), levels.earn,
+                        ledger.plan.capacity, credit_cost_per_io(self.h.volume, job), job.bs,
+                        levels.credit_unit, throughput=levels.unit == "B/s",
+                        burst_drain=levels.drain)
+
+    def _idle(self, seconds: float, ledger: CreditLedger, levels: Levels) -> None:
+        forecast = dataclasses.replace(self._forecast("refill", seconds, ledger, levels,
+                                                      Workload("randread")), idle=True)
+        with self._progress(forecast):
+            time.sleep(seconds)
+
+    def _empty_bucket(self, claim: str, what: str, workload: Workload, ledger: CreditLedger,
+                      levels: Levels, runtime: float) -> None:
+        job = self._timed(workload, runtime, levels)
+        result, started = self._run(job, self._forecast("drain", runtime, ledger, levels, job))
+        knee, series = self._knee(result, levels)
+        if not self._learn(ledger, knee, series, levels):
+            reason = (f"inconclusive: the bucket did not run dry within "
+                      f"{verdict.format_seconds(_span(series))} (still at "
+                      f"{levels.q(knee.before)}), so the refill could not be timed; the "
+                      "burst-duration check says by how much the bucket outlasted the model")
+            self.h.conclude(Verdict(Outcome.INCONCLUSIVE, claim, what, None, None, "s",
+                                    "burst credits", reason, f"{what}: {reason}.", "TIME"),
+                            job, result, started)
+
+    # -- analysis ------------------------------------------------------------------------
+    def _knee(self, result: FioResult, levels: Levels) -> tuple[Knee, Series]:
+        series = result.series.get(levels.key) or Series()
+        if not len(series):
+            raise NotApplicable("fio logged no per-second series for this run, so no knee "
+                                "can be found (is write_iops_log supported by this fio?).")
+        return find_knee(series.values, series.t_s, window_s=self._window_s()), series
+
+    def _consumed(self, series: Series, levels: Levels, job: Workload) -> float:
+        cost = credit_cost_per_io(self.h.volume, job)
+        per_io = 1.0 / job.bs if levels.unit == "B/s" else 1.0
+        credits = [v * per_io * cost for v in series.values]
+        return excess_integral(credits, levels.earn, self._window_s())
+
+    def _learn(self, ledger: CreditLedger, knee: Knee, series: Series, levels: Levels) -> bool:
+        """After a run that ended at the baseline under load, the bucket is empty."""
+        tail = series.values[-min(3, len(series)):]
+        if not tail or statistics.median(tail) >= levels.middle:
+            return False
+        why = f"knee at {knee.t_s:,.1f} s" if knee.t_s is not None else "ran at baseline"
+        # The bucket refills from the moment the load stopped, not from when fio's report
+        # and logs were read back.
+        ledger.observe_empty(min(self.clock(), self._io_end), why)
+        return True
+
+    def _judge_baseline(self, claim: str, what: str, job: Workload, result: FioResult,
+                        knee: Knee, levels: Levels, timing: Timing, origin: str) -> Verdict:
+        if not knee.found and knee.before >= levels.middle:
+            # Still bursting at the end: the level after the knee was never seen.
+            return judge_knee_time(claim, what, knee, levels, timing, consumed=0.0,
+                                   modelled=0.0, origin=origin,
+                                   source=models.source_url(claim, ""))
+        settled = trim_result(result, first_settled_s(knee)) if knee.found else result
+        return self._judge_cap(claim, what, job, settled)
+
+    def _judge_cap(self, claim: str, what: str, job: Workload, result: FioResult) -> Verdict:
+        volume = self.h.volume
+        metric = "throughput" if volume.is_hdd else "iops"
+        expectation = models.cap_expectation(claim, what, volume.replace(burst_balance_pct=0.0),
+                                             job, credits=False, metric=metric)
+        return verdict.judge_cap(expectation, result, job, metric=metric,
+                                 cpu_count=self.h.session.cpu_count)
+
+    def _unexpected_knee(self, claim: str, what: str, knee: Knee, levels: Levels) -> Verdict:
+        volume = self.h.volume
+        reason = (f"fell from {levels.q(knee.before)} to {levels.q(knee.after or 0.0)} at "
+                  f"{verdict.format_seconds(knee.t_s or 0.0)}")
+        message = (f"{what}: {reason}, but this {volume.label()} has no burst bucket to run "
+                   f"out of: its baseline {levels.q(levels.baseline)} is its burst level. "
+                   f"Claim {claim}, {models.source_url(claim, '')}")
+        return Verdict(Outcome.FAIL, claim, what, levels.baseline, knee.after, levels.unit,
+                       "volume baseline", reason, message, "CAP",
+                       {"knee_s": knee.t_s, "knee_reason": knee.reason})
+
+    # -- picture -------------------------------------------------------------------------
+    def _plot(self, what: str, result: FioResult, levels: Levels, knee: Knee, timing: Timing,
+              model: list[tuple[float, float]]) -> None:
+        directory = self.book.plots_dir
+        series = result.series.get(levels.key)
+        if directory is None or series is None or not len(series):
+            return
+        scale = 1.0 / _MIB if levels.unit == "B/s" else 1.0
+        t = [0.0, *series.t_s]
+        values = [series.values[0] * scale, *(v * scale for v in series.values)]
+        expected = timing.expected_s if math.isfinite(timing.expected_s) else None
+        plot = KneePlot(f"{what} - {self.h.target.label}", "MiB/s" if scale != 1.0 else "IOPS",
+                        t, values, [(x, y * scale) for x, y in model], expected,
+                        timing.slack_s if expected is not None else 0.0, knee.t_s,
+                        _plot_notes(timing, knee))
+        path = plot_path(Path(directory), str(self.h.item.nodeid))
+        try:
+            save_plot(plot, path)
+        except ImportError:
+            self.h.notes.append("no plot: matplotlib is not installed (pip install matplotlib)")
+        except OSError as exc:
+            self.h.notes.append(f"no plot: could not write {path} ({exc.strerror or exc})")
+        else:
+            self.h.row_extras["plot"] = str(path)
+
+
+def _span(series: Series) -> float:
+    return series.t_s[-1] if series.t_s else 0.0
+
+
+def _plot_notes(timing: Timing, knee: Knee) -> list[str]:
+    notes = [knee.reason]
+    if timing.timescale != 1.0:
+        notes.append(f"emulated bucket, time scale {timing.timescale:,.4g}: multiply times by "
+                     "it for a real volume")
+    return notes
+
+
+def _no_knee_sizes(volume: Volume) -> str:
+    if volume.type == "gp2":
+        return "gp2 volumes of 1,000 GiB or more (baseline 3 IOPS/GiB >= the 3,000 burst)"
+    if volume.type == "st1":
+        return "st1 volumes of 12.5 TiB or more (baseline 40 MiB/s per TiB >= the 500 cap)"
+    return f"{volume.type} volumes whose baseline reaches their burst level"
+
