@@ -1,0 +1,27 @@
+"""Generated documentation pages match the code (regenerate with the scripts named)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("script", ["gen_claims_doc.py", "gen_reference_doc.py"])
+def test_generated_page_is_up_to_date(script: str) -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--check"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_readme_starts_with_the_two_set_up_commands() -> None:
+    lines = (ROOT / "README.md").read_text().splitlines()
+    block = lines[lines.index("```sh") + 1: lines.index("```")]
+    assert [line.split("#")[0].strip() for line in block] == [
+        "bash scripts/main.sh", "bash scripts/test.sh"]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "scripts/test.sh" in ci
