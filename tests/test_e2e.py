@@ -114,3 +114,11 @@ def _descends_from(child: int, ancestor: int) -> bool:
             return False
         child = int(stat.rsplit(")", 1)[1].split()[1])
     return False
+
+
+def test_the_instance_cap_binds_when_it_is_below_the_volume_cap(pytester: pytest.Pytester) -> None:
+    # seed 003 (S3-03): a 2 TiB st1 (500 MiB/s burst) on a d2.xlarge (750 Mbps = 93.75 MB/s)
+    st1_read = f"{SUITES}/st1/test_st1.py::test_sequential_read_reaches_burst_throughput"
+    result = pytester.runpytest_subprocess(st1_read, *FAST, "--instance-type=d2.xlarge")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*S3-03*89.4 MiB/s*PASS*d2.xlarge EBS-optimized maximum*"])
