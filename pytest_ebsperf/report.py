@@ -1,9 +1,11 @@
-"""Report rows and terminal tables: one row per judged claim, and the seed documents' table.
+"""Report rows and terminal tables: one row per judged claim, and the seed documents' tables.
 
 Rows travel from each test to the terminal summary through pytest's ``user_properties``,
 which xdist serialises, so :func:`row_from_verdict` returns only plain JSON types. The seed
-table reprints measurements the way the seed blog posts did: one row per volume, one column
-per access pattern, cells ``IOPS / MiB/s``.
+tables reprint measurements the way the seed blog posts did: one row per volume, one column
+per access pattern, cells ``IOPS / MiB/s`` (seed 000; a line per block size when there are
+several), and runs A, B, C with their mean and CV for repeated checks (seed 001). Every table
+takes tabulate's ``tablefmt``, so the HTML report shows the same tables.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeAlias
@@ -26,6 +29,7 @@ SEED_COLUMNS = ("Seq Read", "Seq Write", "Rand Read", "Rand Write", "Rand RW 70/
 #: Section titles of the terminal summary (lines starting with "== " are separators).
 CLAIMS_TITLE = "ebsperf: claims"
 SEED_TITLE = "ebsperf: measured (seed table shape)"
+RUNS_TITLE = "ebsperf: repeated runs (seed 001 shape)"
 
 _MIB = 1024.0 * 1024.0
 
@@ -52,6 +56,8 @@ class ReportRow:
     nodeid: str = ""
     fio: dict[str, Any] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
+    #: The regression gate's finding (``--ebsperf-compare``): status, summary, metrics.
+    compare: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only (safe for ``user_properties`` and xdist)."""
@@ -103,20 +109,28 @@ def _as_row(row: RowLike) -> ReportRow:
     return row if isinstance(row, ReportRow) else ReportRow.from_dict(row)
 
 
-def claims_table(rows: Iterable[RowLike]) -> str:
+def claims_table(rows: Iterable[RowLike], tablefmt: str = "simple") -> str:
     """One line per claim checked: ID, what, expected, measured, verdict, binding limit.
 
-    A Volume column is added when the rows come from more than one volume.
+    A Volume column is added when the rows come from more than one volume, a "vs baseline"
+    column when the run was compared with a stored one (``--ebsperf-compare``).
+    ``tablefmt`` is tabulate's (``"html"`` for the HTML report).
     """
     parsed = [_as_row(row) for row in rows]
     several = len({row.volume for row in parsed}) > 1
-    headers = (*_CLAIM_HEADERS, "Volume") if several else _CLAIM_HEADERS
+    compared = any(row.compare for row in parsed)
+    headers = [*_CLAIM_HEADERS, *(["Volume"] if several else []),
+               *(["vs baseline"] if compared else [])]
     table = []
     for row in parsed:
         cells = [row.claim, row.what, row.expected, row.measured, row.outcome.upper(),
                  row.binding]
-        table.append([*cells, row.volume] if several else cells)
-    return tabulate(table, headers=list(headers), tablefmt="simple", disable_numparse=True)
+        if several:
+            cells.append(row.volume)
+        if compared:
+            cells.append(str((row.compare or {}).get("summary", "-")))
+        table.append(cells)
+    return tabulate(table, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 
 def outcome_counts(rows: Iterable[RowLike]) -> str:
@@ -150,45 +164,38 @@ def as_measurement(item: MeasurementLike) -> Measurement:
     return Measurement(str(volume), str(title), int(bs), float(iops), float(bw_bytes))
 
 
-def seed_table(measurements: Iterable[MeasurementLike]) -> str:
+def seed_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple") -> str:
     """Volumes as rows, patterns as columns, cells ``IOPS / MiB/s``; repeated runs of the
     same cell are averaged (seed 001 reported the mean of its runs).
 
-    A pattern measured at several block sizes gets one column per size ("Rand Read 4KiB");
-    only measured patterns appear.
+    Only measured patterns appear. With one block size (the seeds' case: seed 000 ran
+    everything at 16 KiB) the table is exactly the seed's shape and the caption names the
+    size. With several, a "Block size" column splits each volume into one line per size,
+    which keeps the pattern columns of the seeds instead of one column per pattern and size.
     """
     items = [as_measurement(m) for m in measurements]
     if not items:
         return ""
     columns = _seed_columns(items)
-    volumes = list(dict.fromkeys(m.volume for m in items))
-    cells: dict[tuple[str, str], list[Measurement]] = {}
+    sizes = sorted({m.bs for m in items})
+    cells: dict[tuple[str, int, str], list[Measurement]] = {}
     for m in items:
-        cells.setdefault((m.volume, _column_of(m, columns)), []).append(m)
-    table = [[volume, *(_cell(cells.get((volume, column), [])) for column in columns)]
-             for volume in volumes]
-    return tabulate(table, headers=["Volume", *columns], tablefmt="simple",
-                    disable_numparse=True)
+        cells.setdefault((m.volume, m.bs, m.title), []).append(m)
+    table = []
+    for volume in dict.fromkeys(m.volume for m in items):
+        label = volume  # printed on the volume's first line only, as the seeds group rows
+        for bs in sizes:
+            line = [_cell(cells.get((volume, bs, title), [])) for title in columns]
+            if any(line):
+                table.append([label, *([format_size(bs)] if len(sizes) > 1 else []), *line])
+                label = ""
+    headers = ["Volume", *(["Block size"] if len(sizes) > 1 else []), *columns]
+    return tabulate(table, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 
 def _seed_columns(items: Sequence[Measurement]) -> list[str]:
-    sizes: dict[str, list[int]] = {}
-    for m in items:
-        sizes.setdefault(m.title, [])
-        if m.bs not in sizes[m.title]:
-            sizes[m.title].append(m.bs)
-    order = [t for t in SEED_COLUMNS if t in sizes] + [t for t in sizes if t not in SEED_COLUMNS]
-    columns = []
-    for title in order:
-        if len(sizes[title]) == 1:
-            columns.append(title)
-        else:
-            columns.extend(f"{title} {format_size(bs)}" for bs in sorted(sizes[title]))
-    return columns
-
-
-def _column_of(m: Measurement, columns: Sequence[str]) -> str:
-    return m.title if m.title in columns else f"{m.title} {format_size(m.bs)}"
+    titles = list(dict.fromkeys(m.title for m in items))
+    return [t for t in SEED_COLUMNS if t in titles] + [t for t in titles if t not in SEED_COLUMNS]
 
 
 def _cell(runs: Sequence[Measurement]) -> str:
@@ -197,6 +204,35 @@ def _cell(runs: Sequence[Measurement]) -> str:
     iops = math.fsum(m.iops for m in runs) / len(runs)
     mib = math.fsum(m.bw_bytes for m in runs) / len(runs) / _MIB
     return f"{format_number(iops)} / {format_number(mib)}"
+
+
+# -- repeated runs (seed 001) ---------------------------------------------------------------
+def runs_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple") -> str:
+    """Seed 001's shape for checks measured more than once (``--count``, parametrized
+    repeats, several runs of one workload): run A, B, C..., mean and coefficient of
+    variation of the IOPS, one line per volume and workload. Empty when nothing repeated."""
+    groups: dict[tuple[str, str, int], list[Measurement]] = {}
+    for m in (as_measurement(m) for m in measurements):
+        groups.setdefault((m.volume, m.title, m.bs), []).append(m)
+    repeated = {key: runs for key, runs in groups.items() if len(runs) > 1}
+    if not repeated:
+        return ""
+    width = max(len(runs) for runs in repeated.values())
+    table = []
+    for (volume, title, bs), runs in repeated.items():
+        iops = [m.iops for m in runs]
+        mean = math.fsum(iops) / len(iops)
+        cv = statistics.stdev(iops) / mean if mean else 0.0
+        cells = [format_number(v) for v in iops] + [""] * (width - len(iops))
+        table.append([volume, f"{title} {format_size(bs)}", *cells, format_number(mean),
+                      f"{cv:.1%}"])
+    headers = ["Volume", "Workload", *(f"run {_run_name(i)}" for i in range(width)), "mean",
+               "CV"]
+    return tabulate(table, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+
+def _run_name(index: int) -> str:
+    return chr(ord("A") + index) if index < 26 else str(index + 1)
 
 
 def _block_sizes(measurements: Iterable[MeasurementLike]) -> str:
@@ -216,11 +252,20 @@ def terminal_sections(rows: Sequence[RowLike], measurements: Sequence[Measuremen
                     if _as_row(r).outcome in (Outcome.FAIL.value, Outcome.INCONCLUSIVE.value)]
         for row in findings:
             lines.append(f"{row.outcome.upper()} {row.claim}: {row.message}")
+        for row in (_as_row(r) for r in rows):
+            found = row.compare or {}
+            if found.get("status") == "regression":
+                lines.append(f"REGRESSION {row.claim}: {row.what}: {found.get('headline')} "
+                             f"against {found.get('baseline')}")
         sections.append((CLAIMS_TITLE, lines))
     if measurements:
         lines = [f"cells: IOPS / MiB/s; block size {_block_sizes(measurements)}"]
         lines.extend(seed_table(measurements).splitlines())
         sections.append((SEED_TITLE, lines))
+        runs = runs_table(measurements)
+        if runs:
+            lines = ["cells: IOPS per run, their mean and coefficient of variation"]
+            sections.append((RUNS_TITLE, lines + runs.splitlines()))
     return sections
 
 

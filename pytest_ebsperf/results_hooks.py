@@ -1,3 +1,318 @@
-"""pytest hooks of one feature, loaded by pytest_ebsperf.plugin through pytest_plugins."""
+"""pytest hooks of the results features: results file, regression gate, history, pictures,
+JUnit properties and the HTML report. Wiring only; the work is in :mod:`pytest_ebsperf.results`.
+
+Loaded by :mod:`pytest_ebsperf.plugin` through ``pytest_plugins``.
+"""
 
 from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ebsperf import plots
+from pytest_ebsperf.checks import MEASUREMENT_KEY, ROW_KEY
+from pytest_ebsperf.errors import EbsperfError
+from pytest_ebsperf.results import history, junit
+from pytest_ebsperf.results.compare import ALPHA
+from pytest_ebsperf.results.run import ResultsOptions, ResultsRun, gate_counts
+
+RUN_KEY = pytest.StashKey[ResultsRun]()
+REQUEST_KEY = pytest.StashKey[pytest.FixtureRequest]()
+PICTURES_KEY = pytest.StashKey[list[Path]]()
+HISTORY_KEY = pytest.StashKey[bool]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ebsperf", "block-storage performance claims (pytest-ebsperf)")
+    group.addoption("--ebsperf-report", dest="ebsperf_report", metavar="FILE", default=None,
+                    help="write every check and measurement (with per-second series), the "
+                    "model's expectation, verdict, fio, kernel, instance and volume facts and "
+                    "the settings to FILE as JSON (docs/results-file.md).")
+    group.addoption("--ebsperf-compare", dest="ebsperf_compare", metavar="RUN|FILE",
+                    default=None,
+                    help="compare IOPS, throughput and latency of each check with a stored "
+                    "run: a file from --ebsperf-report, a pytest-benchmark JSON, or a saved "
+                    "pytest-benchmark run id (0001). A check fails on a regression beyond the "
+                    "threshold that is statistically clear.")
+    group.addoption("--ebsperf-compare-threshold", dest="ebsperf_compare_threshold",
+                    metavar="PCT", type=float, default=10.0,
+                    help="smallest change, in percent, that --ebsperf-compare treats as a "
+                    "regression. Default: %(default)r")
+    group.addoption("--ebsperf-price-region", dest="ebsperf_price_region", metavar="REGION",
+                    default=None,
+                    help="region of the prices in the cost-per-performance table. Default: "
+                    "AWS_REGION, AWS_DEFAULT_REGION, else us-east-1.")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    options = ResultsOptions(
+        report=config.getoption("ebsperf_report"), compare=config.getoption("ebsperf_compare"),
+        threshold_pct=config.getoption("ebsperf_compare_threshold"),
+        price_region=config.getoption("ebsperf_price_region"))
+    storage = config.getoption("benchmark_storage", None) or "file://./.benchmarks"
+    try:
+        run = ResultsRun.start(options, benchmark_storage=str(storage))
+    except EbsperfError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    active, run.history_note = history.history_state(
+        save=bool(config.getoption("benchmark_save", None)
+                  or config.getoption("benchmark_autosave", None)),
+        json_path=bool(config.getoption("benchmark_json", None)),
+        compare=bool(config.getoption("benchmark_compare", None)),
+        disabled=bool(config.getoption("benchmark_disable", None)
+                      and not config.getoption("benchmark_enable", None)),
+        skip=bool(config.getoption("benchmark_skip", None)),
+        xdist=_xdist_active(config))
+    config.stash[RUN_KEY] = run
+    config.stash[HISTORY_KEY] = active
+
+
+def _xdist_active(config: pytest.Config) -> bool:
+    return (config.getoption("dist", "no") not in ("no", None)
+            or hasattr(config, "workerinput") or "PYTEST_XDIST_WORKER" in os.environ)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if RUN_KEY in config.stash:
+        del config.stash[RUN_KEY]
+
+
+@pytest.fixture(autouse=True)
+def _ebsperf_results(request: pytest.FixtureRequest) -> None:
+    """Keeps the test's request so a benchmark can be recorded after the test body ran."""
+    if "ebsperf" in request.fixturenames:
+        request.node.stash[REQUEST_KEY] = request
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    run = item.config.stash.get(RUN_KEY, None)
+    if run is None or REQUEST_KEY not in item.stash:
+        return (yield)
+    try:
+        result = yield
+    except BaseException:
+        _after_test_quietly(item, run)  # record and draw a failed claim too; its failure stands
+        raise
+    message = _after_test(item, run)
+    if message:
+        pytest.fail(message, pytrace=False)
+    return result
+
+
+def _after_test_quietly(item: pytest.Item, run: ResultsRun) -> None:
+    """:func:`_after_test` for a test that already failed: a problem here must not hide the
+    test's own failure, so it becomes a warning."""
+    try:
+        _after_test(item, run)
+    except Exception as exc:  # noqa: BLE001 - a warning, never raised over the real failure
+        item.warn(pytest.PytestWarning(f"ebsperf results not recorded for this test: {exc}"))
+
+
+def _after_test(item: pytest.Item, run: ResultsRun) -> str | None:
+    rows = [v for k, v in item.user_properties if k == ROW_KEY and isinstance(v, dict)]
+    measurements = [v for k, v in item.user_properties
+                    if k == MEASUREMENT_KEY and isinstance(v, dict)]
+    if not rows and not measurements:
+        return None
+    message = run.after_test(rows, measurements)
+    # A test that uses pytest-benchmark itself keeps the fixture's one use per test.
+    uses_benchmark = "benchmark" in getattr(item, "fixturenames", ())
+    if item.config.stash.get(HISTORY_KEY, False) and not uses_benchmark:
+        _record_history(item, rows, measurements)
+    directory = plots.check_pictures_dir(item.config)
+    if directory is not None:
+        _draw(item, run, rows, measurements, directory)
+    return message
+
+
+def _draw(item: pytest.Item, run: ResultsRun, rows: list[dict[str, Any]],
+          measurements: list[dict[str, Any]], directory: Path) -> None:
+    try:
+        from pytest_ebsperf.results.pictures import draw_test
+
+        pictures = draw_test(rows, measurements, directory)
+    except ImportError:
+        item.warn(pytest.PytestWarning("no pictures: matplotlib is not installed "
+                                       "(pip install 'pytest-ebsperf[plot]')"))
+        return
+    except OSError as exc:
+        item.warn(pytest.PytestWarning(f"no pictures: cannot write to {directory} "
+                                       f"({exc.strerror or exc})"))
+        return
+    item.stash[PICTURES_KEY] = pictures
+    run.pictures.extend(pictures)
+
+
+def _record_history(item: pytest.Item, rows: list[dict[str, Any]],
+                    measurements: list[dict[str, Any]]) -> None:
+    """One benchmark per test (pytest-benchmark allows one use of its fixture per test)."""
+    row = next((r for r in rows if r.get("outcome") in ("pass", "fail", "info")), None)
+    measurement = history.primary_measurement(row, measurements) if row else None
+    samples = history.cost_samples(row, measurement) if row and measurement else None
+    if row is None or samples is None:
+        return
+    clock = history.VirtualClock()
+    item.add_marker(pytest.mark.benchmark(timer=clock, group=history.GROUP))
+    bench = item.stash[REQUEST_KEY].getfixturevalue("benchmark")
+    bench.extra_info[history.EXTRA_INFO_KEY] = history.extra_info(row, samples, measurements)
+    costs = iter(samples.costs)
+    bench.pedantic(lambda: clock.advance(next(costs)), rounds=len(samples.costs))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.when == "call" and item.stash.get(PICTURES_KEY, None):
+        _attach_pictures(item, report)
+    if report.when == "teardown":
+        # JUnit XML reads the teardown report's properties; the terminal summary and the
+        # results file read the call report's, so only this one gets the flat pairs.
+        report.user_properties = junit.flatten(report.user_properties, row_key=ROW_KEY,
+                                               measurement_key=MEASUREMENT_KEY)
+    return report
+
+
+def _attach_pictures(item: pytest.Item, report: pytest.TestReport) -> None:
+    try:
+        from pytest_html import extras
+    except ImportError:
+        return
+    import base64
+
+    found = list(getattr(report, "extras", []))
+    for path in item.stash[PICTURES_KEY]:
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        found.append(extras.png(data, name=path.stem))
+    report.extras = found  # type: ignore[attr-defined]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    run = config.stash.get(RUN_KEY, None)
+    if run is None or hasattr(config, "workerinput") or not run.options.report:
+        return
+    from pytest_ebsperf.results.document import build_document, write_document
+
+    rows, measurements, settings = _run_state(config)
+    document = build_document(rows, measurements, settings={**settings,
+                                                            **run.options.as_settings()},
+                              environment=_environment(config),
+                              cost=_cost_dict(run, measurements),
+                              compare=run.compare_settings(rows))
+    write_document(document, Path(run.options.report))
+
+
+def _run_state(config: pytest.Config) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                               dict[str, Any]]:
+    from pytest_ebsperf.plugin import STATE_KEY
+    from pytest_ebsperf.results.document import settings_facts
+
+    state = config.stash.get(STATE_KEY, None)
+    if state is None:
+        return [], [], {}
+    values = {f.name: getattr(state.settings, f.name)
+              for f in dataclasses.fields(state.settings)}
+    return state.rows, state.measurements, settings_facts(values, state.settings.origin)
+
+
+def _environment(config: pytest.Config) -> dict[str, Any]:
+    from pytest_ebsperf.plugin import STATE_KEY
+    from pytest_ebsperf.results.document import environment_facts
+
+    state = config.stash.get(STATE_KEY, None)
+    host = state.settings.host if state is not None else "local://"
+    return environment_facts(pytest_version=pytest.__version__, fio_host=host)
+
+
+def _cost_dict(run: ResultsRun, measurements: list[dict[str, Any]]) -> dict[str, Any] | None:
+    from pytest_ebsperf.results.cost import cost_table
+
+    table = cost_table(measurements, run.options.region())
+    return table.as_dict() if table is not None else None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    run = config.stash.get(RUN_KEY, None)
+    if run is None:
+        return
+    rows, measurements, _ = _run_state(config)
+    for title, lines in _summary_sections(run, rows, measurements):
+        terminalreporter.write_sep("=", title)
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+def _summary_sections(run: ResultsRun, rows: list[dict[str, Any]],
+                      measurements: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    from pytest_ebsperf.results.cost import caption, cost_table, format_cost_table
+
+    sections = []
+    table = cost_table(measurements, run.options.region()) if measurements else None
+    if table is not None:
+        sections.append(("ebsperf: cost per performance (seed 003 shape)",
+                         [caption(table), *format_cost_table(table).splitlines()]))
+    notes = _notes(run, rows)
+    if notes:
+        sections.append(("ebsperf: results", notes))
+    return sections
+
+
+def _notes(run: ResultsRun, rows: list[dict[str, Any]]) -> list[str]:
+    notes = []
+    if run.baseline is not None:
+        compared, regressed = gate_counts(rows)
+        notes.append(f"compared with {run.baseline.source}: {compared} tests, {regressed} "
+                     f"regressed beyond {run.options.threshold_pct:g} % (statistically clear: "
+                     f"t-test on per-second samples, p < {ALPHA:g})")
+    if run.history_note:
+        notes.append(run.history_note)
+    if run.options.report:
+        notes.append(f"results file: {run.options.report}")
+    if run.pictures:
+        notes.append(f"pictures: {len(run.pictures)} in {run.pictures[0].parent}")
+    return notes
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_benchmark_update_machine_info(config: pytest.Config,
+                                         machine_info: dict[str, Any]) -> None:
+    """Add the volume and instance settings, so stored runs say what they measured."""
+    from pytest_ebsperf.plugin import STATE_KEY
+
+    state = config.stash.get(STATE_KEY, None)
+    if state is None:
+        return
+    settings = state.settings
+    if not (settings.emulate or settings.device or settings.volume_type):
+        return  # not an ebsperf run: leave other projects' machine info alone
+    values = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
+    machine_info["ebsperf"] = history.machine_info(values)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_html_results_summary(prefix: list[str], summary: list[str], postfix: list[str],
+                                session: pytest.Session) -> None:
+    """The terminal summary's tables and the run's pictures, in pytest-html's report."""
+    from pytest_ebsperf.results.cost import cost_table
+    from pytest_ebsperf.results.html import summary_fragments
+
+    config = session.config
+    run = config.stash.get(RUN_KEY, None)
+    rows, measurements, _ = _run_state(config)
+    if run is None or not (rows or measurements):
+        return
+    directory = plots.plot_dir(config)
+    started = run.started - 1.0  # coarse file-system timestamps
+    pictures = sorted(p for p in directory.glob("*.png") if p.stat().st_mtime >= started) \
+        if directory is not None else []
+    table = cost_table(measurements, run.options.region()) if measurements else None
+    prefix.extend(summary_fragments(rows, measurements, cost=table, notes=_notes(run, rows),
+                                    pictures=pictures))
