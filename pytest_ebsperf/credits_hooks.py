@@ -43,7 +43,7 @@ def pytest_configure(config: pytest.Config) -> None:
         state.session.credits.configure(
             bucket_factor=config.getoption("ebsperf_emulate_bucket_factor"),
             start_pct=config.getoption("ebsperf_emulate_burst_balance"),
-            plots_dir=_plots_dir(config),
+            plots=lambda: _plots_dir(config),
             progress=_progress_writer(config))
     except EbsperfError as exc:
         raise pytest.UsageError(str(exc)) from None

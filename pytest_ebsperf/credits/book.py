@@ -96,16 +96,20 @@ class CreditBook:
         self.bucket_factor = 1.0
         #: Testing aid: the emulated bucket's starting balance (default: --burst-balance).
         self.emulated_start_pct: float | None = None
-        #: Where time-based checks save their PNG (None: no plots).
-        self.plots_dir: Path | None = None
+        self._plots: Callable[[], Path | None] | None = None
         #: Where progress lines go (None: nowhere).
         self.progress: ProgressWriter | None = None
         self._ledgers: dict[tuple[Volume, str], CreditLedger] = {}
         self._controllers: dict[int, CreditController] = {}
 
     def configure(self, *, bucket_factor: float | None = None, start_pct: float | None = None,
-                  plots_dir: Path | None = None, progress: ProgressWriter | None = None) -> None:
-        """Apply the options that do not live in Settings; ConfigError on bad values."""
+                  plots: Callable[[], Path | None] | None = None,
+                  progress: ProgressWriter | None = None) -> None:
+        """Apply the options that do not live in Settings; ConfigError on bad values.
+
+        ``plots`` gives the picture directory when the first picture is drawn (so a run that
+        draws none creates no directory); ``progress`` receives progress lines.
+        """
         if (bucket_factor is not None or start_pct is not None) and not self.settings.emulate:
             raise ConfigError("--emulate-bucket-factor and --emulate-burst-balance only apply "
                               "with --emulate: they change the emulated bucket, not a volume.")
@@ -120,7 +124,11 @@ class CreditBook:
                 raise ConfigError(f"--emulate-burst-balance is a percentage (0-100), got "
                                   f"{start_pct:g}.")
             self.emulated_start_pct = start_pct
-        self.plots_dir, self.progress = plots_dir, progress
+        self._plots, self.progress = plots, progress
+
+    def plots_dir(self) -> Path | None:
+        """Where time-based checks save their PNG (None: no pictures)."""
+        return self._plots() if self._plots is not None else None
 
     # -- time scale and ledgers ----------------------------------------------------------
     def timescale(self, volume: Volume) -> float:

@@ -103,25 +103,12 @@ class CreditChecks:
         """TIME: a burst-level load lasts balance / (burst − baseline) before the knee."""
         ledger, levels = self._setup(workload)
         self._require_knee(levels)
-        balance = ledger.at(self.clock())
-        expected = balance / levels.drain
+        expected = ledger.at(self.clock()) / levels.drain
         if expected < EMPTY_BURST_S:
             raise NotApplicable(self._no_credits(ledger))
-        timing = self._timing(expected)
-        runtime = expected + timing.slack_s + self._post_s(expected)
-        self._require_time(runtime, "timing the burst")
-        self.h.notes.append(ledger.describe(self.clock()))
-        job = self._timed(workload, runtime, levels)
-        result, started = self._run(job, self._forecast("burst", runtime, ledger, levels, job))
-        knee, series = self._knee(result, levels)
-        timing = dataclasses.replace(timing, observed_s=_span(series))
-        found = judge_knee_time(claim, what, knee, levels, timing,
-                                consumed=self._consumed(series, levels, job),
-                                modelled=balance, origin=ledger.origin,
-                                source=models.source_url(claim, ""))
-        self._learn(ledger, knee, series, levels)
-        self._plot(what, result, levels, knee, timing, model_curve(levels, expected, runtime))
-        return self.h.conclude(found, job, result, started)
+        self._require_time(self._knee_run_s(expected), "timing the burst")
+        self._note_start(ledger)
+        return self._time_knee(claim, what, workload, ledger, levels, "burst")
 
     def baseline_after_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
         """CAP at the baseline once the bucket is empty: >= 90 % of it in 99 % of seconds,
@@ -133,6 +120,7 @@ class CreditChecks:
         timing = self._timing(lead)
         runtime = (lead + timing.slack_s if lead else 0.0) + hold
         self._require_time(runtime, "draining the bucket and holding the baseline")
+        self._note_start(ledger)
         job = self._timed(workload, runtime, levels)
         result, started = self._run(job, self._forecast("baseline", runtime, ledger, levels, job))
         knee, series = self._knee(result, levels)
@@ -148,32 +136,38 @@ class CreditChecks:
         """TIME: after N idle seconds an empty bucket bursts N x baseline / (burst − baseline)."""
         ledger, levels = self._setup(workload)
         self._require_knee(levels)
-        full_s = ledger.plan.capacity / levels.drain
-        burst_s = REFILL_SHARE * full_s
-        idle = burst_s * levels.drain / levels.earn
+        # Idle until the next burst should last REFILL_SHARE of a full bucket's.
+        idle = REFILL_SHARE * ledger.plan.capacity / levels.earn
         lead = self._drain_s(ledger, levels)
-        drain_run = lead + self._timing(lead).slack_s + self._post_s(lead) if lead else 0.0
-        runtime = burst_s + self._timing(burst_s).slack_s + self._post_s(burst_s)
-        self._require_time(drain_run + idle + runtime, "emptying the bucket, idling and "
+        drain_run = self._knee_run_s(lead) if lead else 0.0
+        burst_run = self._knee_run_s(idle * levels.earn / levels.drain)
+        self._require_time(drain_run + idle + burst_run, "emptying the bucket, idling and "
                            "timing the burst the idle time bought")
+        self._note_start(ledger)
         if lead:
             self._empty_bucket(claim, what, workload, ledger, levels, drain_run)
         self._idle(idle, ledger, levels)
-        start = self.clock()
-        expected = ledger.at(start) / levels.drain
-        idled = start - (ledger.empty_at if ledger.empty_at is not None else ledger.updated_at)
-        timing = self._timing(expected)
-        runtime = expected + timing.slack_s + self._post_s(expected)
-        job = self._timed(workload, runtime, levels)
-        result, started = self._run(job, self._forecast("refill", runtime, ledger, levels, job))
-        knee, series = self._knee(result, levels)
-        timing = dataclasses.replace(timing, observed_s=_span(series))
+        idled = self.clock() - (ledger.empty_at if ledger.empty_at is not None
+                                else ledger.updated_at)
         context = (f"Idle {verdict.format_seconds(idled)} after the bucket ran dry earned "
                    f"{levels.earn * idled:,.0f} {levels.credit_unit} at the baseline rate.")
+        return self._time_knee(claim, what, workload, ledger, levels, "refill", context)
+
+    def _time_knee(self, claim: str, what: str, workload: Workload, ledger: CreditLedger,
+                   levels: Levels, phase: str, context: str = "") -> Verdict:
+        """Run at burst level from the ledger's balance until past the model's knee; judge
+        when the knee came (TIME), book the empty bucket, draw it."""
+        balance = ledger.at(self.clock())
+        expected = balance / levels.drain
+        runtime = self._knee_run_s(expected)
+        job = self._timed(workload, runtime, levels)
+        result, started = self._run(job, self._forecast(phase, runtime, ledger, levels, job))
+        knee, series = self._knee(result, levels)
+        timing = dataclasses.replace(self._timing(expected), observed_s=_span(series))
         found = judge_knee_time(claim, what, knee, levels, timing,
                                 consumed=self._consumed(series, levels, job),
-                                modelled=expected * levels.drain, origin=ledger.origin,
-                                context=context, source=models.source_url(claim, ""))
+                                modelled=balance, origin=ledger.origin, context=context,
+                                source=models.source_url(claim, ""))
         self._learn(ledger, knee, series, levels)
         self._plot(what, result, levels, knee, timing, model_curve(levels, expected, runtime))
         return self.h.conclude(found, job, result, started)
@@ -202,7 +196,7 @@ class CreditChecks:
     # -- setup ---------------------------------------------------------------------------
     def _setup(self, workload: Workload) -> tuple[CreditLedger, Levels]:
         volume = self.h.volume
-        ledger = self.book.ledger(volume, self.h.target.role)
+        ledger = self.book.ledger(volume)  # checks run on the device, never the twin
         if ledger is None:
             raise NotApplicable(f"{volume.type} volumes have no burst bucket; credit checks "
                                 "apply to gp2, st1 and sc1.")
@@ -235,6 +229,15 @@ class CreditChecks:
                 f"{ledger.describe(now)}. Let it refill (the refill check times that) or pass "
                 "--burst-balance once CloudWatch BurstBalance shows credits.")
 
+    def _note_start(self, ledger: CreditLedger) -> None:
+        """The report row says what the model assumed at the start (assumed full, given...)."""
+        self.h.notes.append(f"credits at start: {ledger.describe(self.clock())}")
+        self.h.notes.extend(ledger.notes)
+        scale = self.book.timescale(self.h.volume)
+        if scale != 1.0:
+            self.h.notes.append(f"emulated bucket at time scale {scale:,.4g} (times x "
+                                f"{scale:,.4g} on a real volume)")
+
     def _timing(self, expected_s: float) -> Timing:
         scale = self.book.timescale(self.h.volume)
         # The TIME policy's 120 s floor is the granularity of what AWS reports (CloudWatch
@@ -248,6 +251,11 @@ class CreditChecks:
 
     def _post_s(self, expected_s: float) -> float:
         return max(POST_WINDOWS * self._window_s(), 0.05 * expected_s)
+
+    def _knee_run_s(self, expected_s: float) -> float:
+        """A run long enough to see a knee the model puts at ``expected_s``: the model's
+        time, its TIME tolerance (a late knee is still judged) and a few windows after."""
+        return expected_s + self._timing(expected_s).slack_s + self._post_s(expected_s)
 
     def _drain_s(self, ledger: CreditLedger, levels: Levels) -> float:
         seconds = ledger.at(self.clock()) / levels.drain
@@ -335,7 +343,8 @@ class CreditChecks:
         if not len(series):
             raise NotApplicable("fio logged no per-second series for this run, so no knee "
                                 "can be found (is write_iops_log supported by this fio?).")
-        return find_knee(series.values, series.t_s, window_s=self._window_s()), series
+        return find_knee(series.values, series.t_s, window_s=self._window_s(),
+                         describe=levels.q), series
 
     def _consumed(self, series: Series, levels: Levels, job: Workload) -> float:
         cost = credit_cost_per_io(self.h.volume, job)
@@ -386,9 +395,9 @@ class CreditChecks:
     # -- picture -------------------------------------------------------------------------
     def _plot(self, what: str, result: FioResult, levels: Levels, knee: Knee, timing: Timing,
               model: list[tuple[float, float]]) -> None:
-        directory = self.book.plots_dir
         series = result.series.get(levels.key)
-        if directory is None or series is None or not len(series):
+        directory = self.book.plots_dir() if series is not None and len(series) else None
+        if directory is None or series is None:
             return
         scale = 1.0 / _MIB if levels.unit == "B/s" else 1.0
         t = [0.0, *series.t_s]

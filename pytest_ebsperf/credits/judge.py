@@ -129,7 +129,7 @@ def judge_knee_time(claim: str, what: str, knee: Knee, levels: Levels, timing: T
     if modelled > 0:
         sentences.append(f"Credits consumed above the baseline: {consumed:,.0f} "
                          f"{levels.credit_unit} of the {modelled:,.0f} the model put in the "
-                         f"bucket ({consumed / modelled:.0%}; {origin}).")
+                         f"bucket ({100 * consumed / modelled:.0f} %; {origin}).")
     note = real_time_note(timing, knee.t_s if knee.found else None)
     if note:
         sentences.append(note)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 #: The levels must differ by this many noise standard deviations ...
@@ -35,6 +35,8 @@ MIN_AFTER = 3
 CONSISTENCY = 0.8
 #: Median absolute deviation -> standard deviation for normal noise.
 _MAD_TO_SIGMA = 1.4826
+
+Describe = Callable[[float], str]
 
 
 @dataclass(frozen=True)
@@ -97,13 +99,15 @@ def find_knee(
     noise_factor: float = NOISE_FACTOR,
     min_drop: float = MIN_DROP,
     min_after: int = MIN_AFTER,
+    describe: Describe | None = None,
 ) -> Knee:
     """The knee of ``values`` (one sample per ``window_s``), or "no knee".
 
     ``times`` are the window ends as fio's series give them (``1.0, 2.0, ...``); without them
-    the windows are taken as contiguous from 0. Raises ``ValueError`` when ``times`` and
-    ``values`` differ in length.
+    the windows are taken as contiguous from 0. ``describe`` formats a level for the reason
+    (e.g. as MiB/s). Raises ``ValueError`` when ``times`` and ``values`` differ in length.
     """
+    describe = describe or _plain
     if times is not None and len(times) != len(values):
         raise ValueError(f"{len(times)} times for {len(values)} values")
     ends = list(times) if times is not None else [window_s * (i + 1) for i in range(len(values))]
@@ -114,13 +118,17 @@ def find_knee(
     k = best_split(values)
     k = min(k, len(values) - min_after)
     before, after = statistics.median(values[:k]), statistics.median(values[k:])
-    problem = _rejection(values, k, before, after, noise, noise_factor, min_drop)
+    problem = _rejection(values, k, before, after, noise, noise_factor, min_drop, describe)
     if problem:
         return _none(statistics.median(values), noise, window_s, problem)
     t_s = _interpolate(values, ends, k, before, after, window_s)
-    reason = (f"level fell from {before:,.4g} to {after:,.4g} at {t_s:,.1f} s "
-              f"(noise {noise:,.3g} per window)")
+    reason = (f"level fell from {describe(before)} to {describe(after)} at {t_s:,.1f} s "
+              f"(noise {describe(noise)} per window)")
     return Knee(True, before, after, t_s, k, noise, reason, window_s)
+
+
+def _plain(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.3g}"
 
 
 def _none(level: float, noise: float, window_s: float, reason: str) -> Knee:
@@ -128,23 +136,26 @@ def _none(level: float, noise: float, window_s: float, reason: str) -> Knee:
 
 
 def _rejection(values: Sequence[float], k: int, before: float, after: float, noise: float,
-               noise_factor: float, min_drop: float) -> str | None:
+               noise_factor: float, min_drop: float, q: Describe) -> str | None:
     """Why the cut at ``k`` is no knee, or None when it is one."""
-    drop = before - after
-    if drop <= 0:
-        return (f"no knee: the level does not fall (from {before:,.4g} to {after:,.4g}; "
-                "a rise is a refill or a warm-up)")
-    needed = max(noise_factor * noise, min_drop * abs(before))
-    if drop < needed:
-        return (f"no knee: the best split differs by only {drop:,.4g} "
-                f"({drop / before:.1%} of {before:,.4g}; noise {noise:,.3g} per window), "
-                f"less than the {needed:,.4g} a knee needs")
+    change = abs(before - after)
+    higher = max(abs(before), abs(after))
+    needed = max(noise_factor * noise, min_drop * higher)
+    if change < needed:
+        level = statistics.median(values)
+        share = f"{100 * change / higher:.1f} %" if higher else "0 %"
+        return (f"no knee: the level stays at {q(level)} (the best split differs by only "
+                f"{q(change)}, {share}; a knee needs {q(needed)}: {100 * min_drop:g} % of the level "
+                f"or {noise_factor:g} x the noise of {q(noise)} per window)")
+    if after > before:
+        return (f"no knee: the level rises from {q(before)} to {q(after)} (a refill or a "
+                "warm-up, not a knee)")
     middle = (before + after) / 2.0
     high = sum(1 for v in values[:k] if v > middle) / k
     low = sum(1 for v in values[k:] if v < middle) / (len(values) - k)
     if min(high, low) < CONSISTENCY:
         return (f"no knee: the samples do not stay on their side of the split "
-                f"({high:.0%} above before it, {low:.0%} below after it)")
+                f"({100 * high:.0f} % above before it, {100 * low:.0f} % below after it)")
     return None
 
 

@@ -119,7 +119,7 @@ class CreditLedger:
         left = self.at(now)
         share = left / self.plan.capacity if self.plan.capacity else 0.0
         runs = f" after {self.runs} earlier run{'s' * (self.runs != 1)}" if self.runs else ""
-        return (f"{left:,.0f} {self.plan.unit} ({share:.0%} of the bucket){runs}; "
+        return (f"{left:,.0f} {self.plan.unit} ({100 * share:.0f} % of the bucket){runs}; "
                 f"{self.origin}")
 
 
