@@ -100,8 +100,13 @@ class Ebsperf:
             return models.instance_store_rate(self.volume, workload)
         return self.expect_cap("", "", workload).value
 
-    def run(self, workload: Workload, *, target: Target | None = None) -> FioResult:
-        """Run fio once on ``target`` (default: the device under test) and record it."""
+    def run(self, workload: Workload, *, target: Target | None = None,
+            phase: str = "steady") -> FioResult:
+        """Run fio once on ``target`` (default: the device under test) and record it.
+
+        ``phase`` tags the measurement: "steady" runs fill the seed-shaped tables; runs over a
+        burst knee ("time-series") and confirmation runs ("probe") are kept out of them.
+        """
         target = target or self.target
         self._guard_writes(workload, target)
         if target.emulated is not None:
@@ -119,7 +124,8 @@ class Ebsperf:
                                              readonly=not workload.writes,
                                              prefix=target.prefix())
             booked(result)
-        self._record_measurement(workload, target, result, time.perf_counter() - started)
+        self._record_measurement(workload, target, result, time.perf_counter() - started,
+                                 phase)
         return result
 
     def _guard_writes(self, workload: Workload, target: Target) -> None:
@@ -175,7 +181,7 @@ class Ebsperf:
                 found.expected is None or found.measured >= found.expected:
             return found
         probe = verdict.probe_queue_depth(workload)
-        probe_result = self.run(probe)
+        probe_result = self.run(probe, phase="probe")
         return verdict.judge_with_probe(found, workload, probe, probe_result, metric=metric)
 
     def record_info(self, claim: str, what: str, workload: Workload, *,
@@ -311,8 +317,9 @@ class Ebsperf:
         return found
 
     def _record_measurement(self, workload: Workload, target: Target, result: FioResult,
-                            wall_s: float) -> None:
+                            wall_s: float, phase: str = "steady") -> None:
         self.item.user_properties.append((MEASUREMENT_KEY, {
+            "phase": phase,
             "volume": target.label, "title": workload.title, "pattern": workload.pattern,
             "bs": workload.bs, "iops": result.total_iops, "bw_bytes": result.total_bw_bytes,
             "workload": workload.label(), "wall_s": round(wall_s, 3),

@@ -164,6 +164,13 @@ def as_measurement(item: MeasurementLike) -> Measurement:
     return Measurement(str(volume), str(title), int(bs), float(iops), float(bw_bytes))
 
 
+def steady(measurements: Iterable[MeasurementLike]) -> list[MeasurementLike]:
+    """Measurements of steady runs only: a run over a burst knee or a confirmation probe is
+    not what the seed tables show (its average mixes two phases)."""
+    return [m for m in measurements
+            if not isinstance(m, Mapping) or m.get("phase", "steady") == "steady"]
+
+
 def seed_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple") -> str:
     """Volumes as rows, patterns as columns, cells ``IOPS / MiB/s``; repeated runs of the
     same cell are averaged (seed 001 reported the mean of its runs).
@@ -173,7 +180,7 @@ def seed_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple"
     size. With several, a "Block size" column splits each volume into one line per size,
     which keeps the pattern columns of the seeds instead of one column per pattern and size.
     """
-    items = [as_measurement(m) for m in measurements]
+    items = [as_measurement(m) for m in steady(measurements)]
     if not items:
         return ""
     columns = _seed_columns(items)
@@ -212,7 +219,7 @@ def runs_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple"
     repeats, several runs of one workload): run A, B, C..., mean and coefficient of
     variation of the IOPS, one line per volume and workload. Empty when nothing repeated."""
     groups: dict[tuple[str, str, int], list[Measurement]] = {}
-    for m in (as_measurement(m) for m in measurements):
+    for m in (as_measurement(m) for m in steady(measurements)):
         groups.setdefault((m.volume, m.title, m.bs), []).append(m)
     repeated = {key: runs for key, runs in groups.items() if len(runs) > 1}
     if not repeated:
@@ -236,7 +243,7 @@ def _run_name(index: int) -> str:
 
 
 def _block_sizes(measurements: Iterable[MeasurementLike]) -> str:
-    sizes = sorted({as_measurement(m).bs for m in measurements})
+    sizes = sorted({as_measurement(m).bs for m in steady(measurements)})
     return ", ".join(format_size(bs) for bs in sizes)
 
 
@@ -258,7 +265,7 @@ def terminal_sections(rows: Sequence[RowLike], measurements: Sequence[Measuremen
                 lines.append(f"REGRESSION {row.claim}: {row.what}: {found.get('headline')} "
                              f"against {found.get('baseline')}")
         sections.append((CLAIMS_TITLE, lines))
-    if measurements:
+    if steady(measurements):
         lines = [f"cells: IOPS / MiB/s; block size {_block_sizes(measurements)}"]
         lines.extend(seed_table(measurements).splitlines())
         sections.append((SEED_TITLE, lines))

@@ -83,7 +83,8 @@ class Handle(Protocol):
     @property
     def target(self) -> Target: ...
 
-    def run(self, workload: Workload, *, target: Target | None = None) -> FioResult: ...
+    def run(self, workload: Workload, *, target: Target | None = None,
+            phase: str = "steady") -> FioResult: ...
 
     def conclude(self, found: Verdict, workload: Workload, result: FioResult,
                  started: float) -> Verdict: ...
@@ -289,7 +290,7 @@ class CreditChecks:
         started = time.perf_counter()
         self._io_end = self.clock() + job.runtime_s  # when fio stops issuing I/O
         with self._progress(forecast):
-            result = self.h.run(job)
+            result = self.h.run(job, phase="time-series")
         return result, started
 
     @contextlib.contextmanager

@@ -110,6 +110,8 @@ def cost_table(measurements: Sequence[Mapping[str, Any]], region: str) -> CostTa
     # emulated device of the same volume, and the price belongs to the volume.
     grouped: dict[str, list[Mapping[str, Any]]] = {}
     for m in measurements:
+        if m.get("phase", "steady") != "steady":
+            continue  # a run over a burst knee or a probe is not the volume's steady rate
         if m.get("role", "device") == "device" and m.get("volume_facts"):
             label = records.describe_volume_key(records.volume_key(m["volume_facts"]))
             grouped.setdefault(f"emulated {label}" if m.get("emulated") else label,
