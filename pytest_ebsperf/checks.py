@@ -115,6 +115,8 @@ class Ebsperf:
                 # (5 instead of 4 for 1 MiB on Linux 6.18), and blk-throttle charges each bio:
                 # the emulated volume would count I/O unlike EBS. libaio splits exactly.
                 workload = workload.replace(engine="libaio")
+            if workload.writes:
+                target.emulated.allocate()
             # gp2/st1/sc1: the credit controller's burst or baseline limits for this workload
             self.session.credits.pace(target, workload, self.session.emulated_rates)
             target.emulated.set_mix(workload.read_fraction)

@@ -41,7 +41,7 @@ EMULATED_DEFAULTS: dict[str, Volume] = {
 #: Type emulated for suites that take any volume type (encryption).
 ANY_TYPE_DEFAULT = "io1"
 #: Size of the emulated device's backing file (the model uses the nominal size).
-EMULATED_DEVICE_BYTES = 1024**3
+EMULATED_DEVICE_BYTES = 512 * 1024**2
 #: Documented Magnetic maxima (B-STD), used to pace an emulated ``standard`` volume.
 STANDARD_EMULATED_IOPS = 200
 STANDARD_EMULATED_BPS = 90 * 1024**2

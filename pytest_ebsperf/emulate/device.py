@@ -111,6 +111,7 @@ class EmulatedDevice:
         # set_rates (a credit controller's thread) and set_mix (the test) may race; the
         # write-only-on-change cache must see one at a time.
         self._lock = threading.Lock()
+        self._allocated = False
         self.closed = False
 
     def __repr__(self) -> str:
@@ -141,6 +142,24 @@ class EmulatedDevice:
     def backing_file(self) -> Path:
         """The sparse file on the private tmpfs behind the loop device."""
         return self._need(self._backing)
+
+    def allocate(self) -> None:
+        """Allocate the whole backing file, once, before the first write workload.
+
+        Writes into the sparse tmpfs file make the kernel allocate and zero pages in the loop
+        worker as they arrive: 1 MiB writes at QD 8 ran at 377 MiB/s under a 500 MiB/s limit on
+        this machine, and at 499-505 MiB/s once the file was allocated. Read-only volumes stay
+        sparse and cost no memory.
+        """
+        with self._lock:
+            if self._allocated:
+                return
+            fd = os.open(self.backing_file, os.O_RDWR)
+            try:
+                os.posix_fallocate(fd, 0, self.size_bytes)
+            finally:
+                os.close(fd)
+            self._allocated = True
 
     @property
     def limits(self) -> DirectionLimits:
