@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 
 from conftest import needs_fio, needs_root
-
 from pytest_ebsperf.emulate import EmulatedDevice
 from pytest_ebsperf.fio.runner import FioRunner
 from pytest_ebsperf.fio.workload import Workload
