@@ -208,9 +208,11 @@ def test_ctrl_c_during_a_knee_check_leaves_no_device_cgroup_thread_or_fio(tmp_pa
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not fio_of(proc.pid):
+        while time.monotonic() < deadline and not fio_of(proc.pid) and proc.poll() is None:
             time.sleep(0.2)
-        assert fio_of(proc.pid), "fio never started"
+        if not fio_of(proc.pid):
+            output = proc.communicate(timeout=60)[0].decode() if proc.poll() is not None else ""
+            raise AssertionError(f"fio never started; the run said:\n{output[-3000:]}")
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
         output = proc.communicate(timeout=60)[0].decode()

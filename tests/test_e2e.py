@@ -79,9 +79,12 @@ def test_ctrl_c_during_a_check_leaves_no_device_cgroup_or_fio_behind(tmp_path: P
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not _fio_children(proc.pid):
+        while time.monotonic() < deadline and not _fio_children(proc.pid) and \
+                proc.poll() is None:
             time.sleep(0.2)
-        assert _fio_children(proc.pid), "fio never started"
+        if not _fio_children(proc.pid):
+            output = proc.communicate(timeout=60)[0].decode() if proc.poll() is not None else ""
+            raise AssertionError(f"fio never started; the run said:\n{output[-3000:]}")
         proc.send_signal(signal.SIGINT)
         output = proc.communicate(timeout=60)[0].decode()
     finally:
