@@ -64,7 +64,7 @@ def fidelity() -> list[dict[str, Any]]:
     return rows
 
 
-def driving_power(rounds: int = 3) -> dict[str, Any]:
+def driving_power(rounds: int = 5) -> dict[str, Any]:
     runner = FioRunner()
     fast = models.validate(Volume("io2", size_gib=256, iops=256_000))
     ours = default_job(fast)
