@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from pytest_ebsperf import models, report, verdict
-from pytest_ebsperf.errors import UnsafeDeviceError, VolumeSpecError
+from pytest_ebsperf.errors import DeviceError, FioError, UnsafeDeviceError, VolumeSpecError
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload, parse_size
 from pytest_ebsperf.models.types import Expectation
@@ -122,9 +122,12 @@ class Ebsperf:
             target.emulated.set_mix(workload.read_fraction)
         started = time.perf_counter()
         with self.session.credits.track(target, workload) as booked:  # the credit ledger
-            result = self.session.runner.run(workload, target.path,
-                                             readonly=not workload.writes,
-                                             prefix=target.prefix())
+            try:
+                result = self.session.runner.run(workload, target.path,
+                                                 readonly=not workload.writes,
+                                                 prefix=target.prefix())
+            except (FioError, DeviceError) as exc:  # fio's own words, not a traceback
+                pytest.fail(f"{workload.label()} on {target.path}: {exc}", pytrace=False)
             booked(result)
         self._record_measurement(workload, target, result, time.perf_counter() - started,
                                  phase)

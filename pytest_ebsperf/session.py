@@ -136,6 +136,7 @@ class EbsperfSession:
     def preflight(self) -> None:
         """Checks made once before any check runs: fio, and the device or emulation."""
         self.runner.version()
+        self.runner.resolve_engine(self.settings.engine)  # an engine fio lacks stops the run
         if self.settings.emulate:
             from pytest_ebsperf.emulate import check_emulation_available, sweep_stale
 

@@ -170,3 +170,31 @@ def test_writes_on_a_mounted_device_are_refused_even_with_opt_in(
     finally:
         subprocess.run(["umount", str(mountpoint)], check=True)
     assert hashlib.sha256(backing_file(device).read_bytes()).hexdigest() == before
+
+
+@needs_root
+def test_fio_failing_during_a_check_fails_it_with_a_sentence_not_a_traceback(
+        pytester: pytest.Pytester, tmp_path: Path) -> None:
+    fake = tmp_path / "fio"
+    fake.write_text("#!/bin/sh\n"
+                    "case \"$1\" in\n"
+                    "  --version) echo fio-3.33 ;;\n"
+                    "  --enghelp) printf 'Available IO engines:\\n\\tlibaio\\n' ;;\n"
+                    "  *) echo 'fio: io_u error on file: Input/output error' >&2; exit 1 ;;\n"
+                    "esac\n")
+    fake.chmod(0o755)
+    write_suite(pytester)
+    result = pytester.runpytest_subprocess("--emulate", f"--fio={fake}", "--ebsperf-engine=libaio",
+                                           "-k", "read_claim")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*randread 16KiB*Input/output error*"])
+    result.stdout.no_fnmatch_line("*Traceback*")
+    result.stdout.no_fnmatch_line("*raise *")
+
+
+def test_an_engine_fio_does_not_have_stops_the_run_with_the_engines_it_has(
+        pytester: pytest.Pytester) -> None:
+    write_suite(pytester)
+    result = pytester.runpytest("--emulate", "--ebsperf-engine=bogus")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*no ioengine 'bogus'*Engines it lists:*libaio*"])

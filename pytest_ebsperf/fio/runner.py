@@ -139,9 +139,13 @@ class FioRunner:
         can be compiled in but disabled by the kernel, sysctl or a container's seccomp), else
         libaio. Results are cached per runner.
         """
-        if name != "auto":
-            return name
         listed = self._list_engines()
+        if name != "auto":
+            if listed and name not in listed:
+                raise FioRunError(
+                    f"fio on {self.host} has no ioengine {name!r} (--ebsperf-engine). Engines "
+                    f"it lists: {', '.join(listed)}. Pass one of them or 'auto'.")
+            return name
         for engine in AUTO_ENGINES:
             if engine in listed and self._engine_works(engine):
                 return engine
