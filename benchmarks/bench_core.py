@@ -33,15 +33,17 @@ from pytest_ebsperf import models
 from pytest_ebsperf.emulate import EmulatedDevice
 from pytest_ebsperf.fio.runner import FioRunner
 from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.settings import DEFAULT_RAMP_EMULATED_S, DEFAULT_RUNTIME_EMULATED_S
 from pytest_ebsperf.volume import Volume
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNTIME_S = 3.0
+RUNTIME_S = DEFAULT_RUNTIME_EMULATED_S
+RAMP_S = DEFAULT_RAMP_EMULATED_S
 
 
 def default_job(volume: Volume, bs: int = 4096) -> Workload:
     """The job ``ebsperf.workload("randread", "4k")`` builds for ``volume``."""
-    base = Workload("randread", bs=bs, runtime_s=RUNTIME_S, ramp_s=1.0, engine="auto")
+    base = Workload("randread", bs=bs, runtime_s=RUNTIME_S, ramp_s=RAMP_S, engine="auto")
     expected = models.cap_expectation("", "", volume, base).value
     iodepth, numjobs = models.default_queue_depth(volume, base, expected,
                                                   cpu_count=os.cpu_count() or 1)
@@ -69,7 +71,7 @@ def driving_power(rounds: int = 5) -> dict[str, Any]:
     fast = models.validate(Volume("io2", size_gib=256, iops=256_000))
     ours = default_job(fast)
     grid = [Workload("randread", bs=4096, iodepth=qd, numjobs=nj, runtime_s=RUNTIME_S,
-                     ramp_s=1.0, engine=engine)
+                     ramp_s=RAMP_S, engine=engine)
             for engine in ("libaio", "io_uring") for qd in (16, 32, 64, 128) for nj in (1, 2)]
     with EmulatedDevice(iops=None, bps=None, name="ebsperf-bench") as device:
         scores: dict[str, list[float]] = {}

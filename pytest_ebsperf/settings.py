@@ -21,7 +21,7 @@ from pytest_ebsperf.volume import VOLUME_TYPES
 DEFAULT_RUNTIME_S = 60.0
 DEFAULT_RUNTIME_EMULATED_S = 3.0
 DEFAULT_RAMP_S = 2.0
-DEFAULT_RAMP_EMULATED_S = 1.0
+DEFAULT_RAMP_EMULATED_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ OPTIONS: tuple[Option, ...] = (
            "SECONDS", "measuring time per check, ramp excluded. Default: 60 on a device, 3 on "
            "an emulated volume."),
     Option("ramp", "--ebsperf-ramp", "ebsperf_ramp", "EBSPERF_RAMP", "float", "SECONDS",
-           "warm-up before measuring. Default: 2 on a device, 1 on an emulated volume."),
+           "warm-up before measuring. Default: 2 on a device, 0.5 on an emulated volume."),
     Option("long", "--ebsperf-long", None, None, "bool", None,
            "also run checks that take long on real volumes (e.g. the 33-minute gp2 knee).",
            False),

@@ -360,3 +360,17 @@ def test_quantities_are_formatted_for_people(value: float | None, unit: str, tex
 def test_a_percentage_below_one_never_rounds_up_to_100() -> None:
     assert verdict.format_percent(0.99999) == "99.99 %"
     assert verdict.format_percent(0.999) == "99.9 %"
+
+
+@pytest.mark.parametrize(("runtime", "ramp", "iodepth", "want"), [
+    (3.0, 0.5, 8, (32, 1.0, 0.25)),      # emulated defaults: a short, cheap confirmation
+    (60.0, 2.0, 16, (64, 2.0, 0.5)),     # device defaults: 2 s after 0.5 s
+    (4.5, 1.0, 1, (4, 1.5, 0.5)),        # a third of the runtime in between
+    (0.5, 0.0, 100, (256, 0.5, 0.0)),    # never longer than the check, never past 256 per job
+])
+def test_the_queue_depth_probe_is_short_and_deeper(runtime: float, ramp: float, iodepth: int,
+                                                   want: tuple[int, float, float]) -> None:
+    probe = verdict.probe_queue_depth(Workload("randread", bs=4096, iodepth=iodepth,
+                                               runtime_s=runtime, ramp_s=ramp))
+    assert (probe.iodepth, probe.runtime_s, probe.ramp_s) == want
+    assert probe.pattern == "randread" and probe.bs == 4096
