@@ -1,12 +1,14 @@
 """Benchmarks of the core plugin (needs root, loop devices, blkio throttling and fio).
 
-    python3 benchmarks/bench_core.py            # everything (about 8 minutes)
-    python3 benchmarks/bench_core.py fidelity   # one part: fidelity, driving, verdict,
+    python3 benchmarks/bench_core.py            # everything (about 14 minutes)
+    python3 benchmarks/bench_core.py fidelity   # one part: fidelity, ramp, driving, verdict,
                                                 # suites, overhead
 
 Figures printed:
 - fidelity: measured / throttle limit of an emulated volume at 500, 3,000 and 20,000 IOPS,
   with the plugin's default random-read job (goal: within +-5 %);
+- ramp: the lowest second / limit after 1, 0.5 and 0.25 s of ramp on emulated volumes
+  (why the emulated default is 0.5 s);
 - driving power: the plugin's default random-read job for a very fast volume on an
   unthrottled tmpfs loop device, against the best of a grid of hand-tuned fio jobs on the
   same device, run alternately (goal: >= 90 %);
@@ -63,6 +65,29 @@ def fidelity() -> list[dict[str, Any]]:
         rows.append({"limit_iops": limit, "job": job.label(), "measured_iops": result.total_iops,
                      "ratio": result.total_iops / limit,
                      "per_second_min_ratio": min(series) / limit if series else None})
+    return rows
+
+
+def ramp(repeats: int = 3) -> list[dict[str, Any]]:
+    """How short a ramp an emulated check can afford: the lowest per-second rate against the
+    limit after 1, 0.5 and 0.25 s of ramp (CAP checks need every second >= 90 %)."""
+    runner = FioRunner()
+    rows = []
+    for ramp_s in (1.0, 0.5, 0.25):
+        lowest = []
+        for limit in (500, 3000, 4000, 20000):
+            volume = models.validate(Volume("io2", size_gib=100, iops=limit))
+            for bs in (4096, 16384):
+                job = default_job(volume, bs).replace(engine="libaio", ramp_s=ramp_s)
+                for _ in range(repeats):
+                    with EmulatedDevice(iops=limit, bps=None, name="ebsperf-bench") as device:
+                        device.set_mix(1.0)
+                        result = runner.run(job, device.path, readonly=True,
+                                            prefix=device.argv_prefix())
+                    series = result.series["total_iops"].values
+                    lowest.append(min(series) / limit if series else 0.0)
+        rows.append({"ramp_s": ramp_s, "runs": len(lowest), "lowest_second_ratio": min(lowest),
+                     "median_lowest_second_ratio": statistics.median(lowest)})
     return rows
 
 
@@ -138,7 +163,7 @@ def overhead() -> dict[str, Any]:
             "max_s": max(samples)}
 
 
-PARTS = {"fidelity": fidelity, "driving": driving_power, "verdict": time_to_verdict,
+PARTS = {"fidelity": fidelity, "ramp": ramp, "driving": driving_power, "verdict": time_to_verdict,
          "suites": suites_wall, "overhead": overhead}
 
 
