@@ -85,6 +85,24 @@ def test_a_run_is_booked_with_its_ramp_and_the_tail_fio_did_not_log() -> None:
     assert run_credit_rates(GP2, job, [], total_ios=1_500) == [300.0] * 7
 
 
+@pytest.mark.parametrize(("runtime", "ramp", "logged", "total", "want"), [
+    (3.0, 0.5, [3_000.0] * 2, 9_000, [4_500.0, 3_000.0, 3_000.0]),   # half a window of ramp
+    (2.4, 0.0, [3_000.0] * 2, 7_200, [3_000.0, 4_200.0]),            # 0.4 s of tail
+    (3.0, 1.5, [3_000.0] * 3, 9_000, [3_000.0, 4_500.0, 3_000.0, 3_000.0]),
+    (2.5, 0.5, [], 5_000, [2_000.0] * 3),                            # no log: 6,000 over 3
+])
+def test_parts_of_a_window_are_booked_not_rounded_away(
+        runtime: float, ramp: float, logged: list[float], total: float, want: list[float]
+) -> None:
+    """A 0.5 s ramp once rounded to no window at all, and the ledger lost half a second of
+    burst per run: whatever the times, the values add up to the credits the run spent."""
+    job = Workload("randread", runtime_s=runtime, ramp_s=ramp)
+    rates = run_credit_rates(GP2, job, logged, total_ios=total)
+    assert rates == pytest.approx(want)
+    spent = total * (runtime + ramp) / runtime if not logged else total + logged[0] * ramp
+    assert sum(rates) == pytest.approx(spent)
+
+
 def test_the_description_gives_credits_share_runs_and_origin() -> None:
     ledger = CreditLedger.start(gp2_burst_plan(100, 50.0), now=0.0, origin="from a test")
     ledger.charge(0.0, [300.0], 1.0)

@@ -128,23 +128,32 @@ def run_credit_rates(volume: Volume, workload: Workload, series_iops: Sequence[f
     """Credits per second a finished run spent, one value per window, ramp and tail included.
 
     fio logs no windows during ``ramp_time`` and often not the last window of a run, but the
-    volume was charged for both. The ramp is booked at the first window's rate; the tail at
-    the rate that makes the windows add up to fio's own I/O count for the measured period
-    (``total_ios``), or at the last window's rate when that count is missing.
+    volume was charged for both. The ramp is booked at the first window's rate; the tail with
+    the I/Os that make the windows add up to fio's own count for the measured period
+    (``total_ios``), or at the last window's rate when that count is missing. Parts of a
+    window (a 0.5 s ramp, a 0.4 s tail) are folded into the neighbouring window, so the
+    values add up to what the run spent however its times divide into windows.
     """
     cost = credit_cost_per_io(volume, workload)
+    ramp_s = max(workload.ramp_s, 0.0)
     iops = list(series_iops)
     if not iops:
-        span = workload.runtime_s + max(workload.ramp_s, 0.0)
-        return [total_ios / max(workload.runtime_s, 1e-9) * cost] * max(1, round(span / window_s))
-    ramp = [iops[0]] * round(max(workload.ramp_s, 0.0) / window_s)
+        span = workload.runtime_s + ramp_s
+        windows = max(1, math.ceil(span / window_s - 1e-9))
+        rate = total_ios / max(workload.runtime_s, 1e-9) * span / (windows * window_s)
+        return [rate * cost] * windows
+    whole_ramp, part_ramp = divmod(ramp_s / window_s, 1.0)
+    values = [iops[0]] * int(whole_ramp) + iops
+    values[int(whole_ramp)] += iops[0] * part_ramp
     tail_s = workload.runtime_s - window_s * len(iops)
-    tail: list[float] = []
-    if tail_s >= window_s / 2:
+    if tail_s > 1e-9:
         logged = math.fsum(iops) * window_s
-        rate = (total_ios - logged) / tail_s if total_ios > logged else iops[-1]
-        tail = [rate] * round(tail_s / window_s)
-    return [value * cost for value in ramp + iops + tail]
+        ios = total_ios - logged if total_ios > logged else iops[-1] * tail_s
+        whole_tail, part_tail = divmod(tail_s / window_s, 1.0)
+        rate = ios / tail_s
+        values += [rate] * int(whole_tail)
+        values[-1] += rate * part_tail
+    return [value * cost for value in values]
 
 
 def is_default_volume(volume: Volume) -> bool:
