@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import threading
@@ -13,7 +12,6 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError, NoCredentialsError
 from test_aws_support import (  # noqa: F401
@@ -30,6 +28,7 @@ from test_aws_support import (  # noqa: F401
     loopback_only,
     moto_server,
     reset_auth,
+    restricted_user,
 )
 
 from pytest_ebsperf.aws import AwsClients, discover
@@ -120,22 +119,6 @@ def test_discovery_without_credentials_stops_with_the_credentials_sentence(
     assert any("iam/security-credentials" in path for _, path in fake_imds.requests)
 
 
-@pytest.fixture
-def restricted_user(aws: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Switch to an IAM user that may only call ec2:DescribeInstanceTypes (moto enforces IAM)."""
-    reset_auth(aws, 3)  # the three IAM calls below run unauthenticated
-    try:
-        iam = boto3.client("iam")
-        iam.create_user(UserName="ci")
-        policy = {"Version": "2012-10-17", "Statement": [
-            {"Effect": "Allow", "Action": ["ec2:DescribeInstanceTypes"], "Resource": "*"}]}
-        iam.put_user_policy(UserName="ci", PolicyName="p", PolicyDocument=json.dumps(policy))
-        key = iam.create_access_key(UserName="ci")["AccessKey"]
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", key["AccessKeyId"])
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", key["SecretAccessKey"])
-        yield
-    finally:
-        reset_auth(aws, float("inf"))
 
 
 def test_discovery_with_a_policy_lacking_describe_volumes_names_that_permission(

@@ -10,12 +10,9 @@ leaves 127.0.0.1.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 
 # Imported here, before any pytester snapshot of sys.modules: pytester drops modules imported
@@ -39,6 +36,7 @@ from test_aws_support import (  # noqa: F401
     loopback_only,
     moto_server,
     reset_auth,
+    restricted_user,
     run_instance,
 )
 
@@ -162,22 +160,6 @@ def test_the_emulated_rates_use_discovered_instance_limits_when_known() -> None:
 
 
 # ------------------------------------------------------------------------------ sentences
-@pytest.fixture
-def restricted_user(aws: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """An IAM user that may only call ec2:DescribeInstanceTypes (moto then enforces IAM)."""
-    reset_auth(aws, 3)
-    try:
-        iam = boto3.client("iam")
-        iam.create_user(UserName="ci")
-        policy = {"Version": "2012-10-17", "Statement": [
-            {"Effect": "Allow", "Action": ["ec2:DescribeInstanceTypes"], "Resource": "*"}]}
-        iam.put_user_policy(UserName="ci", PolicyName="p", PolicyDocument=json.dumps(policy))
-        key = iam.create_access_key(UserName="ci")["AccessKey"]
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", key["AccessKeyId"])
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", key["SecretAccessKey"])
-        yield
-    finally:
-        reset_auth(aws, float("inf"))
 
 
 def no_credentials(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:

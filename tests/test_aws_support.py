@@ -7,6 +7,7 @@ swallowed the failure. Test modules import the fixtures they use from here.
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import threading
@@ -287,6 +288,26 @@ class FakeSystem:
         path = self.dev / link
         path.symlink_to(Path("../" * link.count("/")) / target)
         return f"/dev/{link}"
+
+
+@pytest.fixture
+def restricted_user(aws: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Switch to an IAM user that may only call ec2:DescribeInstanceTypes (moto enforces IAM)."""
+    import boto3
+
+    reset_auth(aws, 3)  # the three IAM calls below run unauthenticated
+    try:
+        iam = boto3.client("iam")
+        iam.create_user(UserName="ci")
+        policy = {"Version": "2012-10-17", "Statement": [
+            {"Effect": "Allow", "Action": ["ec2:DescribeInstanceTypes"], "Resource": "*"}]}
+        iam.put_user_policy(UserName="ci", PolicyName="p", PolicyDocument=json.dumps(policy))
+        key = iam.create_access_key(UserName="ci")["AccessKey"]
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", key["AccessKeyId"])
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", key["SecretAccessKey"])
+        yield
+    finally:
+        reset_auth(aws, float("inf"))
 
 
 @pytest.fixture
