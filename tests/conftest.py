@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -54,3 +56,43 @@ def backing_file(device: str) -> Path:
     """The file behind a loop device (to hash it before and after a test)."""
     name = os.path.basename(device)
     return Path(Path(f"/sys/block/{name}/loop/backing_file").read_text().strip())
+
+
+def fio_descendants(pid: int) -> list[int]:
+    """fio processes whose parent chain reaches ``pid``."""
+    out = subprocess.run(["pgrep", "-x", "fio"], check=False, capture_output=True,
+                         text=True).stdout
+    found = []
+    for child in map(int, out.split()):
+        node = child
+        while node > 1:
+            if node == pid:
+                found.append(child)
+                break
+            try:
+                node = int(Path(f"/proc/{node}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                break
+    return found
+
+
+def interrupt_once_fio_runs(argv: list[str], cwd: Path, *, settle_s: float = 0.0
+                            ) -> tuple[int, str]:
+    """Start ``argv``, wait (30 s at most) for a fio under it, wait ``settle_s`` more, press
+    Ctrl-C (SIGINT) and return the run's pid and output. Fails with the run's output when no
+    fio ever started; the run is killed on every path."""
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not fio_descendants(proc.pid) and \
+                proc.poll() is None:
+            time.sleep(0.2)
+        if not fio_descendants(proc.pid):
+            output = proc.communicate(timeout=60)[0].decode() if proc.poll() is not None else ""
+            raise AssertionError(f"fio never started; the run said:\n{output[-3000:]}")
+        time.sleep(settle_s)
+        proc.send_signal(signal.SIGINT)
+        return proc.pid, proc.communicate(timeout=60)[0].decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()

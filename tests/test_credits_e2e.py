@@ -11,17 +11,15 @@ import os
 import pty
 import re
 import select
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import needs_fio, needs_root
+from conftest import fio_descendants, interrupt_once_fio_runs, needs_fio, needs_root
 
 pytestmark = [needs_root, needs_fio]
 
@@ -210,42 +208,11 @@ def test_the_progress_line_updates_on_a_terminal(tmp_path: Path) -> None:
 def test_ctrl_c_during_a_knee_check_leaves_no_device_cgroup_thread_or_fio(tmp_path: Path
                                                                           ) -> None:
     before = set(leftovers())
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", DURATION, "--emulate",
-                             "--emulate-timescale=20", "-p", "no:cacheprovider"],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not fio_of(proc.pid) and proc.poll() is None:
-            time.sleep(0.2)
-        if not fio_of(proc.pid):
-            output = proc.communicate(timeout=60)[0].decode() if proc.poll() is not None else ""
-            raise AssertionError(f"fio never started; the run said:\n{output[-3000:]}")
-        time.sleep(1.0)
-        proc.send_signal(signal.SIGINT)
-        output = proc.communicate(timeout=60)[0].decode()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    pid, output = interrupt_once_fio_runs(
+        [sys.executable, "-m", "pytest", DURATION, "--emulate", "--emulate-timescale=20",
+         "-p", "no:cacheprovider"], tmp_path, settle_s=1.0)
     assert "KeyboardInterrupt" in output or "Interrupted" in output
     assert "Traceback" not in output.split("KeyboardInterrupt")[0]
-    assert not fio_of(proc.pid)
-    assert not list(Path("/run/ebsperf").glob(f"{proc.pid}-*"))
+    assert not fio_descendants(pid)
+    assert not list(Path("/run/ebsperf").glob(f"{pid}-*"))
     assert set(leftovers()) <= before
-
-
-def fio_of(pid: int) -> list[int]:
-    """fio processes whose parent chain reaches ``pid``."""
-    out = subprocess.run(["pgrep", "-x", "fio"], check=False, capture_output=True,
-                         text=True).stdout
-    found = []
-    for child in map(int, out.split()):
-        node = child
-        while node > 1:
-            if node == pid:
-                found.append(child)
-                break
-            try:
-                node = int(Path(f"/proc/{node}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                break
-    return found

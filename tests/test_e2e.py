@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import needs_fio, needs_root
+from conftest import fio_descendants, interrupt_once_fio_runs, needs_fio, needs_root
 
 pytestmark = [needs_root, needs_fio]
 
@@ -74,49 +72,12 @@ def test_strict_mode_fails_an_inconclusive_check(pytester: pytest.Pytester) -> N
 
 def test_ctrl_c_during_a_check_leaves_no_device_cgroup_or_fio_behind(tmp_path: Path) -> None:
     before = set(ours_left())
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", IO1_READ, "--emulate",
-                             "--ebsperf-runtime=30", "-p", "no:cacheprovider"],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not _fio_children(proc.pid) and \
-                proc.poll() is None:
-            time.sleep(0.2)
-        if not _fio_children(proc.pid):
-            output = proc.communicate(timeout=60)[0].decode() if proc.poll() is not None else ""
-            raise AssertionError(f"fio never started; the run said:\n{output[-3000:]}")
-        proc.send_signal(signal.SIGINT)
-        output = proc.communicate(timeout=60)[0].decode()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    pid, output = interrupt_once_fio_runs(
+        [sys.executable, "-m", "pytest", IO1_READ, "--emulate", "--ebsperf-runtime=30",
+         "-p", "no:cacheprovider"], tmp_path)
     assert "KeyboardInterrupt" in output or "Interrupted" in output
-    assert not _fio_children(proc.pid)
+    assert not fio_descendants(pid)
     assert set(ours_left()) <= before
-
-
-def _fio_children(pid: int) -> list[str]:
-    """fio processes descended from ``pid`` (by their command line's throttle wrapper)."""
-    out = subprocess.run(["pgrep", "-a", "-x", "fio"], capture_output=True, text=True,
-                         check=False).stdout
-    mine = []
-    for line in out.splitlines():
-        child = int(line.split()[0])
-        if _descends_from(child, pid):
-            mine.append(line)
-    return mine
-
-
-def _descends_from(child: int, ancestor: int) -> bool:
-    while child > 1:
-        if child == ancestor:
-            return True
-        try:
-            stat = Path(f"/proc/{child}/stat").read_text()
-        except OSError:
-            return False
-        child = int(stat.rsplit(")", 1)[1].split()[1])
-    return False
 
 
 def test_the_instance_cap_binds_when_it_is_below_the_volume_cap(pytester: pytest.Pytester) -> None:
