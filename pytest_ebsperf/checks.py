@@ -14,21 +14,27 @@ traceback) and skips (inconclusive checks, claims that need ``--ebsperf-destruct
 
 from __future__ import annotations
 
+import math
 import os
+import statistics
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from pytest_ebsperf import models, report, verdict
+from pytest_ebsperf import evidence, models, report, verdict
 from pytest_ebsperf.errors import DeviceError, FioError, UnsafeDeviceError, VolumeSpecError
+from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult
+from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload, parse_size
 from pytest_ebsperf.models.types import Expectation
 from pytest_ebsperf.results.records import measurement_facts
 from pytest_ebsperf.session import EbsperfSession, SuiteMismatch, Target
 from pytest_ebsperf.settings import Settings
+from pytest_ebsperf.verdict import format_quantity
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 from pytest_ebsperf.volume import Volume
 
@@ -101,11 +107,13 @@ class Ebsperf:
         return self.expect_cap("", "", workload).value
 
     def run(self, workload: Workload, *, target: Target | None = None,
-            phase: str = "steady") -> FioResult:
+            phase: str = "steady", monitor: Monitor | None = None) -> FioResult:
         """Run fio once on ``target`` (default: the device under test) and record it.
 
         ``phase`` tags the measurement: "steady" runs fill the seed-shaped tables; runs over a
         burst knee ("time-series") and confirmation runs ("probe") are kept out of them.
+        ``monitor`` sees every second while fio runs and may stop it once the verdict is
+        settled (see :meth:`check_cap`); without one the live line still shows progress.
         """
         target = target or self.target
         self._guard_writes(workload, target)
@@ -125,7 +133,9 @@ class Ebsperf:
             try:
                 result = self.session.runner.run(workload, target.path,
                                                  readonly=not workload.writes,
-                                                 prefix=target.prefix())
+                                                 prefix=target.prefix(),
+                                                 monitor=monitor or self._plain_progress(
+                                                     workload))
             except (FioError, DeviceError) as exc:  # fio's own words, not a traceback
                 pytest.fail(f"{workload.label()} on {target.path}: {exc}", pytrace=False)
             booked(result)
@@ -158,36 +168,126 @@ class Ebsperf:
     # -- checks --------------------------------------------------------------------------
     def check_cap(self, claim: str, what: str, workload: Workload, *, metric: str = "iops",
                   credits: bool | None = None) -> Verdict:
-        """Run ``workload`` and judge it against the documented ceiling (policy CAP)."""
+        """Run ``workload`` and judge it against the documented ceiling (policy CAP).
+
+        The duty cycle is a statistical test (:mod:`pytest_ebsperf.evidence`): fio is stopped
+        as soon as the seconds seen settle it either way, so a volume far below its cap
+        fails in seconds, not after the whole runtime.
+        """
         expectation = self.expect_cap(claim, what, workload, metric=metric, credits=credits)
         if expectation.policy == models.INFO:
             return self.record_info(claim, what, workload, expectation=expectation)
         started = time.perf_counter()
-        result = self.run(workload)
-        found = verdict.judge_cap(expectation, result, workload, metric=metric,
-                                  cpu_count=self.session.cpu_count)
-        found = self._confirm_shortfall(found, workload, metric)
+        found, result = self._measure(expectation, workload, metric)
+        found, workload, result = self._confirm_shortfall(found, expectation, workload, metric,
+                                                          result)
         return self.conclude(found, workload, result, started)
 
     def check_floor(self, claim: str, what: str, workload: Workload) -> Verdict:
         """Run ``workload`` and judge it against a published "at least" figure (FLOOR)."""
         expectation = models.floor_expectation(claim, what, self.volume, workload)
         started = time.perf_counter()
-        result = self.run(workload)
-        found = verdict.judge_floor(expectation, result, workload,
-                                    cpu_count=self.session.cpu_count)
-        found = self._confirm_shortfall(found, workload, "iops")
+        found, result = self._measure(expectation, workload, "iops")
+        found, workload, result = self._confirm_shortfall(found, expectation, workload, "iops",
+                                                          result)
         return self.conclude(found, workload, result, started)
 
-    def _confirm_shortfall(self, found: Verdict, workload: Workload, metric: str) -> Verdict:
+    def _measure(self, expectation: Expectation, workload: Workload, metric: str
+                 ) -> tuple[Verdict, FioResult]:
+        policy = self.session.policy
+        result = self.run(workload, monitor=self._monitor(expectation, workload, metric, policy))
+        judge = verdict.judge_floor if expectation.policy == models.FLOOR else verdict.judge_cap
+        found = judge(expectation, result, workload, metric=metric,
+                      cpu_count=self.session.cpu_count, policy=policy)
+        return found, result
+
+    def _confirm_shortfall(self, found: Verdict, expectation: Expectation, workload: Workload,
+                           metric: str, result: FioResult
+                           ) -> tuple[Verdict, Workload, FioResult]:
         """Before calling a shortfall the volume's fault, run briefly with 4x the queue
-        depth: a volume at its limit does not go faster, a starved queue does."""
+        depth: a volume at its limit does not go faster, a starved queue does. When the deeper
+        queue reaches the claim, the check is run again at that depth and that run decides."""
         if found.outcome is not Outcome.FAIL or found.measured is None or \
                 found.expected is None or found.measured >= found.expected:
-            return found
+            return found, workload, result
         probe = verdict.probe_queue_depth(workload)
         probe_result = self.run(probe, phase="probe")
-        return verdict.judge_with_probe(found, workload, probe, probe_result, metric=metric)
+        probed = verdict.judge_with_probe(found, workload, probe, probe_result, metric=metric)
+        if not probed.details.get("probe_reached"):
+            return probed, workload, result
+        deeper = workload.replace(iodepth=probe.iodepth)
+        again, again_result = self._measure(expectation, deeper, metric)
+        note = (f"At QD {workload.queue_depth} the check fell short "
+                f"({format_quantity(found.measured, found.unit)}); a short run at QD "
+                f"{probe.queue_depth} reached the claim, so the check was run again at QD "
+                f"{deeper.queue_depth}.")
+        details = {**again.details, "first_run": {"qd": workload.queue_depth,
+                                                   "measured": found.measured,
+                                                   "probe_value": probed.details.get(
+                                                       "probe_value")}}
+        again = replace(again, message=f"{again.message} {note}", details=details)
+        return again, deeper, again_result
+
+    def _monitor(self, expectation: Expectation, workload: Workload, metric: str,
+                 policy: evidence.Policy) -> Monitor:
+        """Stop fio once the seconds seen settle the verdict (same test as the final one)."""
+        key = verdict.METRICS[metric][0]
+        low = expectation.low * expectation.value
+        high = expectation.high * expectation.value if expectation.high else None
+        duty = expectation.duty if expectation.policy == models.CAP else None
+        line = self._plain_progress(workload)
+
+        def monitor(series: LiveSeries) -> str | None:
+            values = series.values(key)
+            window = statistics.median(series.window_s)
+            planned = max(len(values), int(workload.runtime_s / window + 1e-9))
+            if line is not None:
+                line(series)
+            if not expectation.value or not math.isfinite(expectation.value):
+                return None
+            interval = evidence.mean_interval(values, policy.alpha) if len(values) >= 3 \
+                else None
+            if high is not None and interval is not None and interval.low > high:
+                return (f"the mean of {len(values)} s is above the cap's "
+                        f"{format_quantity(high, expectation.unit)} beyond the seconds' noise")
+            if duty is None:
+                if interval is not None and interval.high < low:
+                    return (f"the mean of {len(values)} s is below "
+                            f"{format_quantity(low, expectation.unit)} beyond its noise")
+                return None
+            test = evidence.duty_test(values, low, duty, alpha=policy.alpha, planned=planned,
+                                      spell=policy.spell)
+            if test.state == evidence.FAIL:
+                return (f"{test.misses} of {len(values)} s below "
+                        f"{format_quantity(low, expectation.unit)} settle the duty-cycle test")
+            upper_settled = high is None or (interval is not None and interval.high <= high)
+            if test.state == evidence.PASS and upper_settled and len(values) < planned:
+                return (f"{test.misses} of {len(values)} s below "
+                        f"{format_quantity(low, expectation.unit)}: no remaining second could "
+                        "change the verdict")
+            return None
+
+        return monitor
+
+    def _plain_progress(self, workload: Workload) -> Monitor | None:
+        """A monitor that only shows the live line (the rate every second on a terminal, a
+        heartbeat in CI logs)."""
+        writer = self.session.progress
+        if writer is None:
+            return None
+        name = self.item.name[:48]
+        key = "total_bw" if workload.bs >= 1024 * 1024 else "total_iops"
+
+        def line(series: LiveSeries) -> str | None:
+            values = series.values(key)
+            now = values[-1] if values else 0.0
+            rate = format_quantity(now, "B/s" if key == "total_bw" else "IOPS")
+            writer.update(f"ebsperf {name}: {series.measured_s:,.0f} s of "
+                          f"{workload.runtime_s:,.0f} s | {rate} now | "
+                          f"{workload.label()}")
+            return None
+
+        return line
 
     def record_info(self, claim: str, what: str, workload: Workload, *,
                     expectation: Expectation | None = None) -> Verdict:
@@ -206,21 +306,37 @@ class Ebsperf:
         mine = self.run(workload)
         theirs = self.run(workload, target=reference)
         found = verdict.judge_rel_pair(claim, what, self.target.label, mine,
-                                       reference.label, theirs)
+                                       reference.label, theirs, policy=self.session.policy)
         return [self.conclude(v, workload, mine, started) for v in found]
 
     def check_sweep(self, claim: str, what: str, pattern: str, sizes: Sequence[str | int]
                     ) -> Verdict:
         """Run ``pattern`` at each block size; judge the curve against min(IOPS cap,
-        throughput cap / bs) — flat, then throughput-bound (seed 002, S2-08/S2-10)."""
+        throughput cap / bs) — flat, then throughput-bound (seed 002, S2-08/S2-10).
+
+        Each point stops as soon as its seconds settle it; the sweep stops at the first point
+        that is off the model beyond its noise (one such point fails the curve)."""
         started = time.perf_counter()
+        policy = self.session.policy
+        point_policy = policy.split(len(sizes))
         points = []
         for size in sizes:
             workload = self.workload(pattern, size)
-            points.append((workload.bs, self.expect_cap(claim, what, workload),
-                           self.run(workload)))
-        found = verdict.judge_sweep(claim, what, points, cpu_count=self.session.cpu_count)
-        return self.conclude(found, self.workload(pattern, sizes[-1]), points[-1][2], started)
+            expectation = self.expect_cap(claim, what, workload)
+            result = self.run(workload, monitor=self._monitor(expectation, workload, "iops",
+                                                              point_policy))
+            points.append((workload.bs, expectation, result, workload))
+            if not verdict.judge_sweep(claim, what, [points[-1]], policy=point_policy,
+                                       cpu_count=self.session.cpu_count).outcome \
+                    is Outcome.PASS:
+                break  # one point off the model (or not judgeable) decides the sweep
+        found = verdict.judge_sweep(claim, what, points, cpu_count=self.session.cpu_count,
+                                    policy=policy, planned_points=len(sizes))
+        if len(points) < len(sizes):
+            skipped = ", ".join(str(size) for size in sizes[len(points):])
+            found = replace(found, message=f"{found.message} The sweep stopped there; "
+                            f"{skipped} not measured.")
+        return self.conclude(found, points[-1][3], points[-1][2], started)
 
     def check_discard(self, claim: str, what: str) -> Verdict:
         """Judge that the device supports TRIM/discard (sysfs ``discard_max_bytes`` > 0)."""
@@ -294,8 +410,12 @@ class Ebsperf:
                  started: float) -> Verdict:
         """Record ``found`` in the report and turn it into the test's outcome."""
         fio_s = getattr(self.session.runner, "last_wall_s", None)
+        measured_s = max(result.read.runtime_ms, result.write.runtime_ms) / 1000.0
         summary = {"fio_version": result.fio_version, "fio_wall_s": fio_s,
-                   "check_wall_s": round(time.perf_counter() - started, 3)}
+                   "check_wall_s": round(time.perf_counter() - started, 3),
+                   "measured_s": round(measured_s, 3), "planned_s": workload.runtime_s,
+                   "stopped_early": bool(result.stop_reason),
+                   "stop_reason": result.stop_reason or "ran its whole runtime"}
         return self._finish(found, workload.label(), summary)
 
     def conclude_plain(self, found: Verdict) -> Verdict:

@@ -7,12 +7,11 @@ testing aids that only shape an *emulated* bucket are read here.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from pytest_ebsperf.credits.progress import ProgressWriter
 from pytest_ebsperf.errors import EbsperfError
 
 
@@ -57,45 +56,7 @@ def _plots_dir(config: pytest.Config) -> Path | None:
     return plots.plot_dir(config)
 
 
-def _progress_writer(config: pytest.Config) -> TerminalProgress | None:
-    """pytest's terminal writer, unless quiet, an xdist worker or not a terminal (CI logs)."""
-    if config.get_verbosity() < 0 or hasattr(config, "workerinput"):
-        return None
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    # Captured output is suspended between tests, so stdout is the real one here.
-    if reporter is None or not sys.stdout.isatty():
-        return None
-    return TerminalProgress(config.get_terminal_writer(),
-                            config.pluginmanager.get_plugin("capturemanager"))
+def _progress_writer(config: pytest.Config) -> ProgressWriter | None:
+    from pytest_ebsperf.terminal import progress_writer
 
-
-class TerminalProgress:
-    """Writes the progress line in place on pytest's terminal, from the monitor's thread.
-
-    Output capture is suspended around each write, as pytest's own live logging does, so the
-    line reaches the terminal while a test runs.
-    """
-
-    def __init__(self, writer: Any, capture: Any) -> None:
-        self.writer, self.capture = writer, capture
-        self._width = 0
-
-    def _write(self, text: str) -> None:
-        if self.capture is not None:
-            with self.capture.global_and_fixture_disabled():
-                self.writer.write(text, flush=True)
-        else:
-            self.writer.write(text, flush=True)
-
-    def update(self, line: str) -> None:
-        """Replace the line (the first one starts below pytest's own test line)."""
-        lead = "\n" if self._width == 0 else "\r"
-        padding = max(0, self._width - len(line))  # blank what a longer line left
-        self._width = len(line)
-        self._write(f"{lead}{line}{' ' * padding}")
-
-    def finish(self) -> None:
-        """Keep the last line and move on, so pytest's outcome starts a line of its own."""
-        if self._width:
-            self._write("\n")
-        self._width = 0
+    return progress_writer(config)

@@ -62,6 +62,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except EbsperfError as exc:
         raise pytest.UsageError(str(exc)) from None
     plugin = EbsperfPlugin(config, settings)
+    from pytest_ebsperf.terminal import progress_writer
+
+    plugin.session.progress = progress_writer(config)
     config.stash[STATE_KEY] = plugin
     config.pluginmanager.register(plugin, "ebsperf-state")
 
@@ -86,8 +89,11 @@ class EbsperfPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        if not any("ebsperf" in getattr(item, "fixturenames", ()) for item in items):
+        ours = [item for item in items if "ebsperf" in getattr(item, "fixturenames", ())]
+        if not ours:
             return  # nothing of ours was collected: stay silent (fio, devices not needed)
+        # The run's false-alarm level is shared by its checks (Bonferroni).
+        self.session.checks_planned = len(ours)
         try:
             self.session.preflight()
         except EbsperfError as exc:

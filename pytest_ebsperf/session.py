@@ -19,7 +19,9 @@ from pytest_ebsperf.settings import Settings
 from pytest_ebsperf.volume import DEFAULT, EMULATED, GIVEN, VOLUME_TYPES, Volume
 
 if TYPE_CHECKING:
+    from pytest_ebsperf import evidence
     from pytest_ebsperf.aws import Discovery
+    from pytest_ebsperf.credits.progress import ProgressWriter
     from pytest_ebsperf.credits.book import CreditBook
     from pytest_ebsperf.emulate import EmulatedDevice
     from pytest_ebsperf.fio.runner import FioRunner
@@ -106,6 +108,19 @@ class EbsperfSession:
     #: Keyword arguments for :func:`pytest_ebsperf.aws.discover` (``sysfs_root``, ``dev_root``).
     aws_options: dict[str, Any] = field(default_factory=dict)
     _credits: CreditBook | None = None
+    #: Checks collected in this run (the false-alarm level is split over them); 0: unknown.
+    checks_planned: int = 0
+    #: Where live lines go while fio runs (a terminal line or CI heartbeat); None: nowhere.
+    progress: ProgressWriter | None = None
+
+    @property
+    def policy(self) -> evidence.Policy:
+        """How this run weighs evidence: ``--ebsperf-false-alarm`` split over its checks."""
+        from pytest_ebsperf import evidence
+
+        checks = self.checks_planned or evidence.DEFAULT_CHECKS_PER_RUN
+        return evidence.Policy.for_run(self.settings.false_alarm, checks,
+                                       self.settings.miss_spell)
 
     @property
     def credits(self) -> CreditBook:

@@ -17,9 +17,11 @@ from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.volume import VOLUME_TYPES
 
 #: Runtime and ramp when nothing is given: AWS's own recipes run 60-180 s on real volumes;
-#: an emulated volume is paced by the kernel to the second, so a few seconds suffice.
+#: an emulated volume is paced by the kernel to the second, so a few seconds suffice - five,
+#: since a mean judged from fewer seconds has too wide a confidence interval to show that a
+#: volume runs far above its cap (fio's logs often lack the last window).
 DEFAULT_RUNTIME_S = 60.0
-DEFAULT_RUNTIME_EMULATED_S = 3.0
+DEFAULT_RUNTIME_EMULATED_S = 5.0
 DEFAULT_RAMP_S = 2.0
 DEFAULT_RAMP_EMULATED_S = 0.5
 
@@ -60,7 +62,8 @@ OPTIONS: tuple[Option, ...] = (
            "allow write workloads on the device (never on a mounted, root, swap or held "
            "device). Default: read-only.", False),
     Option("runtime", "--ebsperf-runtime", "ebsperf_runtime", "EBSPERF_RUNTIME", "float",
-           "SECONDS", "measuring time per check, ramp excluded. Default: 60 on a device, 3 on "
+           "SECONDS", "the most a check measures, ramp excluded (it stops earlier once its verdict is "
+           "settled). Default: 60 on a device, 5 on "
            "an emulated volume."),
     Option("ramp", "--ebsperf-ramp", "ebsperf_ramp", "EBSPERF_RAMP", "float", "SECONDS",
            "warm-up before measuring. Default: 2 on a device, 0.5 on an emulated volume."),
@@ -100,6 +103,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_cost", "--ebsperf-max-cost", "ebsperf_max_cost", "EBSPERF_MAX_COST", "float",
            "USD", "refuse to provision when the run's estimated cost is above this many US "
            "dollars.", 1.0),
+    Option("false_alarm", "--ebsperf-false-alarm", "ebsperf_false_alarm",
+           "EBSPERF_FALSE_ALARM", "float", "PROBABILITY",
+           "how often a whole run on a volume that meets every claim may be red: the run's "
+           "false-alarm level, split evenly over its checks (a check fails only on evidence "
+           "at its share).", 0.001),
+    Option("miss_spell", "--ebsperf-miss-spell", "ebsperf_miss_spell", "EBSPERF_MISS_SPELL",
+           "float", "SECONDS", "how long, on average, a run of missed seconds of a compliant "
+           "volume lasts (1: missed seconds are independent). Longer spells make one long "
+           "run of misses weaker evidence, so a slow volume fails later.", 1.0),
     Option("no_discovery", "--ebsperf-no-discovery", "ebsperf_no_discovery",
            "EBSPERF_NO_DISCOVERY", "bool", None, "never call AWS: volume facts that are not "
            "given are not discovered from EC2 metadata and the API.", False),
@@ -141,6 +153,8 @@ class Settings:
     strict: bool = False
     provision: str | None = None
     max_cost: float = 1.0
+    false_alarm: float = 0.001
+    miss_spell: float = 1.0
     no_discovery: bool = False
     origin: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
@@ -240,6 +254,14 @@ def validate(settings: Settings) -> None:
         if value is not None and value <= 0:
             flag = OPTIONS_BY_DEST[dest].flag
             raise ConfigError(f"{flag} must be positive, got {value} (from {o[dest]}).")
+    if not 0.0 < settings.false_alarm < 1.0:
+        raise ConfigError(f"--ebsperf-false-alarm is a probability between 0 and 1 (0.001: one "
+                          f"red run in 1,000 on a healthy volume), got {settings.false_alarm:g} "
+                          f"(from {o.get('false_alarm', 'default')}).")
+    if settings.miss_spell < 1.0:
+        raise ConfigError(f"--ebsperf-miss-spell is a mean length in seconds, at least 1 "
+                          f"(independent seconds), got {settings.miss_spell:g} "
+                          f"(from {o.get('miss_spell', 'default')}).")
     if settings.ramp is not None and settings.ramp < 0:
         raise ConfigError(f"--ebsperf-ramp must be 0 or more, got {settings.ramp} "
                           f"(from {o['ramp']}).")

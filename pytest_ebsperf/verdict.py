@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pytest_ebsperf import evidence
 from pytest_ebsperf.fio.result import FioResult, Latency
 from pytest_ebsperf.fio.workload import Workload, format_size
 from pytest_ebsperf.models.types import CAP, FLOOR, INFO, REL, TIME, Expectation
@@ -203,16 +204,25 @@ def required_queue_depth(target_iops: float, latency_s: float) -> int:
 # -- lower-bound checks ------------------------------------------------------------------
 @dataclass(frozen=True)
 class LowerCheck:
-    """How the lower bound went: per window against the duty cycle, or on the mean."""
+    """How the lower bound went: per window against the duty cycle (a statistical test, see
+    :mod:`pytest_ebsperf.evidence`), or on the mean with a confidence interval.
 
-    ok: bool
+    ``state`` is ``"pass"``, ``"fail"`` or ``"open"`` (the sample cannot tell yet).
+    """
+
+    state: str
     threshold: float
     samples: int = 0
     misses: int = 0
-    allowed: int = 0
     duty: float | None = None
     window_s: float = 1.0
     notes: tuple[str, ...] = ()
+    test: evidence.DutyTest | None = None
+    interval: evidence.MeanInterval | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.state == evidence.PASS
 
     @property
     def fraction_met(self) -> float | None:
@@ -223,43 +233,82 @@ class LowerCheck:
         return self.samples * self.window_s
 
     def tolerance(self, low: float, high: float | None = None) -> str:
-        """``>= 90 % required in 99.9 % of seconds; 0 % of 60 s met it``."""
+        """``>= 90 % required in 99.9 % of seconds; 0 of 60 s missed``."""
         upper = f", <= {format_percent(high)} on average" if high is not None else ""
         if self.duty is None:
             return f">= {format_percent(low)} required on average{upper}"
-        met = self.fraction_met or 0.0
         return (f">= {format_percent(low)} required in {format_percent(self.duty)} of "
-                f"seconds{upper}; {format_percent(met)} of {format_seconds(self.span_s)} met it")
+                f"seconds{upper}; {self.misses:,} of {format_seconds(self.span_s)} missed")
+
+    def explain(self, q: Callable[[float], str]) -> str:
+        """The evidence in a sentence (what was seen and what it means); ``q`` formats a
+        value in the check's unit."""
+        if self.test is not None:
+            return _sentence(self.test.explain(q(self.threshold), self.window_s))
+        if self.interval is not None:
+            iv = self.interval
+            conf = format_percent(1.0 - iv.alpha)
+            return _sentence(f"the mean of {iv.n:,} s lies between {q(iv.low)} and "
+                             f"{q(iv.high)} ({conf} confidence each way)")
+        return ""
 
     def as_details(self) -> dict[str, Any]:
-        return {"threshold": self.threshold, "samples": self.samples, "misses": self.misses,
-                "allowed_misses": self.allowed, "duty": self.duty,
-                "fraction_met": self.fraction_met, "window_s": self.window_s,
-                "notes": list(self.notes)}
+        details: dict[str, Any] = {
+            "threshold": self.threshold, "samples": self.samples, "misses": self.misses,
+            "duty": self.duty, "fraction_met": self.fraction_met, "window_s": self.window_s,
+            "notes": list(self.notes), "evidence": self.state}
+        if self.test is not None:
+            details.update({"planned_samples": self.test.planned,
+                            "critical_misses": self.test.critical,
+                            "allowed_misses": self.test.critical - 1,
+                            "p_value": self.test.p_value, "alpha": self.test.alpha,
+                            "miss_spell_s": self.test.spell,
+                            "miss_rate_upper_95": self.test.rate_upper})
+        if self.interval is not None:
+            details.update({"mean_low": self.interval.low, "mean_high": self.interval.high,
+                            "alpha": self.interval.alpha})
+        return details
 
 
 def duty_cycle_check(values: Sequence[float], threshold: float, duty: float,
-                     window_s: float = 1.0) -> LowerCheck:
-    """B-SLA: at most ``floor(n x (1 - duty))`` windows may fall below ``threshold``."""
-    samples = len(values)
-    # The epsilon keeps 1,000 x (1 - 0.999) = 0.99999... from flooring to 0.
-    allowed = math.floor(samples * (1.0 - duty) + 1e-9)
-    misses = sum(1 for value in values if value < threshold)
+                     window_s: float = 1.0, *, policy: evidence.Policy | None = None,
+                     planned: int | None = None) -> LowerCheck:
+    """B-SLA as a test: FAIL only when the windows below ``threshold`` are evidence, at the
+    policy's false-alarm level, that more than ``1 - duty`` of windows miss it."""
+    policy = policy or evidence.Policy()
+    test = evidence.duty_test(values, threshold, duty, alpha=policy.alpha, planned=planned,
+                              spell=policy.spell)
     notes: tuple[str, ...] = ()
-    if allowed == 0 and duty < 1.0:
-        needed = math.ceil(1.0 / (1.0 - duty) - 1e-9)
-        note = (f"with {samples:,} samples the {format_percent(duty)} duty cycle allows no "
-                f"missed second ({needed:,} samples would allow one)")
-        notes = (note,)
-    return LowerCheck(ok=misses <= allowed, threshold=threshold, samples=samples,
-                      misses=misses, allowed=allowed, duty=duty, window_s=window_s,
-                      notes=notes)
+    if test.critical > test.planned:
+        notes = (f"{test.planned:,} windows are too few to show a miss rate above "
+                 f"{format_percent(1.0 - duty)} at the false-alarm level "
+                 f"{policy.alpha:.2g}: run longer (--ebsperf-runtime)",)
+    return LowerCheck(test.state, threshold, test.seen, test.misses, duty, window_s, notes,
+                      test=test)
 
 
-def mean_check(measured: float, threshold: float, *, note: str = "") -> LowerCheck:
-    """The lower bound on the mean (FLOOR, or CAP without a per-second series)."""
-    return LowerCheck(ok=measured >= threshold, threshold=threshold,
-                      notes=(note,) if note else ())
+def mean_check(measured: float, threshold: float, *, note: str = "",
+               values: Sequence[float] = (), policy: evidence.Policy | None = None
+               ) -> LowerCheck:
+    """The lower bound on the mean (FLOOR, or CAP without a per-second series).
+
+    With per-second ``values`` the mean's confidence interval decides: FAIL when even its
+    upper bound is below ``threshold``, PASS when the mean reaches it, "open" in between.
+    Without them the bare mean is compared (and ``note`` says so).
+    """
+    policy = policy or evidence.Policy()
+    interval = evidence.mean_interval(values, policy.alpha) if values else None
+    notes = (note,) if note else ()
+    if interval is None:
+        state = evidence.PASS if measured >= threshold else evidence.FAIL
+        return LowerCheck(state, threshold, notes=notes)
+    if measured >= threshold:
+        state = evidence.PASS
+    elif interval.high < threshold:
+        state = evidence.FAIL
+    else:
+        state = evidence.OPEN
+    return LowerCheck(state, threshold, samples=interval.n, notes=notes, interval=interval)
 
 
 # -- diagnosis of a shortfall ------------------------------------------------------------
@@ -393,10 +442,17 @@ class _Run:
     key: str
     measured: float
     values: tuple[float, ...]
+    window_s: float = 1.0
+    #: Windows the run was planned for when it was stopped early, else None (complete).
+    planned: int | None = None
 
     @property
     def unit(self) -> str:
         return self.expectation.unit
+
+    @property
+    def span_s(self) -> float:
+        return len(self.values) * self.window_s
 
     @property
     def binding_name(self) -> str:
@@ -419,48 +475,90 @@ class _Run:
 
 def _make_run(expectation: Expectation, result: FioResult, workload: Workload,
               key: str) -> _Run:
+    live = result.live
+    if result.stop_reason and live is not None and live.values(key):
+        # Stopped early: judge the seconds fio reported while it ran (the monitor's
+        # evidence), against the seconds the check was planned for.
+        values = tuple(live.values(key))
+        window = statistics.median(live.window_s) if live.window_s else 1.0
+        planned = max(len(values), int(workload.runtime_s / window + 1e-9))
+        measured = statistics.fmean(values)
+        return _Run(expectation, result, workload, key, measured, values, window, planned)
     values = _series_values(result, key)
     measured = _summary_value(result, key)
     if measured <= 0 and values:
         measured = statistics.fmean(values)
-    return _Run(expectation, result, workload, key, measured, values)
+    return _Run(expectation, result, workload, key, measured, values,
+                _window_s(result, key))
 
 
 def judge_cap(expectation: Expectation, result: FioResult, workload: Workload, *,
-              metric: str = "iops", cpu_count: int | None) -> Verdict:
+              metric: str = "iops", cpu_count: int | None,
+              policy: evidence.Policy | None = None) -> Verdict:
     """CAP: ``low x value`` in the duty cycle's share of seconds, mean <= ``high x value``.
 
-    Without a per-second series the mean is held to ``low x value`` instead (and the
-    verdict says so). A shortfall is diagnosed (load generator, queue depth) before it is
-    called a failure; a mean far above the cap fails as "not the volume you think it is".
+    Both are judged as evidence (:mod:`pytest_ebsperf.evidence`): the duty cycle as a test of
+    the missed seconds at the policy's false-alarm level, the upper bound on the mean's
+    confidence interval. A run stopped early (its verdict settled while fio ran) is judged on
+    the seconds fio reported live, against the number of seconds it was planned for.
+    Without a per-second series the mean is held to ``low x value`` instead (and the verdict
+    says so). A shortfall is diagnosed (load generator, queue depth) before it is called a
+    failure; a mean far above the cap fails as "not the volume you think it is".
     """
+    policy = policy or evidence.Policy()
     run = _make_run(expectation, result, workload, _metric_key(metric, expectation))
     if not _judgeable(expectation):
         return _no_value(run)
     high = expectation.high
-    if high is not None and run.measured > high * expectation.value:
-        return _above_cap(run, high)
+    above_open = False
+    if high is not None:
+        above, above_open = _above_cap_evidence(run, high, policy)
+        if above is not None:
+            return above
     threshold = expectation.low * expectation.value
     if run.values:
-        check = duty_cycle_check(run.values, threshold, expectation.duty,
-                                 _window_s(result, run.key))
+        check = duty_cycle_check(run.values, threshold, expectation.duty, run.window_s,
+                                 policy=policy, planned=run.planned)
     else:
         check = mean_check(run.measured, threshold, note="no per-second series: judged on "
                            "the mean, so the duty cycle could not be checked")
-    if check.ok:
-        return _within(run, check)
-    return _shortfall(run, check, cpu_count)
+    if check.state == evidence.FAIL:
+        return _shortfall(run, check, cpu_count)
+    if check.state == evidence.OPEN:
+        return _open(run, check)
+    if above_open:
+        return _open(run, check, above=True)
+    return _within(run, check)
+
+
+def _above_cap_evidence(run: _Run, high: float, policy: evidence.Policy
+                        ) -> tuple[Verdict | None, bool]:
+    """(FAIL, False) when the mean is above ``high x value`` beyond its noise; (None, True)
+    when it is above on average but the seconds cannot tell; (None, False) otherwise."""
+    limit = high * run.expectation.value
+    if run.measured <= limit:
+        return None, False
+    interval = evidence.mean_interval(run.values, policy.alpha) if run.values else None
+    if interval is not None and interval.low <= limit:
+        return None, True  # above on average, but within the seconds' noise
+    return _above_cap(run, high, interval), False
 
 
 def judge_floor(expectation: Expectation, result: FioResult, workload: Workload, *,
-                metric: str = "iops", cpu_count: int | None) -> Verdict:
-    """FLOOR: a published "up to / at least" figure; the mean must reach ``low x value``."""
+                metric: str = "iops", cpu_count: int | None,
+                policy: evidence.Policy | None = None) -> Verdict:
+    """FLOOR: a published "up to / at least" figure; the mean must reach ``low x value``
+    (FAIL only when the mean's confidence interval lies below it)."""
+    policy = policy or evidence.Policy()
     run = _make_run(expectation, result, workload, _metric_key(metric, expectation))
     if not _judgeable(expectation):
         return _no_value(run)
-    check = mean_check(run.measured, expectation.low * expectation.value)
-    if check.ok:
+    check = mean_check(run.measured, expectation.low * expectation.value, values=run.values,
+                       policy=policy)
+    if check.state == evidence.PASS:
         return _within(run, check)
+    if check.state == evidence.OPEN:
+        return _open(run, check)
     return _shortfall(run, check, cpu_count)
 
 
@@ -512,24 +610,62 @@ def _within(run: _Run, check: LowerCheck) -> Verdict:
                   f"{format_seconds(check.span_s)}")
     else:
         reason = f"reached {run.q(run.measured)} of {run.q(exp.value)} ({run.binding_name})"
+    evidence_text = check.explain(run.q)
     message = (f"{exp.what}: {run.q(run.measured)} measured, {run.q(exp.value)} expected "
-               f"({run.binding_name}; {check.tolerance(exp.low, exp.high)}). {run.citation()}")
+               f"({run.binding_name}; {check.tolerance(exp.low, exp.high)}). "
+               f"{evidence_text + ' ' if evidence_text else ''}{_stopped(run)}{run.citation()}")
     return _verdict(run, Outcome.PASS, run.binding_name, reason, message,
                     _base_details(run, check))
 
 
-def _above_cap(run: _Run, high: float) -> Verdict:
+def _open(run: _Run, check: LowerCheck, *, above: bool = False) -> Verdict:
+    """The sample can tell neither way: INCONCLUSIVE, with what a longer run would need.
+    ``above``: the mean is above the cap's upper tolerance, but within the seconds' noise."""
+    exp = run.expectation
+    notes = " ".join(_sentence(note) for note in check.notes)
+    reason = "inconclusive: the sample is too small to tell - run longer (--ebsperf-runtime)"
+    if above and exp.high is not None:
+        reason = (f"inconclusive: above {format_percent(exp.high)} of the cap on average, but "
+                  f"{len(run.values)} s are too few or too noisy to tell - run longer "
+                  "(--ebsperf-runtime)")
+    message = (f"{exp.what}: {run.q(run.measured)} measured, {run.q(exp.value)} expected "
+               f"({run.binding_name}; {check.tolerance(exp.low, exp.high)}) - {reason}. "
+               f"{check.explain(run.q)} {notes + ' ' if notes else ''}"
+               f"{_stopped(run)}{run.citation()}")
+    return _verdict(run, Outcome.INCONCLUSIVE, "run length", reason, message,
+                    _base_details(run, check))
+
+
+def _stopped(run: _Run) -> str:
+    reason = run.result.stop_reason
+    if not reason:
+        return ""
+    return _sentence(f"fio was stopped after {format_seconds(run.span_s)} of the planned "
+                     f"{format_seconds((run.planned or 0) * run.window_s)}: {reason}") + " "
+
+
+def _above_cap(run: _Run, high: float,
+               interval: evidence.MeanInterval | None = None) -> Verdict:
     exp = run.expectation
     ratio = run.measured / exp.value
     cache = ("page-cache hits (this job ran with direct=0)" if not run.workload.direct
              else "page-cache hits (direct=0 somewhere?)")
     reason = f"far above its cap ({ratio:.2f} x {run.q(exp.value)})"
+    if interval is not None:
+        conf = format_percent(1.0 - interval.alpha)
+        seen = (f"the mean of {interval.n:,} s is at least {run.q(interval.low)} with {conf} "
+                "confidence. ")
+    else:
+        seen = "no per-second series: judged on the mean alone. "
     message = (f"{exp.what}: {run.q(run.measured)} measured, far above its cap of "
-               f"{run.q(exp.value)} ({run.binding_name}; <= {format_percent(high)} allowed). "
-               "Is this the volume you think it is? Check --volume-type, --volume-size and "
+               f"{run.q(exp.value)} ({run.binding_name}; <= {format_percent(high)} allowed): "
+               f"{seen}{_stopped(run)}Is this the volume you think it is? Check --volume-type, --volume-size and "
                f"--volume-iops, {cache}, and whether the device is a RAID/stripe over several "
                f"volumes. {run.citation()}")
     details = {**_base_details(run), "ratio": ratio}
+    if interval is not None:
+        details.update({"mean_low": interval.low, "mean_high": interval.high,
+                        "alpha": interval.alpha})
     return _verdict(run, Outcome.FAIL, run.binding_name, reason, message, details)
 
 
@@ -551,11 +687,11 @@ def _shortfall(run: _Run, check: LowerCheck, cpu_count: int | None) -> Verdict:
     else:
         reason = (f"{run.q(run.measured)} is below {format_percent(exp.low)} of "
                   f"{run.q(exp.value)} ({run.binding_name})")
-    # A short run at 99.9 % tolerates no missed second: say so, a longer run may pass.
-    sentences = " ".join((*found.sentences, *(_sentence(note) for note in check.notes)))
+    sentences = " ".join((check.explain(run.q), *found.sentences,
+                          *(_sentence(note) for note in check.notes)))
     message = (f"{exp.what}: {run.q(run.measured)} measured, {run.q(exp.value)} expected "
-               f"({run.binding_name}; {check.tolerance(exp.low)}). {sentences} "
-               f"{run.citation()}")
+               f"({run.binding_name}; {check.tolerance(exp.low)}). {sentences.strip()} "
+               f"{_stopped(run)}{run.citation()}")
     return _verdict(run, Outcome.FAIL, run.binding_name, reason, message, details)
 
 
@@ -620,8 +756,17 @@ def _sentence(text: str) -> str:
 # -- REL ----------------------------------------------------------------------------------
 def judge_rel(claim: str, what: str, a_label: str, a_value: float, b_label: str,
               b_value: float, *, max_ratio_dev: float = REL_MAX_RATIO_DEV,
-              unit: str = "IOPS", source: str = "") -> Verdict:
-    """REL "the same": ``|a / b - 1| <= max_ratio_dev`` (S2-17: encrypted vs plain IOPS)."""
+              unit: str = "IOPS", source: str = "", a_values: Sequence[float] = (),
+              b_values: Sequence[float] = (), policy: evidence.Policy | None = None
+              ) -> Verdict:
+    """REL "the same": ``|a / b - 1| <= max_ratio_dev`` (S2-17: encrypted vs plain IOPS).
+
+    With per-second samples of both runs this is an equivalence test (two one-sided tests on
+    the ratio's confidence interval): PASS when the whole interval lies within the band,
+    FAIL when it lies wholly outside, INCONCLUSIVE when the samples cannot tell. Without
+    them the bare ratio is compared and the verdict says so.
+    """
+    policy = policy or evidence.Policy()
     cite = f"Claim {claim}" + (f", {source}" if source else "")
     pair = (f"{a_label} {format_quantity(a_value, unit)} vs {b_label} "
             f"{format_quantity(b_value, unit)}")
@@ -630,13 +775,31 @@ def judge_rel(claim: str, what: str, a_label: str, a_value: float, b_label: str,
         return Verdict(Outcome.INCONCLUSIVE, claim, what, b_value, a_value, unit, b_label,
                        reason, f"{what}: {pair} - {reason}. {cite}", REL, {})
     ratio = a_value / b_value
-    ok = abs(ratio - 1.0) <= max_ratio_dev + 1e-12
     tolerance = f"within {format_percent(max_ratio_dev)} required"
-    reason = f"{a_label} vs {b_label}: ratio {ratio:.3f} ({(ratio - 1) * 100:+.1f} %)"
-    outcome = Outcome.PASS if ok else Outcome.FAIL
-    message = f"{what}: {pair}, ratio {ratio:.3f} ({tolerance}). {cite}"
-    details = {"ratio": ratio, "max_ratio_dev": max_ratio_dev, "a_label": a_label,
-               "b_label": b_label}
+    details: dict[str, Any] = {"ratio": ratio, "max_ratio_dev": max_ratio_dev,
+                               "a_label": a_label, "b_label": b_label}
+    interval = evidence.ratio_interval(a_values, b_values, policy.alpha)
+    if interval is None:
+        ok = abs(ratio - 1.0) <= max_ratio_dev + 1e-12
+        state = evidence.PASS if ok else evidence.FAIL
+        seen = "no per-second series: the bare ratio was compared"
+    else:
+        state = interval.equivalence(max_ratio_dev)
+        conf = format_percent(1.0 - 2.0 * interval.alpha)
+        seen = (f"the ratio lies between {interval.low:.3f} and {interval.high:.3f} with "
+                f"{conf} confidence")
+        details.update({"ratio_low": interval.low, "ratio_high": interval.high,
+                        "alpha": interval.alpha})
+    verdict_word = {evidence.PASS: "equivalent", evidence.FAIL: "different",
+                    evidence.OPEN: "cannot tell"}[state]
+    reason = (f"{a_label} vs {b_label}: ratio {ratio:.3f} ({(ratio - 1) * 100:+.1f} %), "
+              f"{verdict_word}")
+    outcome = {evidence.PASS: Outcome.PASS, evidence.FAIL: Outcome.FAIL,
+               evidence.OPEN: Outcome.INCONCLUSIVE}[state]
+    if state == evidence.OPEN:
+        reason = (f"inconclusive: the samples cannot tell whether {a_label} and {b_label} "
+                  f"are within {format_percent(max_ratio_dev)} - run longer")
+    message = f"{what}: {pair}, ratio {ratio:.3f} ({tolerance}; {seen}). {cite}"
     return Verdict(outcome, claim, what, b_value, a_value, unit, f"{b_label} (reference)",
                    reason, message, REL, details)
 
@@ -663,17 +826,37 @@ def judge_ratio(claim: str, what: str, a_label: str, a_value: float, b_label: st
 
 def judge_rel_latency(claim: str, what: str, a_label: str, a_ns: float, b_label: str,
                       b_ns: float, *, factor: float = REL_LATENCY_FACTOR,
-                      slack_ns: float = REL_LATENCY_SLACK_NS, source: str = "") -> Verdict:
-    """REL on latency: ``a <= factor x b + slack`` (S2-17: p50 <= 1.10 x plain + 0.05 ms)."""
+                      slack_ns: float = REL_LATENCY_SLACK_NS, source: str = "",
+                      a_values: Sequence[float] = (), b_values: Sequence[float] = (),
+                      policy: evidence.Policy | None = None) -> Verdict:
+    """REL on latency: ``a <= factor x b + slack`` (S2-17: p50 <= 1.10 x plain + 0.05 ms).
+
+    With per-second mean latencies of both runs, FAIL needs evidence: the lower confidence
+    bound of their ratio must exceed ``factor + slack / b``. Without them the two medians are
+    compared as they are.
+    """
+    policy = policy or evidence.Policy()
     allowed = factor * b_ns + slack_ns
-    outcome = Outcome.PASS if a_ns <= allowed else Outcome.FAIL
+    interval = evidence.ratio_interval(a_values, b_values, policy.alpha)
+    if interval is None or not b_values:
+        worse = a_ns > allowed
+        seen = ""
+    else:
+        b_mean = statistics.fmean(b_values)
+        allowed_ratio = factor + slack_ns / b_mean if b_mean > 0 else math.inf
+        worse = a_ns > allowed and interval.low > allowed_ratio
+        conf = format_percent(1.0 - interval.alpha)
+        seen = (f"; per-second mean latencies: ratio {interval.ratio:.3f}, at least "
+                f"{interval.low:.3f} with {conf} confidence, {allowed_ratio:.3f} allowed")
+    outcome = Outcome.FAIL if worse else Outcome.PASS
     cite = f"Claim {claim}" + (f", {source}" if source else "")
     # Three digits: the two medians are close by design and two would print them equal.
     a_text, b_text = format_latency(a_ns, 3), format_latency(b_ns, 3)
     tolerance = (f"<= {factor:g} x {b_label} + {format_latency(slack_ns)} = "
                  f"{format_latency(allowed, 3)}")
     reason = f"{a_label} {a_text} vs {b_label} {b_text} ({tolerance})"
-    message = f"{what}: {a_label} {a_text} vs {b_label} {b_text} ({tolerance} required). {cite}"
+    message = (f"{what}: {a_label} {a_text} vs {b_label} {b_text} ({tolerance} required"
+               f"{seen}). {cite}")
     details = {"allowed_ns": allowed, "factor": factor, "slack_ns": slack_ns,
                "reference_ns": b_ns}
     return Verdict(outcome, claim, what, allowed, a_ns, "ns", f"{b_label} (reference)",
@@ -684,18 +867,30 @@ def judge_rel_pair(claim: str, what: str, a_label: str, a: FioResult, b_label: s
                    b: FioResult, *, max_ratio_dev: float = REL_MAX_RATIO_DEV,
                    latency_factor: float = REL_LATENCY_FACTOR,
                    latency_slack_ns: float = REL_LATENCY_SLACK_NS,
-                   source: str = "") -> list[Verdict]:
+                   source: str = "", policy: evidence.Policy | None = None) -> list[Verdict]:
     """Two twins on the same job: total IOPS (``judge_rel``) and median completion
-    latency (``judge_rel_latency``). The latency verdict is left out when fio reported no
-    median for either run."""
+    latency (``judge_rel_latency``), each judged on the runs' per-second samples. The latency
+    verdict is left out when fio reported no median for either run."""
+    policy = (policy or evidence.Policy()).split(2)
     verdicts = [judge_rel(claim, f"{what}, IOPS", a_label, a.total_iops, b_label,
-                          b.total_iops, max_ratio_dev=max_ratio_dev, source=source)]
+                          b.total_iops, max_ratio_dev=max_ratio_dev, source=source,
+                          a_values=_series_values(a, "total_iops"),
+                          b_values=_series_values(b, "total_iops"), policy=policy)]
     a_p50, b_p50 = median_latency_ns(a), median_latency_ns(b)
     if a_p50 is not None and b_p50 is not None:
         verdicts.append(judge_rel_latency(claim, f"{what}, median latency", a_label, a_p50,
                                           b_label, b_p50, factor=latency_factor,
-                                          slack_ns=latency_slack_ns, source=source))
+                                          slack_ns=latency_slack_ns, source=source,
+                                          a_values=_latency_values(a),
+                                          b_values=_latency_values(b), policy=policy))
     return verdicts
+
+
+def _latency_values(result: FioResult) -> tuple[float, ...]:
+    """Per-second mean completion latency of the busier direction."""
+    side = "read" if result.read.iops >= result.write.iops else "write"
+    series = result.series.get(f"{side}_clat")
+    return series.values if series is not None else ()
 
 
 def median_latency_ns(result: FioResult) -> float | None:
@@ -721,10 +916,16 @@ class _SweepRow:
     measured_iops: float
     low: float
     high: float | None
+    #: Evidence from the point's per-second samples: "fail" when its seconds miss the
+    #: duty cycle or its mean lies above the band beyond noise; None without samples.
+    evidence_state: str | None = None
 
     @property
     def ok(self) -> bool:
-        """Within the point's tolerance band."""
+        """Not shown to lie outside the point's tolerance band (judged on the per-second
+        samples when there are any, else on the mean)."""
+        if self.evidence_state is not None:
+            return self.evidence_state != evidence.FAIL
         upper = self.high is None or self.measured_iops <= self.high * self.expected_iops
         return self.measured_iops >= self.low * self.expected_iops and upper
 
@@ -736,7 +937,9 @@ class _SweepRow:
 
 
 def judge_sweep(claim: str, what: str, points: Sequence[SweepPoint], *,
-                cpu_count: int | None = None, source: str = "") -> Verdict:
+                cpu_count: int | None = None, source: str = "",
+                policy: evidence.Policy | None = None, planned_points: int | None = None
+                ) -> Verdict:
     """A block-size sweep against ``min(P, T / bs)`` (seed 002, S2-08/S2-10).
 
     Each point's expectation carries its own value (the model's min of IOPS and throughput
@@ -748,8 +951,11 @@ def judge_sweep(claim: str, what: str, points: Sequence[SweepPoint], *,
     """
     if not points:
         raise ValueError(f"{claim}: a sweep needs at least one block size")
+    point_policy = (policy or evidence.Policy()).split(max(len(points), planned_points or 0))
     ordered = sorted(points, key=_bs_of)
-    rows = [_sweep_row(point[0], point[1], point[2]) for point in ordered]
+    rows = [_sweep_row(point[0], point[1], point[2], point_policy,
+                       point[3] if len(point) == 4 else None)  # type: ignore[misc]
+            for point in ordered]
     first = ordered[0][1]
     knees = (_knee(rows, expected=True), _knee(rows, expected=False))
     knee_text = (f"crossover expected at {_knee_text(knees[0], rows)}, measured curve "
@@ -809,13 +1015,33 @@ def _bs_of(point: SweepPoint) -> int:
     return point[0]
 
 
-def _sweep_row(bs: int, expectation: Expectation, result: FioResult) -> _SweepRow:
-    """Normalise a point to IOPS (a throughput expectation is divided by the block size)."""
+def _sweep_row(bs: int, expectation: Expectation, result: FioResult,
+               policy: evidence.Policy | None = None,
+               workload: Workload | None = None) -> _SweepRow:
+    """Normalise a point to IOPS (a throughput expectation is divided by the block size)
+    and judge its seconds like a CAP check: the duty cycle below, the mean's interval above."""
     if expectation.unit == "B/s":
         expected, measured = expectation.value / bs, result.total_bw_bytes / bs
     else:
         expected, measured = expectation.value, result.total_iops
-    return _SweepRow(bs, expected, measured, expectation.low, expectation.high)
+    live = result.live
+    stopped = bool(result.stop_reason and live is not None and live.iops)
+    values = tuple(live.iops) if stopped else _series_values(result, "total_iops")
+    if stopped:
+        measured = statistics.fmean(values)
+    state = None
+    if policy is not None and values and expected > 0:
+        planned = None
+        if stopped and workload is not None:
+            planned = int(workload.runtime_s / (statistics.median(live.window_s) or 1.0))
+        test = evidence.duty_test(values, expectation.low * expected, expectation.duty,
+                                  alpha=policy.alpha, planned=planned, spell=policy.spell)
+        state = test.state
+        interval = evidence.mean_interval(values, policy.alpha)
+        if expectation.high is not None and interval is not None and \
+                interval.low > expectation.high * expected:
+            state = evidence.FAIL
+    return _SweepRow(bs, expected, measured, expectation.low, expectation.high, state)
 
 
 def _knee(rows: Sequence[_SweepRow], *, expected: bool) -> float | None:
@@ -930,9 +1156,11 @@ def judge_with_probe(found: Verdict, workload: Workload, probe: Workload,
                      probe_result: FioResult, *, metric: str = "iops") -> Verdict:
     """Re-judge a FAIL given a run at a higher queue depth.
 
-    If more outstanding I/O raised the rate clearly, the failed run was queue-depth bound:
-    INCONCLUSIVE, with both figures. Otherwise the volume was the limit and the FAIL stands,
-    with the probe's figure added as evidence.
+    If more outstanding I/O reached the claim's threshold, the failed run was not the
+    volume's fault: INCONCLUSIVE with both figures and ``details["probe_reached"]`` set, so
+    the caller re-runs the check at the probe's depth. If it raised the rate clearly but not
+    to the threshold, the first run was still held back by its queue depth: INCONCLUSIVE.
+    Otherwise the volume was the limit and the FAIL stands, with the probe's figure added.
     """
     if found.outcome is not Outcome.FAIL or not found.measured or found.expected is None \
             or found.measured >= found.expected:
@@ -940,14 +1168,18 @@ def judge_with_probe(found: Verdict, workload: Workload, probe: Workload,
     value = probe_result.total_bw_bytes if metric == "throughput" else probe_result.total_iops
     fmt = format_mibps if metric == "throughput" else format_iops
     gain = value / found.measured
+    need = float(found.details.get("threshold") or 0.0)
+    reached = need > 0 and value >= need
     details = {**found.details, "probe_qd": probe.queue_depth, "probe_value": value,
-               "probe_gain": gain}
+               "probe_gain": gain, "probe_reached": reached}
     sentence = (f"QD {workload.queue_depth} gave {fmt(found.measured)}; a {probe.runtime_s:g} s "
                 f"run at QD {probe.queue_depth} gave {fmt(value)} ({gain - 1:+.0%})")
-    if gain >= PROBE_GAIN:
-        reason = (f"inconclusive: queue-depth bound: {sentence}, so the first run was held "
-                  "back by its own queue depth, not by the volume - raise --ebsperf-iodepth "
-                  "(or leave it to the plugin's default)")
+    if reached or gain >= PROBE_GAIN:
+        what_it_did = (f"reached the claim's {fmt(need)}" if reached else
+                       "went clearly faster")
+        reason = (f"inconclusive: queue-depth bound: {sentence}, which {what_it_did}, so the "
+                  "first run was held back by its own queue depth, not by the volume - raise "
+                  "--ebsperf-iodepth (or leave it to the plugin's default)")
         message = f"{found.what}: {reason}. Claim {found.claim}."
         return replace(found, outcome=Outcome.INCONCLUSIVE, binding="queue depth",
                        reason=reason, message=message, details=details)

@@ -135,12 +135,15 @@ def fake_config(*, verbosity: int = 0, worker: bool = False) -> Any:
     return config
 
 
-def test_progress_goes_to_a_terminal_but_not_under_q_xdist_or_a_pipe(
+def test_progress_is_a_line_on_a_terminal_a_heartbeat_in_a_log_and_silent_under_qq_or_xdist(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_ebsperf import terminal
+
     monkeypatch.setattr(sys, "stdout", SimpleNamespace(isatty=lambda: True))
-    assert isinstance(credits_hooks._progress_writer(fake_config()),
-                      credits_hooks.TerminalProgress)
-    assert credits_hooks._progress_writer(fake_config(verbosity=-1)) is None
+    assert isinstance(credits_hooks._progress_writer(fake_config()), terminal.TerminalProgress)
+    assert isinstance(credits_hooks._progress_writer(fake_config(verbosity=-1)),
+                      terminal.HeartbeatProgress)
+    assert credits_hooks._progress_writer(fake_config(verbosity=-2)) is None
     assert credits_hooks._progress_writer(fake_config(worker=True)) is None
     monkeypatch.setattr(sys, "stdout", SimpleNamespace(isatty=lambda: False))
-    assert credits_hooks._progress_writer(fake_config()) is None
+    assert isinstance(credits_hooks._progress_writer(fake_config()), terminal.HeartbeatProgress)

@@ -17,7 +17,7 @@ from pytest_ebsperf.credits.progress import (
     block_stat_path,
     parse_block_stat,
 )
-from pytest_ebsperf.credits_hooks import TerminalProgress
+from pytest_ebsperf.terminal import TerminalProgress
 
 KIB = 1024
 

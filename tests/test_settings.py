@@ -25,7 +25,7 @@ def test_nothing_given_yields_defaults_marked_as_default() -> None:
 
 def test_emulated_runs_default_to_short_runtimes() -> None:
     settings = make(cli={"emulate": True})
-    assert settings.runtime_s == 3.0 and settings.ramp_s == 0.5
+    assert settings.runtime_s == 5.0 and settings.ramp_s == 0.5
 
 
 def test_command_line_wins_over_environment_and_ini() -> None:

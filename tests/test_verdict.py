@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections.abc import Sequence
 
 import pytest
 
-from pytest_ebsperf import verdict
+from pytest_ebsperf import evidence, verdict
 from pytest_ebsperf.fio.result import DirectionStats, FioResult, Latency, Series
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.models.types import (
@@ -82,7 +84,9 @@ def test_a_device_at_75_percent_fails_naming_claim_expected_measured_and_limit(
     assert found.outcome is Outcome.FAIL
     assert found.message.startswith(
         "io1 random read 16 KiB: 1,500 IOPS measured, 2,000 IOPS expected (volume "
-        "provisioned IOPS; >= 90 % required in 99.9 % of seconds; 0 % of 60 s met it).")
+        "provisioned IOPS; >= 90 % required in 99.9 % of seconds; 60 of 60 s missed). "
+        "60 of 60 s below 1,800 IOPS; a volume meeting 99.9 % (missing at 0.1 %) would miss "
+        "60 or more of 60 with probability 1.0e-180")
     assert not_bound in found.message
     assert "Not load-generator bound (fio used 8 % of a CPU per job)." in found.message
     assert found.message.endswith(f"Claim S0-04 (limit B-IO1), {SLA}")
@@ -147,30 +151,72 @@ def test_jobs_that_together_fill_every_cpu_are_load_generator_bound() -> None:
     assert "100 % of all 4 CPUs" in found.reason
 
 
-@pytest.mark.parametrize("missing, outcome", [(1, Outcome.PASS), (2, Outcome.FAIL)])
-def test_io1_allows_one_missing_second_in_a_thousand(missing: int, outcome: Outcome) -> None:
-    seconds = [2000.0] * (1000 - missing) + [1500.0] * missing
+# Critical miss counts computed by hand from the binomial tail P(X >= k), X ~ Bin(n, p):
+# n = 60, p = 0.001: P(X >= 2) = 1 - 0.999^60 - 60 x 0.001 x 0.999^59 = 0.00170,
+#                    P(X >= 3) = 3.38e-05 -> at alpha 2.5e-5 (0.001 over 40 checks) k = 4.
+# n = 1000, p = 0.01: mean 10; P(X >= 26) = 1.6e-05 < 2.5e-5 < P(X >= 25) = 4.2e-05 -> k = 26.
+@pytest.mark.parametrize("missing, outcome", [(3, Outcome.PASS), (4, Outcome.FAIL)])
+def test_io1_fails_a_60_second_check_only_on_four_missed_seconds(
+        missing: int, outcome: Outcome) -> None:
+    seconds = [2000.0] * (60 - missing) + [1500.0] * missing
     found = verdict.judge_cap(cap(), run(seconds, p5_ns=1e6), workload(), cpu_count=4)
     assert found.outcome is outcome
-    assert found.details["allowed_misses"] == 1
+    assert found.details["critical_misses"] == 4
     assert found.details["misses"] == missing
+    assert found.details["alpha"] == pytest.approx(0.001 / 40)
 
 
-@pytest.mark.parametrize("missing, outcome", [(10, Outcome.PASS), (11, Outcome.FAIL)])
-def test_gp_volumes_allow_one_missing_second_in_a_hundred(missing: int,
-                                                          outcome: Outcome) -> None:
+@pytest.mark.parametrize("missing, outcome", [(25, Outcome.PASS), (26, Outcome.FAIL)])
+def test_gp_volumes_fail_a_1000_second_check_only_beyond_chance_at_one_percent(
+        missing: int, outcome: Outcome) -> None:
     seconds = [3000.0] * (1000 - missing) + [2000.0] * missing
     found = verdict.judge_cap(cap(3000, duty=DUTY_GP), run(seconds, p5_ns=1e6), workload(),
                               cpu_count=4)
     assert found.outcome is outcome
 
 
-def test_a_short_run_says_its_duty_cycle_allows_no_missed_second() -> None:
-    found = verdict.judge_cap(cap(), run([2000] * 59 + [1500], p5_ns=1e6), workload(),
-                              cpu_count=4)
+def test_two_missed_seconds_in_sixty_are_reported_with_their_probability() -> None:
+    seconds = [2000.0] * 58 + [1500.0] * 2
+    found = verdict.judge_cap(cap(), run(seconds, p5_ns=1e6), workload(), cpu_count=4,
+                              policy=evidence.Policy(alpha=0.01))
     assert found.outcome is Outcome.FAIL
-    assert found.details["allowed_misses"] == 0
-    assert "allows no missed second (1,000 samples would allow one)" in found.message
+    assert ("2 of 60 s below 1,800 IOPS; a volume meeting 99.9 % (missing at 0.1 %) would "
+            "miss 2 or more of 60 with probability 0.17 %, below the false-alarm level 1 %: "
+            "FAIL.") in found.message
+
+
+def test_a_pass_states_the_bound_on_the_miss_rate_the_sample_supports() -> None:
+    found = verdict.judge_cap(cap(), run([2000] * 60), workload(), cpu_count=4)
+    assert found.outcome is Outcome.PASS
+    # Clopper-Pearson: 1 - 0.05^(1/60) = 4.87 % (the rule of three says ~3/60 = 5 %)
+    assert ("0 of 60 s below 1,800 IOPS: consistent with 99.9 %; the miss rate is below "
+            "4.87 % with 95 % confidence.") in found.message
+
+
+def test_a_run_too_short_to_be_evidence_is_inconclusive_and_says_run_longer() -> None:
+    found = verdict.judge_cap(cap(duty=DUTY_GP), run([1500] * 2, p5_ns=1e6), workload(),
+                              cpu_count=4)
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert "too few to show a miss rate above 1 %" in found.message
+    assert "--ebsperf-runtime" in found.message
+
+
+def test_a_run_stopped_early_is_judged_against_its_planned_length() -> None:
+    from pytest_ebsperf.fio.live import LiveSeries
+
+    live = LiveSeries(iops=[1500.0] * 4, window_s=[1.0] * 4)
+    result = dataclasses.replace(run([1500] * 3, p5_ns=1e6), stop_reason="settled", live=live)
+    found = verdict.judge_cap(cap(), result, workload(runtime_s=60.0), cpu_count=4)
+    assert found.outcome is Outcome.FAIL
+    assert found.details["planned_samples"] == 60 and found.details["samples"] == 4
+    assert "4 of the first 4 s (of 60 planned)" in found.message
+    assert "fio was stopped after 4 s of the planned 60 s: settled" in found.message.lower()
+
+
+def test_a_mean_above_the_cap_within_noise_is_inconclusive_not_passed() -> None:
+    found = verdict.judge_cap(cap(), run([1900, 2900]), workload(), cpu_count=4)
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert "above 110 % of the cap on average" in found.message
 
 
 @pytest.mark.parametrize("mean, outcome", [(1950, Outcome.PASS), (1700, Outcome.FAIL)])

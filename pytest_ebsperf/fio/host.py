@@ -51,6 +51,12 @@ class FioHost:
         name = getattr(backend, "hostname", None) or "localhost"
         return "this machine" if name in ("local", "localhost") else str(name)
 
+    @property
+    def is_local(self) -> bool:
+        """True for the machine pytest runs on (fio can then be a child of this process)."""
+        backend = getattr(self.host, "backend", None)
+        return getattr(backend, "NAME", "") == "local"
+
     def run(self, argv: list[str], timeout_s: float | None = None) -> RunResult:
         """Run ``argv`` (quoted by testinfra); with ``timeout_s`` it gets SIGINT when time is up,
         then SIGKILL after :data:`KILL_AFTER_S` seconds (rc :data:`TIMEOUT_RC` / :data:`KILLED_RC`).

@@ -16,7 +16,7 @@ _RESERVED = frozenset(
         "rwmixwrite", "readonly", "output", "output-format", "allow_file_create", "bs",
         "blocksize", "iodepth", "numjobs", "runtime", "ramp_time", "time_based", "direct",
         "ioengine", "size", "write_iops_log", "write_bw_log", "write_lat_log", "log_avg_msec",
-        "per_job_logs", "group_reporting", "trim_percentage", "verify", "do_verify",
+        "per_job_logs", "group_reporting", "status-interval", "status_interval", "trim_percentage", "verify", "do_verify",
     }
 )  # fmt: skip
 
@@ -31,6 +31,7 @@ def fio_argv(
     engine: str,
     log_interval_ms: int = 1000,
     fio: str = "fio",
+    status_interval_s: int | None = None,
 ) -> list[str]:
     """The full argv (``fio`` first) that runs ``workload`` against ``filename``.
 
@@ -41,6 +42,9 @@ def fio_argv(
     """
     _check(workload, readonly, engine, log_interval_ms)
     argv = [fio, "--output-format=json", f"--output={output_path}", "--eta=never"]
+    if status_interval_s:
+        # a cumulative report every N seconds, appended to the output file, for live checks
+        argv.append(f"--status-interval={int(status_interval_s)}")
     if readonly or not workload.writes:
         argv.append("--readonly")
     argv += [

@@ -68,7 +68,7 @@ def parse_result(text: str) -> FioResult:
 
 
 def extract_json(text: str) -> dict[str, Any]:
-    """The fio report object in ``text``, skipping notes and error lines printed before it.
+    """The last fio report object in ``text``, skipping notes and error lines before it.
 
     fio prints e.g. ``note: both iodepth >= 1 and synchronous I/O engine...``,
     ``fio: pid=N, err=22/...`` or ``fio: terminating on signal 15`` before the JSON, on stdout and
@@ -76,14 +76,22 @@ def extract_json(text: str) -> dict[str, Any]:
     object and parses, and anything after the object (``json,normal`` output) is ignored.
     """
     decoder = json.JSONDecoder()
+    found: dict[str, Any] | None = None
+    position = 0
     for start in _object_line_starts(text):
+        if start < position:
+            continue  # a line inside a report already read
         try:
-            data, _ = decoder.raw_decode(text, start)
+            data, end = decoder.raw_decode(text, start)
         except json.JSONDecodeError:
             continue
         if isinstance(data, dict) and ("jobs" in data or "client_stats" in data):
-            return data
-    raise FioOutputError(_no_json_message(text))
+            # --status-interval (and appended runs) put several reports in one file: the
+            # last one is the run's final report.
+            found, position = data, end
+    if found is None:
+        raise FioOutputError(_no_json_message(text))
+    return found
 
 
 def count_jobs(entries: Sequence[Mapping[str, Any]], global_options: Mapping[str, str]) -> int:

@@ -109,6 +109,10 @@ class FioResult:
     job_options: Mapping[str, str] = field(default_factory=dict)
     series: Mapping[str, Series] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: Why the run was stopped before its runtime ("" when it ran to the end).
+    stop_reason: str = ""
+    #: Per-window figures seen while fio ran (:class:`pytest_ebsperf.fio.live.LiveSeries`).
+    live: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, text: str) -> FioResult:

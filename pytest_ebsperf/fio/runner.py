@@ -7,12 +7,13 @@ Ctrl-C, always removes its temporary directory and turns every failure into a se
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 import re
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pytest_ebsperf.errors import (
@@ -21,8 +22,9 @@ from pytest_ebsperf.errors import (
     FioOutputError,
     FioRunError,
 )
-from pytest_ebsperf.fio.host import KILLED_RC, TIMEOUT_RC, FioHost, RunResult
+from pytest_ebsperf.fio.host import KILL_AFTER_S, KILLED_RC, TIMEOUT_RC, FioHost, RunResult
 from pytest_ebsperf.fio.jobs import fio_argv
+from pytest_ebsperf.fio.live import LiveSeries, StatusStream
 from pytest_ebsperf.fio.logs import build_series, group_log_files
 from pytest_ebsperf.fio.parse import extract_json, parse_result, parse_version
 from pytest_ebsperf.fio.result import FioResult, Series
@@ -39,6 +41,14 @@ _INSTALL_HINT = (
     "(Amazon Linux/RHEL), or pass --fio=PATH."
 )
 _SIGNAL_LINE = re.compile(r"terminating on signal (\d+)")
+#: At most this many status reports per run: a day-long soak reports every 144 s, not every
+#: second, so the output file stays small.
+MAX_STATUS_REPORTS = 600
+#: fio's exit status after it was interrupted (it still writes its report and logs).
+INTERRUPTED_RC = 128
+#: Called with the live per-window series after each new window; returns a reason to stop
+#: the run now (the verdict is settled) or None to go on.
+Monitor = Callable[[LiveSeries], "str | None"]
 
 # (pattern in fio's messages, sentence); {target} and {line} are filled in.
 _DIAGNOSES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -188,19 +198,25 @@ class FioRunner:
         readonly: bool,
         prefix: Sequence[str] = (),
         timeout_s: float | None = None,
+        monitor: Monitor | None = None,
     ) -> FioResult:
         """Run ``workload`` on block device ``filename`` and return what fio measured.
 
         ``prefix`` is put before the fio command unchanged (e.g. a wrapper that enters a
         cgroup). ``timeout_s`` defaults to runtime + ramp + :data:`TIMEOUT_MARGIN_S`.
-        Raises :class:`DeviceError`, :class:`FioNotFoundError`, :class:`FioRunError` or
-        :class:`FioOutputError`, each with a sentence saying what to do.
+        On the local machine fio runs as a child that dies with this process, reports every
+        second (``--status-interval``) and ``monitor`` sees each new second: when it returns a
+        reason, fio is interrupted (it writes its report and logs) and the result says why
+        (:attr:`FioResult.stop_reason`). Raises :class:`DeviceError`,
+        :class:`FioNotFoundError`, :class:`FioRunError` or :class:`FioOutputError`, each with
+        a sentence saying what to do.
         """
         self.version()
         self.check_target(filename)
         engine = self.resolve_engine(workload.engine)
         limit = timeout_s or workload.runtime_s + max(workload.ramp_s, 0) + TIMEOUT_MARGIN_S
         tmp = self.host.mkdtemp()
+        live = self.host.is_local
         try:
             output = posixpath.join(tmp, _OUTPUT)
             argv = list(prefix) + fio_argv(
@@ -212,13 +228,59 @@ class FioRunner:
                 engine=engine,
                 log_interval_ms=self.log_interval_ms,
                 fio=self.fio,
+                status_interval_s=status_interval_s(workload) if live else None,
             )
-            completed = self._execute(argv, limit, marker=output)
+            series = LiveSeries(ramp_ms=max(workload.ramp_s, 0) * 1000.0,
+                                interval_ms=status_interval_s(workload) * 1000.0)
+            if live:
+                completed, reason = self._execute_live(argv, limit, tmp, output, series,
+                                                       monitor)
+            else:
+                completed, reason = self._execute(argv, limit, marker=output), ""
             text = self._read_output(output)
-            result = self._judge(completed, text, filename, limit)
-            return result.with_series(self._series(tmp, result, workload))
+            result = self._judge(completed, text, filename, limit, interrupted=bool(reason))
+            result = result.with_series(self._series(tmp, result, workload))
+            return dataclasses.replace(result, stop_reason=reason,
+                                       live=series if series.iops else None)
         finally:
             self.host.remove_tree(tmp)
+
+    def _execute_live(self, argv: list[str], timeout_s: float, tmp: str, output: str,
+                      series: LiveSeries, monitor: Monitor | None) -> tuple[RunResult, str]:
+        from pytest_ebsperf.fio.process import LocalProcess, read_from
+
+        self.last_argv = argv
+        self.last_wall_s = None
+        start = time.monotonic()
+        proc = LocalProcess(argv, tmp)
+        stream = StatusStream()
+        offset, reason, timed_out = 0, "", False
+        try:
+            while proc.poll() is None:
+                proc.wait(0.1)
+                text, offset = read_from(output, offset)
+                for report in stream.feed(text):
+                    if series.add(report) and monitor is not None and not reason:
+                        reason = monitor(series) or ""
+                        if reason:
+                            proc.interrupt()  # fio writes its report and logs, then exits
+                elapsed = time.monotonic() - start
+                if elapsed > timeout_s and proc.interrupted_at is None:
+                    timed_out = True
+                    proc.interrupt()
+                if proc.interrupted_at is not None and \
+                        time.monotonic() - proc.interrupted_at > KILL_AFTER_S:
+                    proc.kill()
+        except BaseException:
+            proc.stop(grace_s=2.0)  # Ctrl-C or an error in the monitor: fio goes too
+            raise
+        finally:
+            self.last_wall_s = time.monotonic() - start
+        rc = proc.poll()
+        stdout, stderr = proc.output()
+        if timed_out:
+            rc = TIMEOUT_RC if rc in (0, INTERRUPTED_RC) else KILLED_RC
+        return RunResult(int(rc if rc is not None else KILLED_RC), stdout, stderr), reason
 
     def check_target(self, filename: str) -> None:
         """Refuse a path that is not a block device (fio would create or benchmark a file)."""
@@ -258,9 +320,15 @@ class FioRunner:
         except FioRunError:
             return ""  # fio died before writing; the exit status explains why
 
-    def _judge(self, completed: RunResult, text: str, target: str, timeout_s: float) -> FioResult:
+    def _judge(self, completed: RunResult, text: str, target: str, timeout_s: float, *,
+               interrupted: bool = False) -> FioResult:
         wall = self.last_wall_s or 0.0
         rc = completed.rc
+        if interrupted and rc == INTERRUPTED_RC:
+            # stopped on purpose once the verdict was settled: the report is complete
+            result = self._parse_or_fail(completed, text, target)
+            if not result.errors:
+                return result
         if rc == TIMEOUT_RC or (rc == KILLED_RC and wall >= timeout_s):
             raise FioRunError(
                 f"fio did not finish within {timeout_s:g} s on {self.host} and was stopped. "
@@ -311,6 +379,13 @@ class FioRunner:
             interval_ms=self.log_interval_ms,
             runtime_ms=runtime_ms or workload.runtime_s * 1000,
         )
+
+
+def status_interval_s(workload: Workload) -> int:
+    """Seconds between fio's status reports: 1, or more for runs longer than
+    :data:`MAX_STATUS_REPORTS` seconds."""
+    total = workload.runtime_s + max(workload.ramp_s, 0.0)
+    return max(1, int(-(-total // MAX_STATUS_REPORTS)))
 
 
 def diagnose(completed: RunResult, text: str, target: str, host: str, errors: Sequence[int]) -> str:

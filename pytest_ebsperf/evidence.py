@@ -1,0 +1,369 @@
+"""What a sample of seconds can say about a claim made for a year: the statistics of verdicts.
+
+A check sees seconds of a run; AWS's duty cycles ("at least 90 % of provisioned IOPS 99.9 % of
+the time", B-SLA) speak of a year. So a check never asks "did any second miss?" but "are the
+misses seen *evidence* that this volume misses more often than the claim allows?":
+
+* **Duty cycles** are a one-sided test. Each window (one second) is a trial that either
+  reaches the threshold or misses it. Under the null hypothesis "the volume meets the claim",
+  a window misses with probability ``p = 1 - duty``; the test FAILs when the misses seen are
+  at least the *critical count* ``k``, the smallest count that a compliant volume shows with
+  probability at most ``alpha`` in the check's planned number of windows.
+* **Runs of bad seconds.** Misses of a real volume need not be independent: a bad spell can
+  last several seconds. The null model is therefore a two-state Markov chain whose stationary
+  miss rate is ``p`` and whose spells of consecutive misses last ``spell`` seconds on average
+  (``spell = 1``: independent seconds, the binomial test). A longer assumed spell makes one
+  long run of misses weaker evidence, so a volume has to miss for longer before it fails.
+  :func:`miss_tail` computes the exact tail probability of that chain by dynamic programming.
+* **Curtailment.** The test is planned for the check's whole runtime ``n``. Once the misses
+  seen reach ``k`` the FAIL is certain whatever the remaining seconds show, and once even a
+  miss in every remaining second could not reach ``k`` the PASS is certain: a check can stop
+  at either point and reach the same verdict as the full run. Stopping early therefore costs
+  no false-alarm budget (it is not a sequence of separate tests).
+* **Means** (FLOOR, the CAP upper bound, REL ratios) are judged with confidence intervals from
+  the per-second samples, their variance inflated for lag-1 autocorrelation
+  (:func:`pytest_ebsperf.results.stats.summarize`), never as a bare comparison of numbers.
+
+``alpha`` is a per-check level: the run's false-alarm level (``--ebsperf-false-alarm``,
+default :data:`DEFAULT_FALSE_ALARM`) divided by the number of checks in the run (Bonferroni),
+so a whole suite run on a compliant volume is red with probability at most the run's level.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_ebsperf.results.stats import betainc, summarize, t_quantile
+
+#: Probability that a whole run on a compliant volume has any false FAIL (all checks together).
+DEFAULT_FALSE_ALARM = 0.001
+#: Confidence of the bounds printed with a pass ("the miss rate is below 4.9 % with 95 %...").
+REPORT_CONFIDENCE = 0.95
+#: Checks assumed in a run when the plugin could not count them.
+DEFAULT_CHECKS_PER_RUN = 40
+
+
+def per_check_alpha(run_alpha: float, checks: int) -> float:
+    """Bonferroni: each of ``checks`` checks gets ``run_alpha / checks``."""
+    return run_alpha / max(1, checks)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How a run weighs evidence: the per-check false-alarm level ``alpha`` and the mean
+    length ``spell`` (in windows) of a compliant volume's runs of missed seconds."""
+
+    alpha: float = DEFAULT_FALSE_ALARM / DEFAULT_CHECKS_PER_RUN
+    spell: float = 1.0
+
+    @classmethod
+    def for_run(cls, run_alpha: float, checks: int, spell: float = 1.0) -> Policy:
+        return cls(per_check_alpha(run_alpha, checks), spell)
+
+    def split(self, parts: int) -> Policy:
+        """The policy for one of ``parts`` verdicts judged within one check."""
+        return Policy(self.alpha / max(1, parts), self.spell)
+
+
+# -- distributions -----------------------------------------------------------------------
+def binomial_tail(k: int, n: int, p: float) -> float:
+    """P(X >= k) for X ~ Binomial(n, p), exactly (regularised incomplete beta)."""
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    if p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return 1.0
+    return min(1.0, max(0.0, betainc(k, n - k + 1, p)))
+
+
+#: Above this many steps (windows x misses tracked) the Markov tail is approximated.
+_EXACT_STEPS = 2_000_000
+
+
+@functools.lru_cache(maxsize=512)
+def miss_tail(k: int, n: int, p: float, spell: float = 1.0) -> float:
+    """P(M >= k): ``M`` the misses in ``n`` windows of a stationary two-state Markov chain
+    whose stationary miss probability is ``p`` and whose spells of consecutive misses last
+    ``spell`` windows on average (``spell <= 1``: independent windows, the binomial tail).
+
+    Exact by dynamic programming (O(n k)); for very long checks (soaks of many hours) the
+    normal approximation of the chain's miss count is used instead.
+    """
+    if k <= 0:
+        return 1.0
+    if k > n or p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return 1.0
+    if spell <= 1.0 / (1.0 - p):  # independent windows have spells of 1 / (1 - p)
+        return binomial_tail(k, n, p)
+    if n * k > _EXACT_STEPS:
+        return _markov_compound_tail(k, n, p, spell)
+    return _markov_distribution(n, p, spell, k)[-1]
+
+
+def _chain(p: float, spell: float) -> tuple[float, float]:
+    """(P(miss | last missed), P(miss | last met)) for rate ``p`` and mean spell ``spell``."""
+    stay = 1.0 - 1.0 / spell
+    start = p * (1.0 - stay) / (1.0 - p)  # stationarity: p = start / (1 - stay + start)
+    if start > 1.0:
+        raise ValueError(f"a miss rate of {p:g} cannot have spells of only {spell:g} windows")
+    return stay, start
+
+
+def _markov_distribution(n: int, p: float, spell: float, cap: int) -> list[float]:
+    """P(M = m) for m < ``cap`` and, last, P(M >= cap)."""
+    stay, start = _chain(p, spell)
+    met = [0.0] * (cap + 1)  # met[m]: P(m misses so far, last window met); m == cap absorbs
+    missed = [0.0] * (cap + 1)
+    met[0], missed[min(1, cap)] = 1.0 - p, p
+    for _ in range(n - 1):
+        new_met = [0.0] * (cap + 1)
+        new_missed = [0.0] * (cap + 1)
+        for m in range(cap + 1):
+            a, b = met[m], missed[m]
+            if a == 0.0 and b == 0.0:
+                continue
+            new_met[m] += a * (1.0 - start) + b * (1.0 - stay)
+            new_missed[min(m + 1, cap)] += a * start + b * stay
+        met, missed = new_met, new_missed
+    return [min(1.0, max(0.0, x + y)) for x, y in zip(met, missed)]
+
+
+def _markov_compound_tail(k: int, n: int, p: float, spell: float) -> float:
+    """P(M >= k) for long runs: spells start as a Poisson process (``n x start`` of them on
+    average) and last a geometric number of windows (mean ``spell``), so ``M`` is a
+    Poisson sum of geometric lengths; j spells reach ``k`` windows exactly when fewer than
+    j of the first ``k - 1`` windows ended a spell."""
+    _, start = _chain(p, spell)
+    lam = n * start * (1.0 - p)  # spells begin after a met window
+    end = 1.0 / spell
+    top = int(lam + 12.0 * math.sqrt(lam) + 30)
+    total = 0.0
+    log_pj = -lam  # log P(N = 0)
+    for j in range(1, top + 1):
+        log_pj += math.log(lam) - math.log(j)
+        reach = 1.0 - binomial_tail(j, k - 1, end) if k > 1 else 1.0
+        total += math.exp(log_pj) * reach
+    return min(1.0, total)
+
+
+@functools.lru_cache(maxsize=512)
+def critical_misses(n: int, p: float, alpha: float, spell: float = 1.0) -> int:
+    """The smallest miss count ``k`` with ``P(M >= k) <= alpha`` in ``n`` windows of a
+    compliant volume; ``n + 1`` when even ``n`` misses are not that rare (the run is too
+    short to ever FAIL at this level)."""
+    if n <= 0:
+        return 1
+    if p > 0.0 and spell > 1.0 / (1.0 - p):
+        cap = min(n, max(8, int(4 * n * p) + 16))
+        while n * cap <= _EXACT_STEPS:
+            dist = _markov_distribution(n, p, spell, cap)
+            if dist[-1] <= alpha or cap == n:
+                tail = 1.0
+                for m, mass in enumerate(dist[:-1]):
+                    if tail <= alpha:
+                        return m
+                    tail -= mass
+                return cap if dist[-1] <= alpha else n + 1
+            cap = min(n, cap * 2)
+    # The tail falls with k: bisect on it (binomial, or the long-run approximation).
+    low, high = 0, n + 1  # tail(low) > alpha, tail(high) = 0 <= alpha
+    while high - low > 1:
+        mid = (low + high) // 2
+        if miss_tail(mid, n, p, spell) <= alpha:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def miss_rate_upper(misses: int, n: int, confidence: float = REPORT_CONFIDENCE) -> float:
+    """Clopper-Pearson upper bound on the miss rate after ``misses`` in ``n`` windows
+    (0 misses in 60: 1 - 0.05^(1/60) = 4.9 %, the exact form of the 'rule of three')."""
+    if n <= 0:
+        return 1.0
+    if misses >= n:
+        return 1.0
+    tail = 1.0 - confidence
+    if misses == 0:
+        return 1.0 - tail ** (1.0 / n)
+    low, high = misses / n, 1.0
+    for _ in range(100):  # P(X <= misses; p) falls with p: find where it equals ``tail``
+        mid = (low + high) / 2.0
+        if 1.0 - binomial_tail(misses + 1, n, mid) > tail:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2.0
+
+
+# -- the duty-cycle test -----------------------------------------------------------------
+FAIL = "fail"
+PASS = "pass"
+OPEN = "open"
+
+
+@dataclass(frozen=True)
+class DutyTest:
+    """The duty-cycle test on the windows seen so far of a check planned for ``planned``.
+
+    ``state`` is :data:`FAIL` (misses >= ``critical``), :data:`PASS` (even a miss in every
+    remaining window could not reach it) or :data:`OPEN`. ``p_value`` is the probability that
+    a compliant volume shows at least the misses seen in ``planned`` windows.
+    """
+
+    seen: int
+    planned: int
+    misses: int
+    rate: float  # the miss rate the claim allows: 1 - duty
+    alpha: float
+    spell: float
+    critical: int
+
+    @property
+    def state(self) -> str:
+        if self.misses >= self.critical:
+            return FAIL
+        if self.critical > self.planned and self.misses:
+            return OPEN  # too few windows to ever be evidence: misses prove nothing either way
+        if self.misses + max(0, self.planned - self.seen) < self.critical:
+            return PASS
+        return OPEN
+
+    @property
+    def p_value(self) -> float:
+        return miss_tail(self.misses, self.planned, self.rate, self.spell)
+
+    @property
+    def rate_upper(self) -> float:
+        """Upper 95 % confidence bound on the miss rate, from the windows seen."""
+        return miss_rate_upper(self.misses, self.seen)
+
+    def explain(self, threshold_text: str, window_s: float = 1.0) -> str:
+        """``2 of 60 s below 3,600 IOPS; a volume meeting 99.9 % would show this ...``."""
+        unit = "s" if window_s == 1.0 else f"windows of {window_s:g} s"
+        seen = (f"{self.misses:,} of {self.seen:,} {unit}" if self.seen == self.planned else
+                f"{self.misses:,} of the first {self.seen:,} {unit} (of {self.planned:,} "
+                "planned)")
+        duty = _percent(1.0 - self.rate)
+        spell = "" if self.spell <= 1.0 else f" in spells of {self.spell:g} s on average"
+        if self.state == FAIL:
+            return (f"{seen} below {threshold_text}; a volume meeting {duty} (missing"
+                    f"{spell} at {_percent(self.rate)}) would miss {self.misses:,} or more of "
+                    f"{self.planned:,} with probability {_probability(self.p_value)}, below "
+                    f"the false-alarm level {_probability(self.alpha)}: FAIL")
+        if self.state == PASS:
+            bound = _percent(self.rate_upper)
+            return (f"{seen} below {threshold_text}: consistent with {duty}; the miss rate is "
+                    f"below {bound} with {_percent(REPORT_CONFIDENCE)} confidence")
+        return (f"{seen} below {threshold_text}: not yet evidence against {duty} "
+                f"({self.critical:,} misses in {self.planned:,} would be)")
+
+
+def duty_test(values: Sequence[float], threshold: float, duty: float, *, alpha: float,
+              planned: int | None = None, spell: float = 1.0) -> DutyTest:
+    """The duty-cycle test of ``values`` (one per window) against ``threshold``.
+
+    ``planned`` is the number of windows the check was planned for (default: the windows
+    given, i.e. the run is complete).
+    """
+    seen = len(values)
+    planned = max(seen, planned or 0)
+    rate = 1.0 - duty
+    misses = sum(1 for value in values if value < threshold)
+    critical = critical_misses(planned, rate, alpha, spell)
+    return DutyTest(seen, planned, misses, rate, alpha, spell, critical)
+
+
+# -- means -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MeanInterval:
+    """A one-sided-at-``alpha`` interval for the mean of per-window samples."""
+
+    n: int
+    mean: float
+    low: float
+    high: float
+    alpha: float
+
+
+def mean_interval(values: Sequence[float], alpha: float) -> MeanInterval | None:
+    """``low``/``high``: one-sided bounds at level ``1 - alpha`` each, from the samples'
+    autocorrelation-corrected standard error; None with fewer than two samples."""
+    if len(values) < 2:
+        return None
+    summary = summarize(values)
+    if summary.se == 0 or not math.isfinite(summary.se):
+        return MeanInterval(summary.n, summary.mean, summary.mean, summary.mean, alpha)
+    t = t_quantile(1.0 - alpha, max(summary.n_eff - 1.0, 1.0))
+    half = t * summary.se
+    return MeanInterval(summary.n, summary.mean, summary.mean - half, summary.mean + half, alpha)
+
+
+@dataclass(frozen=True)
+class RatioInterval:
+    """``a / b`` with a two-sided ``1 - 2 alpha`` interval (each side at ``alpha``)."""
+
+    ratio: float
+    low: float
+    high: float
+    alpha: float
+
+    def equivalence(self, max_dev: float) -> str:
+        """TOST: PASS when the interval lies within 1 +- max_dev, FAIL when it lies wholly
+        outside, OPEN when the samples cannot tell."""
+        if 1.0 - max_dev <= self.low and self.high <= 1.0 + max_dev:
+            return PASS
+        if self.low > 1.0 + max_dev or self.high < 1.0 - max_dev:
+            return FAIL
+        return OPEN
+
+
+def ratio_interval(a: Sequence[float], b: Sequence[float], alpha: float
+                   ) -> RatioInterval | None:
+    """The ratio of two runs' means with an interval (delta method, Welch degrees of
+    freedom); None when either run has fewer than two samples or ``b`` has a zero mean."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    sa, sb = summarize(a), summarize(b)
+    if sb.mean <= 0:
+        return None
+    ratio = sa.mean / sb.mean
+    va, vb = sa.se ** 2, sb.se ** 2
+    se = math.sqrt(va / sb.mean ** 2 + sa.mean ** 2 * vb / sb.mean ** 4)
+    if se == 0:
+        return RatioInterval(ratio, ratio, ratio, alpha)
+    denom = va ** 2 / max(sa.n_eff - 1, 1e-9) + vb ** 2 / max(sb.n_eff - 1, 1e-9)
+    df = (va + vb) ** 2 / denom if denom else math.inf
+    half = t_quantile(1.0 - alpha, max(df, 1.0)) * se
+    return RatioInterval(ratio, ratio - half, ratio + half, alpha)
+
+
+# -- wording -----------------------------------------------------------------------------
+def _percent(fraction: float) -> str:
+    pct = fraction * 100.0
+    if pct >= 10:
+        text = f"{pct:.1f}"
+    elif pct >= 0.1:
+        text = f"{pct:.2f}"
+    else:
+        text = f"{pct:.2g}"
+    if "e" not in text and "." in text:
+        text = text.rstrip("0").rstrip(".")
+    if text == "100" and fraction < 1.0:
+        text = "99.99"
+    return f"{text} %"
+
+
+def _probability(value: float) -> str:
+    """``0.0017`` -> ``0.17 %``; tiny values in scientific notation."""
+    if value >= 0.001:
+        return _percent(value)
+    return f"{value:.1e}"

@@ -1,0 +1,102 @@
+"""fio as a child process that cannot outlive the run that started it.
+
+Whatever ends pytest (Ctrl-C, SIGTERM from a CI runner, SIGHUP, SIGKILL), a fio writing to a
+device must stop with it. Locally fio is started directly by this process (no shell, no
+``timeout`` in between) with the kernel's parent-death signal set (``prctl
+PR_SET_PDEATHSIG``): when the thread that started it dies for any reason, SIGKILL included,
+the kernel sends fio SIGKILL. It is kept across ``exec``, so a prefix that ``exec``s fio (the
+emulated volume's cgroup wrapper) keeps it too. fio stays in pytest's process group, so a
+Ctrl-C at the terminal or a signal to the whole group reaches it directly.
+
+Time limits are kept here, by the caller's loop, since no ``timeout`` wraps the process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the caller's reaping still applies
+        return
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+class LocalProcess:
+    """A local fio process whose stdout/stderr go to files in ``workdir``."""
+
+    def __init__(self, argv: list[str], workdir: str) -> None:
+        self.stdout_path = Path(workdir) / "stdout.txt"
+        self.stderr_path = Path(workdir) / "stderr.txt"
+        with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
+            self.proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
+                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                preexec_fn=_die_with_parent, close_fds=True)
+        self.started = time.monotonic()
+        self.interrupted_at: float | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def interrupt(self) -> None:
+        """SIGINT: fio stops its jobs and writes its final report and logs."""
+        if self.proc.poll() is None:
+            if self.interrupted_at is None:
+                self.interrupted_at = time.monotonic()
+            self._signal(signal.SIGINT)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self._signal(signal.SIGKILL)
+
+    def _signal(self, signum: int) -> None:
+        try:
+            self.proc.send_signal(signum)
+        except ProcessLookupError:
+            pass
+
+    def wait(self, timeout_s: float) -> int | None:
+        try:
+            return self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self, grace_s: float = 5.0) -> int:
+        """Interrupt, wait up to ``grace_s`` for fio's report, then kill; the exit status."""
+        self.interrupt()
+        rc = self.wait(grace_s)
+        if rc is None:
+            self.kill()
+            rc = self.proc.wait()
+        return rc
+
+    def output(self) -> tuple[str, str]:
+        return (self.stdout_path.read_text(errors="replace"),
+                self.stderr_path.read_text(errors="replace"))
+
+
+def read_from(path: str, offset: int) -> tuple[str, int]:
+    """Text appended to ``path`` since ``offset`` (complete UTF-8 only) and the new offset."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            data = handle.read()
+    except FileNotFoundError:
+        return "", offset
+    text = data.decode("utf-8", errors="ignore")
+    return text, offset + len(text.encode("utf-8"))
