@@ -29,6 +29,7 @@ import pytest
 
 from pytest_ebsperf import models
 from pytest_ebsperf.errors import ConfigError, EbsperfError
+from pytest_ebsperf.outcomes import fail_plainly
 from pytest_ebsperf.plugin import STATE_KEY
 from pytest_ebsperf.session import EbsperfSession, FoundVolume
 from pytest_ebsperf.volume import Volume
@@ -296,7 +297,7 @@ class AwsRun:
             volume = models.validate(volume)
         except EbsperfError as exc:
             self._release_all(provisioner)
-            pytest.fail(f"Could not provision {label} for these tests: {exc}", pytrace=False)
+            fail_plainly(f"Could not provision {label} for these tests: {exc}", pytrace=False)
         record = {"spec": label, "volume_id": volume.volume_id, "device": device, "deleted": False}
         self.session.facts["provisioning"]["volumes"].append(record)
         self.session.use_volume(FoundVolume(volume, device, f"provisioned as {label}"))

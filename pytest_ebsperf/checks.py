@@ -14,6 +14,7 @@ traceback) and skips (inconclusive checks, claims that need ``--ebsperf-destruct
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import statistics
@@ -31,6 +32,7 @@ from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload, parse_size
 from pytest_ebsperf.models.types import Expectation
+from pytest_ebsperf.outcomes import fail_plainly
 from pytest_ebsperf.results.records import measurement_facts
 from pytest_ebsperf.session import EbsperfSession, SuiteMismatch, Target
 from pytest_ebsperf.settings import Settings
@@ -67,7 +69,7 @@ class Ebsperf:
             except SuiteMismatch as exc:
                 pytest.skip(str(exc))
             except VolumeSpecError as exc:
-                pytest.fail(str(exc), pytrace=False)
+                fail_plainly(str(exc), pytrace=False)
         return self._volume
 
     @property
@@ -129,7 +131,8 @@ class Ebsperf:
             self.session.credits.pace(target, workload, self.session.emulated_rates)
             target.emulated.set_mix(workload.read_fraction)
         started = time.perf_counter()
-        with self.session.credits.track(target, workload) as booked:  # the credit ledger
+        with self._one_load_at_a_time(target), \
+                self.session.credits.track(target, workload) as booked:  # the credit ledger
             try:
                 result = self.session.runner.run(workload, target.path,
                                                  readonly=not workload.writes,
@@ -137,23 +140,61 @@ class Ebsperf:
                                                  monitor=monitor or self._plain_progress(
                                                      workload))
             except (FioError, DeviceError) as exc:  # fio's own words, not a traceback
-                pytest.fail(f"{workload.label()} on {target.path}: {exc}", pytrace=False)
+                fail_plainly(f"{workload.label()} on {target.path}: {exc}", pytrace=False)
             booked(result)
         self._record_measurement(workload, target, result, time.perf_counter() - started,
                                  phase)
         return result
 
+    def _one_load_at_a_time(self, target: Target) -> Any:
+        """A real device is measured by one fio at a time (pytest-xdist workers, other runs):
+        two loads at once would each see half the volume."""
+        if target.emulated is not None or not self.session.runner.host.is_local:
+            return contextlib.nullcontext()
+        from pytest_ebsperf.devlock import device_lock
+
+        return device_lock(target.path)
+
     def _guard_writes(self, workload: Workload, target: Target) -> None:
-        if not workload.writes or target.emulated is not None or target.report is None:
+        """Before every writing workload on a real device: inspect it again, claim it (and
+        its aliases) exclusively for the rest of the run, and say once what will be lost."""
+        if not workload.writes or target.emulated is not None:
             return
-        from pytest_ebsperf.safety import check_writable
+        from pytest_ebsperf.safety import check_writable, inspect_device
 
         try:
-            check_writable(target.report, destructive=self.settings.destructive)
+            if not self.session.runner.host.is_local:
+                raise UnsafeDeviceError(
+                    f"writes to {target.path} on {self.session.runner.host} are refused: the "
+                    "device cannot be inspected and claimed there (mounted? holds data?). Run "
+                    "the writing checks with pytest on that host, or leave them out.")
+            held = self.session.held(target.path)
+            report = inspect_device(target.path, exclusive=not held)  # now, not at preflight
+            check_writable(report, destructive=self.settings.destructive)
+            if self.session.hold(target.path):
+                note = report.overwrite_note()
+                if note:
+                    self._announce(f"ebsperf: {note} (--ebsperf-destructive): its data is lost "
+                                   "from this write on.")
         except UnsafeDeviceError as exc:
             if not self.settings.destructive:
                 pytest.skip(str(exc))
-            pytest.fail(str(exc), pytrace=False)
+            fail_plainly(str(exc), pytrace=False)
+        except DeviceError as exc:
+            fail_plainly(str(exc), pytrace=False)
+
+    def _announce(self, line: str) -> None:
+        """One line on the terminal (and in CI logs), whatever the capture settings."""
+        config = self.item.config
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        capture = config.pluginmanager.get_plugin("capturemanager")
+        if reporter is None:
+            return
+        context = (capture.global_and_fixture_disabled() if capture is not None
+                   else contextlib.nullcontext())
+        with context:
+            reporter.write_line("")
+            reporter.write_line(line, yellow=True)
 
     # -- expectations --------------------------------------------------------------------
     def expect_cap(self, claim: str, what: str, workload: Workload, *, metric: str = "iops",
@@ -213,7 +254,8 @@ class Ebsperf:
         probe = verdict.probe_queue_depth(workload)
         probe_result = self.run(probe, phase="probe")
         probed = verdict.judge_with_probe(found, workload, probe, probe_result, metric=metric)
-        if not probed.details.get("probe_reached"):
+        if not probed.details.get("probe_reached") or self.settings.iodepth:
+            # A queue depth the user chose is not overridden: inconclusive, both figures.
             return probed, workload, result
         deeper = workload.replace(iodepth=probe.iodepth)
         again, again_result = self._measure(expectation, deeper, metric)
@@ -250,6 +292,13 @@ class Ebsperf:
             if high is not None and interval is not None and interval.low > high:
                 return (f"the mean of {len(values)} s is above the cap's "
                         f"{format_quantity(high, expectation.unit)} beyond the seconds' noise")
+            if high is not None and duty is not None and statistics.fmean(values) > high:
+                above = evidence.duty_test([-v for v in values], -high, duty,
+                                           alpha=policy.alpha, planned=planned,
+                                           spell=policy.spell)
+                if above.state == evidence.FAIL:
+                    return (f"{above.misses} of {len(values)} s above the cap's "
+                            f"{format_quantity(high, expectation.unit)} settle it")
             if duty is None:
                 if interval is not None and interval.high < low:
                     return (f"the mean of {len(values)} s is below "

@@ -11,6 +11,7 @@ import pytest
 from pytest_ebsperf import hookspecs, report
 from pytest_ebsperf.checks import MEASUREMENT_KEY, ROW_KEY, Ebsperf
 from pytest_ebsperf.errors import EbsperfError
+from pytest_ebsperf.outcomes import fail_plainly
 from pytest_ebsperf.session import EbsperfSession
 from pytest_ebsperf.settings import OPTIONS, Option, Settings, resolve
 
@@ -62,7 +63,12 @@ def pytest_configure(config: pytest.Config) -> None:
     except EbsperfError as exc:
         raise pytest.UsageError(str(exc)) from None
     plugin = EbsperfPlugin(config, settings)
+    from pytest_ebsperf import lifetime
     from pytest_ebsperf.terminal import progress_writer
+
+    # SIGTERM (a cancelled CI job) and SIGHUP stop fio and remove what the run made before
+    # the process dies of them, as Ctrl-C does.
+    lifetime.install()
 
     plugin.session.progress = progress_writer(config)
     config.stash[STATE_KEY] = plugin
@@ -148,5 +154,5 @@ def ebsperf(request: pytest.FixtureRequest, ebsperf_session: EbsperfSession,
     try:
         settings = ebsperf_session.settings.with_marker(marker_kwargs)
     except EbsperfError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        fail_plainly(str(exc), pytrace=False)
     yield Ebsperf(ebsperf_session, request.node, settings, marker_kwargs.get("volume_type"))

@@ -302,8 +302,12 @@ def _exclusive_busy(path: str) -> bool:
     return False
 
 
-def inspect_device(path: str, *, sys: Path = SYS, proc: Path = PROC) -> DeviceReport:
-    """Describe block device ``path``; raises :class:`DeviceError` if it is not one."""
+def inspect_device(path: str, *, sys: Path = SYS, proc: Path = PROC,
+                   exclusive: bool = True) -> DeviceReport:
+    """Describe block device ``path``; raises :class:`DeviceError` if it is not one.
+
+    ``exclusive`` False skips the exclusive-open probe (for a device this run holds itself,
+    which the probe would find busy)."""
     info = _classify(path)
     real = os.path.realpath(path)
     try:
@@ -329,7 +333,7 @@ def inspect_device(path: str, *, sys: Path = SYS, proc: Path = PROC) -> DeviceRe
         root=_holds_root(numbers, sys),
         holders=read_holders(device_dir),
         partitions=read_partitions(device_dir),
-        exclusive_busy=_exclusive_busy(real),
+        exclusive_busy=_exclusive_busy(real) if exclusive else False,
         signatures=probe_signatures(real, size),
     )
 

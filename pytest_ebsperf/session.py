@@ -21,11 +21,12 @@ from pytest_ebsperf.volume import DEFAULT, EMULATED, GIVEN, VOLUME_TYPES, Volume
 if TYPE_CHECKING:
     from pytest_ebsperf import evidence
     from pytest_ebsperf.aws import Discovery
-    from pytest_ebsperf.credits.progress import ProgressWriter
     from pytest_ebsperf.credits.book import CreditBook
+    from pytest_ebsperf.credits.progress import ProgressWriter
     from pytest_ebsperf.emulate import EmulatedDevice
     from pytest_ebsperf.fio.runner import FioRunner
     from pytest_ebsperf.fio.workload import Workload
+    from pytest_ebsperf.hold import DeviceHold
     from pytest_ebsperf.safety import DeviceReport
 
 #: The volume ``--emulate`` creates for a suite when no volume options are given: the seed
@@ -112,6 +113,7 @@ class EbsperfSession:
     checks_planned: int = 0
     #: Where live lines go while fio runs (a terminal line or CI heartbeat); None: nowhere.
     progress: ProgressWriter | None = None
+    _holds: dict[str, DeviceHold] = field(default_factory=dict)
 
     @property
     def policy(self) -> evidence.Policy:
@@ -152,6 +154,10 @@ class EbsperfSession:
         """Checks made once before any check runs: fio, and the device or emulation."""
         self.runner.version()
         self.runner.resolve_engine(self.settings.engine)  # an engine fio lacks stops the run
+        if self.runner.host.is_local:
+            from pytest_ebsperf.fio.process import sweep_fio_dirs
+
+            sweep_fio_dirs()  # what runs killed with SIGKILL left in the temporary directory
         if self.settings.emulate:
             from pytest_ebsperf.emulate import check_emulation_available, sweep_stale
 
@@ -165,9 +171,12 @@ class EbsperfSession:
                 "No device to check: pass --device=PATH (the block device under test, e.g. "
                 "/dev/nvme1n1) or --emulate to create an emulated volume."
             )
+        if not self.runner.host.is_local:
+            return self._preflight_remote()
         self.device_report(self.settings.device)
         if self.settings.reference_device:
             self.device_report(self.settings.reference_device)
+            self._check_reference_differs()
         self.discover()
         if self.settings.volume_type is None and self.found is None:
             raise ConfigError(
@@ -177,6 +186,25 @@ class EbsperfSession:
             )
         if self.found is None:
             self._record_given_volume()
+
+    def _check_reference_differs(self) -> None:
+        device, reference = self.settings.device or "", self.settings.reference_device or ""
+        if self._reports[device].major_minor == self._reports[reference].major_minor:
+            raise ConfigError(
+                f"--reference-device={reference} is the device under test ({device}, both "
+                f"{self._reports[device].real_path}): a relative claim compares two volumes. "
+                "Pass the twin volume (e.g. the unencrypted copy) as --reference-device.")
+
+    def _preflight_remote(self) -> None:
+        """fio runs on another host: nothing of this machine's may stand for that device.
+        Its volume facts must be given (discovery asks this machine's metadata)."""
+        if self.settings.volume_type is None:
+            raise ConfigError(
+                f"The volume type of {self.settings.device} on {self.runner.host} is unknown: "
+                f"pass --volume-type ({', '.join(VOLUME_TYPES)}) with --volume-size and, for "
+                "gp3/io1/io2, --volume-iops (facts are not discovered on remote hosts).")
+        self.facts.setdefault("discovery", {"status": f"not run: fio runs on {self.runner.host}"})
+        self._record_given_volume()
 
     def device_report(self, path: str) -> DeviceReport:
         if path not in self._reports:
@@ -387,6 +415,8 @@ class EbsperfSession:
         if not path:
             raise SuiteMismatch("this check compares two devices: pass "
                                 "--reference-device=PATH (e.g. the unencrypted twin).")
+        if not self.runner.host.is_local:
+            return Target(path, volume, role=role)  # nothing here describes that device
         return Target(path, volume, report=self.device_report(path), role=role)
 
     def _start_emulated(self, volume: Volume) -> EmulatedDevice:
@@ -445,8 +475,24 @@ class EbsperfSession:
         # must be the only one that binds.
         return rate * pieces * 1.5, rate * workload.bs
 
+    def hold(self, path: str) -> bool:
+        """Claim ``path`` (and its aliases) for writing until the run ends; True when it was
+        claimed just now, False when this run already held it."""
+        if path in self._holds:
+            return False
+        from pytest_ebsperf.hold import hold
+
+        self._holds[path] = hold(path)
+        return True
+
+    def held(self, path: str) -> bool:
+        return path in self._holds
+
     def close(self) -> None:
-        """Remove every emulated device; safe to call twice."""
+        """Remove every emulated device and release held devices; safe to call twice."""
+        for held in list(self._holds.values()):
+            held.close()
+        self._holds.clear()
         if self._credits is not None:
             self._credits.close()  # stop the bucket threads before their devices go
         for target in list(self._targets.values()):

@@ -24,6 +24,9 @@ DEFAULT_RUNTIME_S = 60.0
 DEFAULT_RUNTIME_EMULATED_S = 5.0
 DEFAULT_RAMP_S = 2.0
 DEFAULT_RAMP_EMULATED_S = 0.5
+#: Upper bounds of --ebsperf-iodepth and --ebsperf-numjobs (validate() says why).
+MAX_IODEPTH = 65_536
+MAX_NUMJOBS = 1_024
 
 
 @dataclass(frozen=True)
@@ -254,6 +257,18 @@ def validate(settings: Settings) -> None:
         if value is not None and value <= 0:
             flag = OPTIONS_BY_DEST[dest].flag
             raise ConfigError(f"{flag} must be positive, got {value} (from {o[dest]}).")
+    for dest, most, why in (
+            ("iodepth", MAX_IODEPTH, ("Linux AIO allows 65,536 events in flight system-wide "
+                                      "(fs.aio-max-nr) and io_uring rings hold at most 32,768 "
+                                      "entries; fio allocates every queue entry up front")),
+            ("numjobs", MAX_NUMJOBS, ("each fio job is a process with its own queue; a few per "
+                                      "CPU already saturate any volume"))):
+        value = getattr(settings, dest)
+        if value is not None and value > most:
+            flag = OPTIONS_BY_DEST[dest].flag
+            raise ConfigError(f"{flag}={value:,} (from {o.get(dest, 'default')}) is above the "
+                              f"most this plugin runs, {most:,}: {why}. Pass a smaller value "
+                              "or leave it to the plugin's default.")
     if not 0.0 < settings.false_alarm < 1.0:
         raise ConfigError(f"--ebsperf-false-alarm is a probability between 0 and 1 (0.001: one "
                           f"red run in 1,000 on a healthy volume), got {settings.false_alarm:g} "

@@ -280,9 +280,10 @@ def duty_cycle_check(values: Sequence[float], threshold: float, duty: float,
                               spell=policy.spell)
     notes: tuple[str, ...] = ()
     if test.critical > test.planned:
-        notes = (f"{test.planned:,} windows are too few to show a miss rate above "
-                 f"{format_percent(1.0 - duty)} at the false-alarm level "
-                 f"{policy.alpha:.2g}: run longer (--ebsperf-runtime)",)
+        note = (f"{test.planned:,} windows are too few to show a miss rate above "
+                f"{format_percent(1.0 - duty)} at the false-alarm level "
+                f"{policy.alpha:.2g}: run longer (--ebsperf-runtime)")
+        notes = (note,)
     return LowerCheck(test.state, threshold, test.seen, test.misses, duty, window_s, notes,
                       test=test)
 
@@ -533,14 +534,27 @@ def judge_cap(expectation: Expectation, result: FioResult, workload: Workload, *
 
 def _above_cap_evidence(run: _Run, high: float, policy: evidence.Policy
                         ) -> tuple[Verdict | None, bool]:
-    """(FAIL, False) when the mean is above ``high x value`` beyond its noise; (None, True)
-    when it is above on average but the seconds cannot tell; (None, False) otherwise."""
+    """(FAIL, False) when the volume runs above ``high x value`` beyond noise; (None, True)
+    when it is above on average but the seconds cannot tell; (None, False) otherwise.
+
+    Evidence is either the mean's confidence interval lying above the limit, or the seconds
+    above it judged like missed seconds (a volume at its cap exceeds 110 % of it as rarely as
+    it falls below 90 %): three seconds at twice the cap are evidence, though three noisy
+    seconds make a wide interval.
+    """
     limit = high * run.expectation.value
     if run.measured <= limit:
         return None, False
     interval = evidence.mean_interval(run.values, policy.alpha) if run.values else None
+    if run.values:
+        above = evidence.duty_test([-v for v in run.values], -limit, run.expectation.duty,
+                                   alpha=policy.alpha, planned=run.planned, spell=policy.spell)
+        if above.state == evidence.FAIL:
+            return _above_cap(run, high, interval, above), False
     if interval is not None and interval.low <= limit:
         return None, True  # above on average, but within the seconds' noise
+    if interval is None and run.values:
+        return None, True  # one second: no evidence either way
     return _above_cap(run, high, interval), False
 
 
@@ -644,14 +658,18 @@ def _stopped(run: _Run) -> str:
                      f"{format_seconds((run.planned or 0) * run.window_s)}: {reason}") + " "
 
 
-def _above_cap(run: _Run, high: float,
-               interval: evidence.MeanInterval | None = None) -> Verdict:
+def _above_cap(run: _Run, high: float, interval: evidence.MeanInterval | None = None,
+               seconds: evidence.DutyTest | None = None) -> Verdict:
     exp = run.expectation
     ratio = run.measured / exp.value
     cache = ("page-cache hits (this job ran with direct=0)" if not run.workload.direct
              else "page-cache hits (direct=0 somewhere?)")
     reason = f"far above its cap ({ratio:.2f} x {run.q(exp.value)})"
-    if interval is not None:
+    if seconds is not None:
+        seen = (f"{seconds.misses:,} of {seconds.seen:,} s were above {run.q(high * exp.value)}; "
+                f"a volume at its cap would exceed it in {seconds.misses:,} or more of "
+                f"{seconds.planned:,} with probability {seconds.p_value:.1e}. ")
+    elif interval is not None:
         conf = format_percent(1.0 - interval.alpha)
         seen = (f"the mean of {interval.n:,} s is at least {run.q(interval.low)} with {conf} "
                 "confidence. ")
@@ -1037,10 +1055,14 @@ def _sweep_row(bs: int, expectation: Expectation, result: FioResult,
         test = evidence.duty_test(values, expectation.low * expected, expectation.duty,
                                   alpha=policy.alpha, planned=planned, spell=policy.spell)
         state = test.state
-        interval = evidence.mean_interval(values, policy.alpha)
-        if expectation.high is not None and interval is not None and \
-                interval.low > expectation.high * expected:
-            state = evidence.FAIL
+        if expectation.high is not None and statistics.fmean(values) > \
+                expectation.high * expected:
+            limit = expectation.high * expected
+            interval = evidence.mean_interval(values, policy.alpha)
+            above = evidence.duty_test([-v for v in values], -limit, expectation.duty,
+                                       alpha=policy.alpha, planned=planned, spell=policy.spell)
+            if above.state == evidence.FAIL or (interval is not None and interval.low > limit):
+                state = evidence.FAIL
     return _SweepRow(bs, expected, measured, expectation.low, expectation.high, state)
 
 

@@ -78,12 +78,12 @@ def fio_descendants(pid: int) -> list[int]:
 
 def interrupt_once_fio_runs(argv: list[str], cwd: Path, *, settle_s: float = 0.0
                             ) -> tuple[int, str]:
-    """Start ``argv``, wait (30 s at most) for a fio under it, wait ``settle_s`` more, press
+    """Start ``argv``, wait (60 s at most) for a fio under it, wait ``settle_s`` more, press
     Ctrl-C (SIGINT) and return the run's pid and output. Fails with the run's output when no
     fio ever started; the run is killed on every path."""
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not fio_descendants(proc.pid) and \
                 proc.poll() is None:
             time.sleep(0.2)

@@ -6,6 +6,7 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -127,7 +128,8 @@ def test_the_terminal_line_is_rewritten_in_place_below_pytests_own_line() -> Non
     assert capture.suspended == 3  # output capture is lifted for every write
 
 
-def test_progress_is_silent_when_output_is_not_a_terminal(pytester: pytest.Pytester) -> None:
+def test_progress_is_a_heartbeat_when_output_is_not_a_terminal(pytester: pytest.Pytester
+                                                               ) -> None:
     pytester.makepyfile("""
         def test_writer(pytestconfig):
             from pytest_ebsperf.plugin import STATE_KEY
@@ -135,7 +137,7 @@ def test_progress_is_silent_when_output_is_not_a_terminal(pytester: pytest.Pytes
             print("progress writer:", book.progress)
     """)
     result = pytester.runpytest_subprocess("-s")
-    result.stdout.fnmatch_lines(["*progress writer: None*"])
+    result.stdout.fnmatch_lines(["*progress writer: <pytest_ebsperf.terminal.HeartbeatProgress*"])
 
 
 # -- picture ----------------------------------------------------------------------------------
@@ -159,3 +161,20 @@ def test_without_matplotlib_the_plot_raises_import_error(monkeypatch: pytest.Mon
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(ImportError):
         save_plot(KneePlot("t", "IOPS", [0.0], [1.0]), tmp_path / "x.png")
+
+
+def test_a_heartbeat_writes_whole_lines_at_most_every_30_seconds() -> None:
+    from pytest_ebsperf.terminal import HeartbeatProgress
+
+    now = [0.0]
+    written: list[str] = []
+    writer = SimpleNamespace(write=lambda text, flush=False: written.append(text))
+    beat = HeartbeatProgress(writer, None, every_s=30.0, clock=lambda: now[0])
+    for second in range(95):
+        now[0] = float(second)
+        beat.update(f"line at {second} s")
+    assert written == ["\nline at 30 s\n", "line at 60 s\n", "line at 90 s\n"]
+    beat.finish()
+    now[0] = 200.0
+    beat.update("a new check")
+    assert len(written) == 3  # a new check starts its own 30 s

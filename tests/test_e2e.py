@@ -47,7 +47,9 @@ def test_a_volume_delivering_75_percent_fails_naming_the_claim(
 
 
 def test_a_volume_far_above_its_cap_fails_the_upper_bound(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess(IO1_READ, *FAST, "--emulate-factor=2")
+    # the emulated default runtime (5 s): a mean needs a few seconds to be told from noise
+    result = pytester.runpytest_subprocess(IO1_READ, "--emulate", "-p", "no:cacheprovider",
+                                           "--emulate-factor=2")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*far above*"])
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import math
 import os
 import statistics
@@ -42,7 +43,9 @@ from pytest_ebsperf.credits.progress import (
     block_stat_path,
     parse_block_stat,
 )
+from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult, Series
+from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.models.types import Expectation
 from pytest_ebsperf.session import EbsperfSession, Target
@@ -56,8 +59,14 @@ LONG_CHECK_S = 300.0
 POST_WINDOWS = 5
 #: Windows a baseline is held for at least (the duty cycle needs samples).
 HOLD_WINDOWS = 10
-#: A refill check idles until the next burst should last this share of a full bucket's.
+#: A refill check idles until the next burst should last this share of a full bucket's,
 REFILL_SHARE = 0.15
+#: ... or this many log windows, whichever is shorter: per-second logs resolve a burst of
+#: 20 s to a window, so idling for a longer one (2,700 s on a 100 GiB gp2) buys no evidence.
+REFILL_BURST_WINDOWS = 20
+#: The refill starts from an empty bucket this check saw run dry, so its time is known to a
+#: few windows (no CloudWatch minute to allow for): the TIME tolerance's floor.
+REFILL_FLOOR_WINDOWS = 3
 #: A balance worth less than this many seconds of burst counts as empty.
 EMPTY_BURST_S = 0.5
 _MIB = 1024.0 * 1024.0
@@ -84,7 +93,7 @@ class Handle(Protocol):
     def target(self) -> Target: ...
 
     def run(self, workload: Workload, *, target: Target | None = None,
-            phase: str = "steady") -> FioResult: ...
+            phase: str = "steady", monitor: Monitor | None = None) -> FioResult: ...
 
     def conclude(self, found: Verdict, workload: Workload, result: FioResult,
                  started: float) -> Verdict: ...
@@ -123,6 +132,7 @@ class CreditChecks:
         self._require_time(runtime, "draining the bucket and holding the baseline")
         self._note_start(ledger)
         job = self._timed(workload, runtime, levels)
+        self._plan_note("baseline", lead, runtime)
         result, started = self._run(job, self._forecast("baseline", runtime, ledger, levels, job))
         knee, series = self._knee(result, levels)
         timing = dataclasses.replace(timing, observed_s=_span(series))
@@ -137,8 +147,11 @@ class CreditChecks:
         """TIME: after N idle seconds an empty bucket bursts N x baseline / (burst − baseline)."""
         ledger, levels = self._setup(workload)
         self._require_knee(levels)
-        # Idle until the next burst should last REFILL_SHARE of a full bucket's.
-        idle = REFILL_SHARE * ledger.plan.capacity / levels.earn
+        # Idle until the next burst should last REFILL_SHARE of a full bucket's, or
+        # REFILL_BURST_WINDOWS windows when that is shorter (all the logs can resolve).
+        full_burst_s = ledger.plan.capacity / levels.drain
+        burst_s = min(REFILL_SHARE * full_burst_s, REFILL_BURST_WINDOWS * self._window_s())
+        idle = burst_s * levels.drain / levels.earn
         lead = self._drain_s(ledger, levels)
         drain_run = self._knee_run_s(lead) if lead else 0.0
         burst_run = self._knee_run_s(idle * levels.earn / levels.drain)
@@ -152,19 +165,25 @@ class CreditChecks:
                                 else ledger.updated_at)
         context = (f"Idle {verdict.format_seconds(idled)} after the bucket ran dry earned "
                    f"{levels.earn * idled:,.0f} {levels.credit_unit} at the baseline rate.")
-        return self._time_knee(claim, what, workload, ledger, levels, "refill", context)
+        return self._time_knee(claim, what, workload, ledger, levels, "refill", context,
+                               floor_s=REFILL_FLOOR_WINDOWS * self._window_s())
 
     def _time_knee(self, claim: str, what: str, workload: Workload, ledger: CreditLedger,
-                   levels: Levels, phase: str, context: str = "") -> Verdict:
-        """Run at burst level from the ledger's balance until past the model's knee; judge
-        when the knee came (TIME), book the empty bucket, draw it."""
+                   levels: Levels, phase: str, context: str = "",
+                   floor_s: float | None = None) -> Verdict:
+        """Run at burst level from the ledger's balance until the knee and a few windows
+        after it are seen (at most past the model's knee and its tolerance); judge when the
+        knee came (TIME), book the empty bucket, draw it."""
         balance = ledger.at(self.clock())
         expected = balance / levels.drain
-        runtime = self._knee_run_s(expected)
+        timing = self._timing(expected, floor_s)
+        runtime = expected + timing.slack_s + self._post_s(expected)
         job = self._timed(workload, runtime, levels)
-        result, started = self._run(job, self._forecast(phase, runtime, ledger, levels, job))
+        self._plan_note(phase, expected, runtime)
+        result, started = self._run(job, self._forecast(phase, runtime, ledger, levels, job),
+                                    self._knee_monitor(levels, expected))
         knee, series = self._knee(result, levels)
-        timing = dataclasses.replace(self._timing(expected), observed_s=_span(series))
+        timing = dataclasses.replace(timing, observed_s=_span(series))
         found = judge_knee_time(claim, what, knee, levels, timing,
                                 consumed=self._consumed(series, levels, job),
                                 modelled=balance, origin=ledger.origin, context=context,
@@ -239,13 +258,42 @@ class CreditChecks:
             self.h.notes.append(f"emulated bucket at time scale {scale:,.4g} (times x "
                                 f"{scale:,.4g} on a real volume)")
 
-    def _timing(self, expected_s: float) -> Timing:
+    def _timing(self, expected_s: float, floor_s: float | None = None) -> Timing:
         scale = self.book.timescale(self.h.volume)
         # The TIME policy's 120 s floor is the granularity of what AWS reports (CloudWatch
         # minutes). A scaled bucket shrinks it alike, but never below one log window: fio
-        # reports nothing finer, so a tighter tolerance would judge noise.
-        floor = max(verdict.TIME_MIN_ABS_S / scale, self._window_s())
+        # reports nothing finer, so a tighter tolerance would judge noise. A start this
+        # check observed itself (``floor_s``) needs no CloudWatch minute.
+        floor = max(verdict.TIME_MIN_ABS_S / scale if floor_s is None else floor_s,
+                    self._window_s())
         return Timing(expected_s, floor, 0.0, scale)
+
+    def _plan_note(self, phase: str, expected_s: float, runtime_s: float) -> None:
+        """Say before the run how long it will take and what ends it early."""
+        self.h.notes.append(
+            f"{phase} run: at most {verdict.format_seconds(runtime_s)} (model's knee at "
+            f"{verdict.format_seconds(expected_s)} plus its tolerance); it stops once the knee "
+            f"and {verdict.format_seconds(self._post_s(expected_s))} after it are seen")
+
+    def _knee_monitor(self, levels: Levels, expected_s: float) -> Monitor:
+        """Stop a knee run once the knee is found and the level after it held a few windows."""
+        post_s = self._post_s(expected_s)
+        window = self._window_s()
+
+        def monitor(series: LiveSeries) -> str | None:
+            values = series.values(levels.key)
+            count = len(values)
+            # find_knee is linear: every window at first, then about fifty looks per run
+            if count < 4 or (count > 100 and count % (count // 50)):
+                return None
+            ends = list(itertools.accumulate(series.window_s))
+            knee = find_knee(values, ends, window_s=window, describe=levels.q)
+            if knee.found and knee.t_s is not None and ends[-1] - knee.t_s >= post_s:
+                return (f"the knee came at {verdict.format_seconds(knee.t_s)} and the lower "
+                        f"level held {verdict.format_seconds(ends[-1] - knee.t_s)} after it")
+            return None
+
+        return monitor
 
     def _window_s(self) -> float:
         return getattr(self.h.session.runner, "log_interval_ms", 1000) / 1000.0
@@ -286,11 +334,14 @@ class CreditChecks:
                                 numjobs=s.numjobs or max(jobs, workload.numjobs))
 
     # -- running -------------------------------------------------------------------------
-    def _run(self, job: Workload, forecast: Forecast | None) -> tuple[FioResult, float]:
+    def _run(self, job: Workload, forecast: Forecast | None,
+             monitor: Monitor | None = None) -> tuple[FioResult, float]:
         started = time.perf_counter()
         self._io_end = self.clock() + job.runtime_s  # when fio stops issuing I/O
         with self._progress(forecast):
-            result = self.h.run(job, phase="time-series")
+            result = self.h.run(job, phase="time-series", monitor=monitor)
+        if result.stop_reason:  # stopped once settled: the load ended then
+            self._io_end = min(self._io_end, self.clock())
         return result, started
 
     @contextlib.contextmanager
@@ -327,7 +378,10 @@ class CreditChecks:
     def _empty_bucket(self, claim: str, what: str, workload: Workload, ledger: CreditLedger,
                       levels: Levels, runtime: float) -> None:
         job = self._timed(workload, runtime, levels)
-        result, started = self._run(job, self._forecast("drain", runtime, ledger, levels, job))
+        lead = self._drain_s(ledger, levels)
+        self._plan_note("drain", lead, runtime)
+        result, started = self._run(job, self._forecast("drain", runtime, ledger, levels, job),
+                                    self._knee_monitor(levels, lead))
         knee, series = self._knee(result, levels)
         if not self._learn(ledger, knee, series, levels):
             reason = (f"inconclusive: the bucket did not run dry within "

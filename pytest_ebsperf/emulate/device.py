@@ -16,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
+from pytest_ebsperf import lifetime
 from pytest_ebsperf.emulate import cleanup, loop
 from pytest_ebsperf.emulate.throttle import (
     DirectionLimits,
@@ -112,6 +113,9 @@ class EmulatedDevice:
         # write-only-on-change cache must see one at a time.
         self._lock = threading.Lock()
         self._allocated = False
+        self._owner: lifetime.Owner | None = None
+        #: sysfs values changed on the loop device, restored on close: (attribute, value).
+        self._restore: list[tuple[str, str]] = []
         self.closed = False
 
     def __repr__(self) -> str:
@@ -190,19 +194,30 @@ class EmulatedDevice:
         return self
 
     def _allocate(self) -> tuple[Path, ThrottleGroup]:
-        """A fresh ``<pid>-<n>`` whose run directory and cgroup name are both free."""
+        """A fresh ``<pid>-<n>`` whose owner file, run directory and cgroup name are all
+        free; its owner file is held (locked) from before anything else is made until
+        :meth:`close`, so no sweep takes it while this process lives."""
         pid = os.getpid()
         while True:
             n = next(_numbers)
             group = choose_throttle(f"{self.name}-{pid}-{n}", "")
             if group.path.exists():
-                continue  # left by an earlier process that had our pid
+                continue  # left by an earlier process that had our pid (maybe elsewhere)
             cleanup.RUN_ROOT.mkdir(mode=0o755, parents=True, exist_ok=True)
+            run_dir = cleanup.RUN_ROOT / f"{pid}-{n}"
+            if cleanup.owner_file(run_dir).exists():
+                continue  # a run with our pid number in another PID namespace, or a leftover
             try:
-                (cleanup.RUN_ROOT / f"{pid}-{n}").mkdir(mode=0o700)
+                self._owner = cleanup.claim(run_dir)
             except (FileExistsError, FileNotFoundError):
+                continue
+            try:
+                run_dir.mkdir(mode=0o700)
+            except (FileExistsError, FileNotFoundError):
+                self._owner.release()
+                self._owner = None
                 continue  # taken, or another process removed the empty parent just now
-            return cleanup.RUN_ROOT / f"{pid}-{n}", group
+            return run_dir, group
 
     def _create(self) -> None:
         self.run_dir, group = self._allocate()
@@ -212,6 +227,9 @@ class EmulatedDevice:
         self._backing = self.run_dir / "volume.img"
         loop.create_sparse_file(self._backing, self.size_bytes)
         self._loop, self.direct_io = loop.attach(self._backing)
+        # Loop devices are reused by the next losetup: leave the queue as it was found.
+        self._restore.append(("queue/max_sectors_kb",
+                              loop.read_sysfs(self._loop, "queue/max_sectors_kb")))
         self.max_sectors_kb = loop.set_max_sectors_kb(self._loop, self.io_unit_bytes // KIB)
         self.exact_io_bytes = loop.exact_io_bytes(self._loop)
         group.major_minor = loop.major_minor(self._loop)
@@ -266,11 +284,15 @@ class EmulatedDevice:
         naming what is left (``sweep_stale()`` removes it once this process is gone).
         """
         problems = []
-        for step in (self._close_cgroup, self._close_loop, self._close_mount, self._close_dirs):
+        for step in (self._close_cgroup, self._close_sysfs, self._close_loop,
+                     self._close_mount, self._close_dirs):
             try:
                 step()
             except Exception as exc:  # noqa: BLE001 - the other steps must still run
                 problems.append(str(exc))
+        # What is left stays marked as a dead run's (owner file kept, lock dropped), so the
+        # next run's sweep removes it.
+        self._close_owner(unlink=not problems)
         self.closed = True
         cleanup.unregister(self)
         if problems:
@@ -284,6 +306,21 @@ class EmulatedDevice:
         if self._throttle is not None:
             self._throttle.remove()
 
+    def _close_sysfs(self) -> None:
+        while self._loop is not None and self._restore:
+            attribute, value = self._restore.pop()
+            loop.write_sysfs(self._loop, attribute, value)
+
+    def _close_owner(self, *, unlink: bool = True) -> None:
+        if self._owner is not None:
+            self._owner.release(unlink=unlink)
+            self._owner = None
+        if unlink and self.run_dir is not None:
+            try:
+                self.run_dir.parent.rmdir()
+            except OSError:
+                pass  # other runs still use it
+
     def _close_loop(self) -> None:
         if self._loop is not None and self._backing is not None:
             loop.detach(self._loop, self._backing)
@@ -296,7 +333,3 @@ class EmulatedDevice:
     def _close_dirs(self) -> None:
         if self.run_dir is not None and self.run_dir.exists():
             self.run_dir.rmdir()
-            try:
-                self.run_dir.parent.rmdir()
-            except OSError:
-                pass  # other runs still use it

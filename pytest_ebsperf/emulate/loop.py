@@ -130,6 +130,11 @@ def read_sysfs(name: str, attribute: str, sys_block: Path = SYS_BLOCK) -> str:
     return (sys_block / name / attribute).read_text().strip()
 
 
+def write_sysfs(name: str, attribute: str, value: str, sys_block: Path = SYS_BLOCK) -> None:
+    """Write ``value`` to ``/sys/block/<name>/<attribute>``."""
+    (sys_block / name / attribute).write_text(f"{value.strip()}\n")
+
+
 def set_max_sectors_kb(name: str, kib: int, sys_block: Path = SYS_BLOCK) -> int:
     """Make the block layer split I/O larger than ``kib`` KiB; returns the value set.
 

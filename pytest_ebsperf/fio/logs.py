@@ -24,9 +24,13 @@ What fio 3.33 does, as observed on real runs (the golden logs in ``tests/data/fi
 
 from __future__ import annotations
 
+import io
+import math
 import re
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_ebsperf.errors import FioOutputError
 from pytest_ebsperf.fio.result import SERIES_KEYS, Series
@@ -36,8 +40,6 @@ LOG_KINDS = ("iops", "bw", "clat")
 _DDIRS = {0: "read", 1: "write"}
 _KIB = 1024
 
-# window index -> value, per data direction, for one job
-_Windows = dict[int, dict[int, float]]
 
 
 @dataclass(frozen=True)
@@ -76,111 +78,191 @@ def group_log_files(names: Iterable[str], prefix: str) -> dict[str, list[str]]:
             found[match.group(1)].append((int(match.group(2) or 0), name))
     return {kind: [name for _, name in sorted(files)] for kind, files in found.items()}
 
+LogSource = str | Iterable[str]
+
 
 def build_series(
-    logs: Mapping[str, Sequence[str]],
+    logs: Mapping[str, Sequence[LogSource]],
     *,
     interval_ms: int = 1000,
     runtime_ms: float | None = None,
 ) -> dict[str, Series]:
-    """Series for every key in :data:`SERIES_KEYS` from log texts per kind (one text per job).
+    """Series for every key in :data:`SERIES_KEYS` from logs per kind (one per job), each a
+    whole text or an iterable of lines (an open file: read as it streams).
 
     IOPS and bandwidth are summed over jobs (bandwidth converted to bytes/s); completion latency
     is averaged over jobs, weighted by each job's IOPS in that window when the IOPS logs allow.
-    ``total_*`` is read + write. A direction no job logged gives an empty series.
+    ``total_*`` is read + write. A direction no job logged gives an empty series. Memory grows
+    with the number of windows, not of log lines: a day of 1 s windows over 16 jobs is a few
+    arrays of 86,400 numbers, whatever the logs' size.
     """
-    windows = {
-        kind: [job_windows(parse_log(t), interval_ms, runtime_ms) for t in logs.get(kind, ())]
-        for kind in LOG_KINDS
-    }
+    iops_logs, bw_logs, lat_logs = (list(logs.get(kind, ())) for kind in LOG_KINDS)
+    iops, bw, lat = _Sum(len(iops_logs)), _Sum(len(bw_logs)), _Weighted(len(lat_logs))
+    use_iops = len(iops_logs) == len(lat_logs)
+    for job, source in enumerate(iops_logs):
+        job_iops = _job(source, interval_ms, runtime_ms, f"iops log {job + 1}")
+        iops.add(job_iops)
+        if use_iops:
+            lat.add(_job(lat_logs[job], interval_ms, runtime_ms, f"clat log {job + 1}"),
+                    job_iops)
+    for job, source in enumerate(bw_logs):
+        bw.add(_job(source, interval_ms, runtime_ms, f"bw log {job + 1}"))
+    if not use_iops:
+        for job, source in enumerate(lat_logs):
+            lat.add(_job(source, interval_ms, runtime_ms, f"clat log {job + 1}"))
     series: dict[str, Series] = {key: Series() for key in SERIES_KEYS}
     for ddir, direction in _DDIRS.items():
-        series[f"{direction}_iops"] = _summed(windows["iops"], ddir, interval_ms, 1.0)
-        series[f"{direction}_bw"] = _summed(windows["bw"], ddir, interval_ms, _KIB)
-        series[f"{direction}_clat"] = _weighted(windows["clat"], windows["iops"], ddir, interval_ms)
+        series[f"{direction}_iops"] = iops.series(ddir, interval_ms, 1.0)
+        series[f"{direction}_bw"] = bw.series(ddir, interval_ms, _KIB)
+        series[f"{direction}_clat"] = lat.series(ddir, interval_ms)
     series["total_iops"] = _added(series["read_iops"], series["write_iops"])
     series["total_bw"] = _added(series["read_bw"], series["write_bw"])
     return series
 
 
-def job_windows(rows: Sequence[LogRow], interval_ms: int, runtime_ms: float | None) -> _Windows:
-    """One job's complete windows, by direction: ``{ddir: {window_index: value}}``."""
-    rows = _after_last_restart(rows, interval_ms)
-    result: _Windows = {}
-    for ddir in sorted({r.ddir for r in rows}):
-        result[ddir] = _direction_windows([r for r in rows if r.ddir == ddir], interval_ms)
-    if runtime_ms is not None:
-        limit = runtime_ms + interval_ms / 2
-        result = {
-            d: {i: v for i, v in w.items() if i * interval_ms <= limit} for d, w in result.items()
-        }
-    return result
+#: One job's windows: per data direction, an array indexed by window (NaN: not logged).
+_JobWindows = dict[int, "array[float]"]
 
 
-def _after_last_restart(rows: Sequence[LogRow], interval_ms: int) -> Sequence[LogRow]:
-    start = 0
-    for i in range(1, len(rows)):
-        if rows[i].time_ms < rows[i - 1].time_ms - interval_ms / 2:
-            start = i
-    return rows[start:]
+def _lines(source: LogSource) -> Iterable[str]:
+    return io.StringIO(source) if isinstance(source, str) else source
 
 
-def _direction_windows(rows: Sequence[LogRow], interval_ms: int) -> dict[int, float]:
-    windows: dict[int, float] = {}
-    previous_ms, index, partial = 0, 0, False
-    for row in rows:
-        index = window_index(row.time_ms, interval_ms)
-        accepted = index >= 1 and index not in windows  # a repeat is fio's end-of-run flush
+def _job(source: LogSource, interval_ms: int, runtime_ms: float | None,
+         name: str) -> _JobWindows:
+    """One job's complete windows from its log, read line by line.
+
+    The first row of a window wins (a repeat is fio's end-of-run flush); a last row that
+    closes a window begun less than half a window earlier is dropped; a clock that goes back
+    (a restart after the ramp) discards what came before; windows past the runtime are cut.
+    """
+    windows: _JobWindows = {}
+    previous: dict[int, tuple[int, int, bool]] = {}  # ddir -> (time_ms, index, partial)
+    last_ms = -math.inf
+    for number, line in enumerate(_lines(source), start=1):
+        if not line.strip():
+            continue
+        time_ms, value, ddir = _fields(line, number, name)
+        if time_ms < last_ms - interval_ms / 2:
+            windows, previous = {}, {}  # the log restarted: keep only what follows
+        last_ms = time_ms
+        index = window_index(time_ms, interval_ms)
+        values = windows.setdefault(ddir, array("d"))
+        accepted = index >= 1 and (index >= len(values) or math.isnan(values[index]))
         if accepted:
-            windows[index] = row.value
-        partial = accepted and row.time_ms - previous_ms < interval_ms / 2
-        previous_ms = row.time_ms
-    if partial:  # the last row closed a window that began less than half a window earlier
-        del windows[index]
+            if index >= len(values):
+                values.extend([math.nan] * (index + 1 - len(values)))
+            values[index] = value
+        before_ms = previous.get(ddir, (0, 0, False))[0]
+        previous[ddir] = (time_ms, index, accepted and time_ms - before_ms < interval_ms / 2)
+    for ddir, (_, index, partial) in previous.items():
+        if partial:
+            windows[ddir][index] = math.nan
+    if runtime_ms is not None:
+        last = int((runtime_ms + interval_ms / 2) // interval_ms)
+        for values in windows.values():
+            del values[last + 1:]
     return windows
+
+
+def _fields(line: str, number: int, name: str) -> tuple[int, float, int]:
+    parts = line.split(",", 3)
+    try:
+        return int(parts[0]), float(parts[1]), int(parts[2])
+    except (IndexError, ValueError):
+        raise FioOutputError(
+            f"Line {number} of {name} is not an fio log line (time, value, direction, ...): "
+            f"{line[:120]!r}. The log may be truncated; run the check again.") from None
+
+
+class _Sum:
+    """Per window and direction: the sum over jobs, and how many jobs logged the window."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.sums: dict[int, array[float]] = {}
+        self.counts: dict[int, array[int]] = {}
+        self.seen: array[int] = array("l")  # per window: jobs that logged it, any direction
+
+    def add(self, job: _JobWindows, weights: _JobWindows | None = None) -> None:
+        logged: set[int] = set()
+        for ddir, values in job.items():
+            sums = self.sums.setdefault(ddir, array("d"))
+            counts = self.counts.setdefault(ddir, array("l"))
+            _grow(sums, len(values), 0.0)
+            _grow(counts, len(values), 0)
+            for i, value in enumerate(values):
+                if not math.isnan(value):
+                    sums[i] += value
+                    counts[i] += 1
+                    logged.add(i)
+        _grow(self.seen, max(logged, default=-1) + 1, 0)
+        for i in logged:
+            self.seen[i] += 1
+
+    def complete(self) -> list[int]:
+        """Windows every job logged: one some job missed would be undercounted by the sum."""
+        return [i for i in range(1, len(self.seen)) if self.seen[i] >= self.jobs]
+
+    def series(self, ddir: int, interval_ms: int, scale: float = 1.0) -> Series:
+        if ddir not in self.sums:
+            return Series()
+        sums, counts = self.sums[ddir], self.counts[ddir]
+        indexes = [i for i in self.complete() if i < len(sums) and counts[i]]
+        return _series(indexes, [sums[i] * scale for i in indexes], interval_ms)
+
+
+class _Weighted(_Sum):
+    """Latency per window: weighted by each job's IOPS in that window when known."""
+
+    def __init__(self, jobs: int) -> None:
+        super().__init__(jobs)
+        self.weighted: dict[int, array[float]] = {}
+        self.weights: dict[int, array[float]] = {}
+
+    def add(self, job: _JobWindows, weights: _JobWindows | None = None) -> None:
+        super().add(job)
+        for ddir, values in job.items():
+            wsum = self.weighted.setdefault(ddir, array("d"))
+            wtot = self.weights.setdefault(ddir, array("d"))
+            _grow(wsum, len(values), 0.0)
+            _grow(wtot, len(values), 0.0)
+            job_weights = (weights or {}).get(ddir, array("d"))
+            for i, value in enumerate(values):
+                weight = job_weights[i] if i < len(job_weights) else math.nan
+                if not math.isnan(value) and weight > 0:
+                    wsum[i] += value * weight
+                    wtot[i] += weight
+
+    def series(self, ddir: int, interval_ms: int, scale: float = 1.0) -> Series:
+        if ddir not in self.sums:
+            return Series()
+        sums, counts = self.sums[ddir], self.counts[ddir]
+        wsum, wtot = self.weighted[ddir], self.weights[ddir]
+        indexes = [i for i in self.complete() if i < len(sums) and counts[i]]
+        # no IOPS log for a window: plain mean over jobs
+        values = [wsum[i] / wtot[i] if wtot[i] > 0 else sums[i] / counts[i] for i in indexes]
+        return _series(indexes, values, interval_ms)
+
+
+def _grow(values: array[Any], length: int, fill: float) -> None:
+    if len(values) < length:
+        values.extend([fill] * (length - len(values)))  # type: ignore[list-item]
+
+
+def job_windows(rows: Sequence[LogRow], interval_ms: int, runtime_ms: float | None
+                ) -> dict[int, dict[int, float]]:
+    """One job's complete windows, by direction: ``{ddir: {window_index: value}}``."""
+    text = "\n".join(f"{r.time_ms}, {r.value}, {r.ddir}" for r in rows)
+    found = _job(text, interval_ms, runtime_ms, "fio log")
+    return {ddir: {i: v for i, v in enumerate(values) if not math.isnan(v)}
+            for ddir, values in found.items()}
 
 
 def window_index(time_ms: float, interval_ms: int) -> int:
     """The window a timestamp belongs to: fio stamps ``999``, ``2001``... for windows 1, 2..."""
     return int(time_ms / interval_ms + 0.5)
 
-
-def _common_windows(jobs: Sequence[_Windows]) -> list[int]:
-    # A window some job did not log would be undercounted by the sum; drop it for all.
-    sets = [{i for windows in job.values() for i in windows} for job in jobs if job]
-    return sorted(set.intersection(*sets)) if sets else []
-
-
-def _summed(jobs: Sequence[_Windows], ddir: int, interval_ms: int, scale: float) -> Series:
-    if not any(ddir in w for w in jobs):
-        return Series()
-    indexes = _common_windows(jobs)
-    values = [sum(w.get(ddir, {}).get(i, 0.0) for w in jobs) * scale for i in indexes]
-    return _series(indexes, values, interval_ms)
-
-
-def _weighted(
-    lat_jobs: Sequence[_Windows], iops_jobs: Sequence[_Windows], ddir: int, interval_ms: int
-) -> Series:
-    indexes, values = [], []
-    use_iops = len(iops_jobs) == len(lat_jobs)
-    for i in _common_windows(lat_jobs):
-        pairs = []
-        for job, lat in enumerate(lat_jobs):
-            if i in lat.get(ddir, {}):
-                weight = iops_jobs[job].get(ddir, {}).get(i, 0.0) if use_iops else 0.0
-                pairs.append((lat[ddir][i], weight))
-        if pairs:
-            indexes.append(i)
-            values.append(_weighted_mean(pairs))
-    return _series(indexes, values, interval_ms)
-
-
-def _weighted_mean(pairs: Sequence[tuple[float, float]]) -> float:
-    total = sum(w for _, w in pairs)
-    if total <= 0:  # no IOPS log for this window: plain mean over jobs
-        return sum(v for v, _ in pairs) / len(pairs)
-    return sum(v * w for v, w in pairs) / total
 
 
 def _added(a: Series, b: Series) -> Series:

@@ -20,6 +20,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from pytest_ebsperf import lifetime
+
 _PR_SET_PDEATHSIG = 1
 
 
@@ -40,11 +42,24 @@ class LocalProcess:
         self.stdout_path = Path(workdir) / "stdout.txt"
         self.stderr_path = Path(workdir) / "stderr.txt"
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
+            self.proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                preexec_fn=_die_with_parent, close_fds=True)
+                preexec_fn=_die_with_parent, close_fds=True)  # noqa: PLW1509 - prctl only
         self.started = time.monotonic()
         self.interrupted_at: float | None = None
+        lifetime.register(self)  # SIGTERM/SIGHUP/exit of this process stop fio first
+
+    def close(self) -> None:
+        """Kill fio now and reap it (the registry calls this when the run is ended)."""
+        self.kill()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        lifetime.unregister(self)
+
+    def __repr__(self) -> str:
+        return f"fio process {self.proc.pid}"
 
     @property
     def pid(self) -> int:
@@ -83,7 +98,12 @@ class LocalProcess:
         if rc is None:
             self.kill()
             rc = self.proc.wait()
+        lifetime.unregister(self)
         return rc
+
+    def finished(self) -> None:
+        """fio exited on its own: nothing left to stop."""
+        lifetime.unregister(self)
 
     def output(self) -> tuple[str, str]:
         return (self.stdout_path.read_text(errors="replace"),
@@ -100,3 +120,46 @@ def read_from(path: str, offset: int) -> tuple[str, int]:
         return "", offset
     text = data.decode("utf-8", errors="ignore")
     return text, offset + len(text.encode("utf-8"))
+
+
+#: Temporary directories of fio runs: ``<tmp>/ebsperf-fio.XXXXXXXX`` with an owner file.
+FIO_DIR_PREFIX = "ebsperf-fio."
+OWNER_FILE = ".owner"
+
+
+class OwnedDir:
+    """A run's temporary directory: held (owner file) while the run lives, removed with it,
+    also on SIGTERM/SIGHUP; the next run's :func:`sweep_fio_dirs` removes it after SIGKILL."""
+
+    def __init__(self, path: str) -> None:
+        self.path = Path(path)
+        self.owner = lifetime.Owner(self.path / OWNER_FILE)
+        lifetime.register(self)
+
+    def close(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.owner.release(unlink=False)  # the directory (and its owner file) is gone
+        lifetime.unregister(self)
+
+    def __repr__(self) -> str:
+        return f"fio directory {self.path}"
+
+
+def sweep_fio_dirs(root: str | None = None) -> list[str]:
+    """Remove the temporary directories of fio runs whose owner is dead (not locked), or
+    that carry no owner file and are older than :data:`lifetime.GRACE_S`."""
+    import shutil
+    import tempfile
+
+    base = Path(root or tempfile.gettempdir())
+    removed = []
+    for path in sorted(base.glob(FIO_DIR_PREFIX + "*")):
+        if not path.is_dir() or path.is_symlink():
+            continue
+        if lifetime.owner_alive(path / OWNER_FILE, path):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(f"fio directory {path}")
+    return removed

@@ -7,6 +7,7 @@ Ctrl-C, always removes its temporary directory and turns every failure into a se
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import posixpath
@@ -217,6 +218,11 @@ class FioRunner:
         limit = timeout_s or workload.runtime_s + max(workload.ramp_s, 0) + TIMEOUT_MARGIN_S
         tmp = self.host.mkdtemp()
         live = self.host.is_local
+        owned = None
+        if live:
+            from pytest_ebsperf.fio.process import OwnedDir
+
+            owned = OwnedDir(tmp)  # removed with the run, even on SIGTERM; swept after SIGKILL
         try:
             output = posixpath.join(tmp, _OUTPUT)
             argv = list(prefix) + fio_argv(
@@ -243,7 +249,10 @@ class FioRunner:
             return dataclasses.replace(result, stop_reason=reason,
                                        live=series if series.iops else None)
         finally:
-            self.host.remove_tree(tmp)
+            if owned is not None:
+                owned.close()
+            else:
+                self.host.remove_tree(tmp)
 
     def _execute_live(self, argv: list[str], timeout_s: float, tmp: str, output: str,
                       series: LiveSeries, monitor: Monitor | None) -> tuple[RunResult, str]:
@@ -276,6 +285,7 @@ class FioRunner:
             raise
         finally:
             self.last_wall_s = time.monotonic() - start
+        proc.finished()
         rc = proc.poll()
         stdout, stderr = proc.output()
         if timed_out:
@@ -347,6 +357,18 @@ class FioRunner:
                 stderr=completed.stderr,
             )
         result = self._parse_or_fail(completed, text, target)
+        refusal = _refusal(text + "\n" + completed.stdout + "\n" + completed.stderr)
+        if refusal:
+            # fio declined to run (it exits 0 and prints an empty report): its words, not a
+            # performance verdict of 0 IOPS.
+            raise FioRunError(f"fio refused to run on {target} on {self.host}: {refusal}",
+                              rc=rc, stderr=completed.stderr)
+        if rc == 0 and not result.errors and result.read.total_ios + result.write.total_ios \
+                + result.trim.total_ios == 0:
+            said = _first_lines(_before_json(text) + completed.stderr) or "nothing"
+            raise FioRunError(f"fio did no I/O on {target} on {self.host} (fio said: {said}); "
+                              "nothing was measured, so nothing can be judged.", rc=rc,
+                              stderr=completed.stderr)
         if rc != 0 or result.errors:
             raise FioRunError(
                 diagnose(completed, text, target, str(self.host), result.errors),
@@ -369,16 +391,21 @@ class FioRunner:
 
     def _series(self, tmp: str, result: FioResult, workload: Workload) -> dict[str, Series]:
         files = group_log_files(self.host.listdir(tmp), _LOG_PREFIX)
-        texts = {
-            kind: [self.host.read_text(posixpath.join(tmp, n)) for n in names]
-            for kind, names in files.items()
-        }
         runtime_ms = max(result.read.runtime_ms, result.write.runtime_ms)
-        return build_series(
-            texts,
-            interval_ms=self.log_interval_ms,
-            runtime_ms=runtime_ms or workload.runtime_s * 1000,
-        )
+        with contextlib.ExitStack() as stack:
+            logs: dict[str, list[Any]] = {}
+            for kind, names in files.items():
+                paths = [posixpath.join(tmp, n) for n in names]
+                if self.host.is_local:  # streamed line by line: memory per window, not line
+                    logs[kind] = [stack.enter_context(open(p, encoding="utf-8", errors="replace"))
+                                  for p in paths]
+                else:
+                    logs[kind] = [self.host.read_text(p) for p in paths]
+            return build_series(
+                logs,
+                interval_ms=self.log_interval_ms,
+                runtime_ms=runtime_ms or workload.runtime_s * 1000,
+            )
 
 
 def status_interval_s(workload: Workload) -> int:
@@ -403,6 +430,15 @@ def diagnose(completed: RunResult, text: str, target: str, host: str, errors: Se
         f"fio failed on {host} with exit status {completed.rc} while testing {target}. "
         f"fio said: {_first_lines(messages) or 'nothing'}."
     )
+
+
+_REFUSAL = re.compile(r"^(?:fio: )?(.*\bAborting\b.*)$", re.MULTILINE)
+
+
+def _refusal(text: str) -> str:
+    """fio's own sentence when it refused to start (``... appears mounted ... Aborting.``)."""
+    match = _REFUSAL.search(text)
+    return match.group(1).strip() if match else ""
 
 
 def _before_json(text: str) -> str:

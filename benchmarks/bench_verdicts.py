@@ -1,0 +1,231 @@
+"""How often verdicts are wrong, and how fast they come (figures for docs/benchmarks.md).
+
+    python3 benchmarks/bench_verdicts.py simulation        # seconds, no fio
+    python3 benchmarks/bench_verdicts.py emulated [ROUNDS] # root: suites at 1.0/0.75/2.0
+    python3 benchmarks/bench_verdicts.py device            # root: suites/io1 on a loop device
+    python3 benchmarks/bench_verdicts.py logs              # the interval-log reader's cost
+
+simulation: per-second series of volumes exactly at their SLA budget (misses independent, and
+in spells of 3 s on average) and of volumes 5 %, 10 % and 25 % below their cap, judged by the
+duty-cycle test the plugin uses, second by second as fio reports them (the same early stop).
+Exact false-fail probabilities come from the test's own distribution (binomial, or the Markov
+chain of the bursty volume); a Monte Carlo run checks them and gives detection rates and the
+median seconds to a FAIL.
+
+emulated: every suite on emulated volumes at --emulate-factor 1.0 (every verdict must be a
+PASS), 0.75 and 2.0 (every verdict must be a FAIL), repeated; a verdict that is anything else
+counts as wrong. Checks that record only (INFO) or do not apply (skips) are not verdicts.
+
+device: the read-only io1 suite with device defaults (60 s checks) on a kernel-throttled loop
+device given as --device, at exactly its 2,000 IOPS and at 75 % of it.
+
+logs: the reader of fio's interval logs on 16 jobs x 86,400 one-second windows (a day-long
+soak): wall time and peak memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pytest_ebsperf import evidence
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN_ALPHA = 0.001
+CHECKS = 40
+ALPHA = evidence.per_check_alpha(RUN_ALPHA, CHECKS)
+PLANNED = 60
+
+
+# -- simulation ----------------------------------------------------------------------------
+def _series(rng: random.Random, n: int, miss_rate: float, spell: float, level: float,
+            noise: float = 0.01) -> list[float]:
+    """Per-second values / cap: a volume at ``level`` x its cap with per-second ``noise``
+    whose seconds also miss (fall to 50-89 %) at ``miss_rate``, in spells of ``spell``."""
+    stay = 1.0 - 1.0 / spell if spell > 1 else miss_rate
+    start = miss_rate * (1 - stay) / (1 - miss_rate) if miss_rate else 0.0
+    values, missed = [], rng.random() < miss_rate
+    for _ in range(n):
+        if missed:
+            values.append(rng.uniform(0.5, 0.89))
+        else:
+            values.append(level * rng.gauss(1.0, noise))
+        missed = rng.random() < (stay if missed else start)
+    return values
+
+
+def _judge_live(values: list[float], duty: float, spell: float) -> tuple[str, int]:
+    """The monitor's decision second by second: (final state, seconds seen).
+
+    The plugin's own test decides (``evidence.duty_test`` on the seconds seen against the
+    planned length); counting misses as they come only finds the second to ask it at, since
+    its state can change only when a miss arrives or the remaining seconds run short.
+    """
+    n = len(values)
+    k = evidence.critical_misses(n, 1.0 - duty, ALPHA, spell)
+    misses = 0
+    for seen, value in enumerate(values, start=1):
+        misses += value < 0.9
+        if misses >= k or misses + (n - seen) < k:
+            break
+    test = evidence.duty_test(values[:seen], 0.9, duty, alpha=ALPHA, planned=n, spell=spell)
+    return test.state, seen
+
+
+def simulation(trials: int = 20000, seed: int = 7) -> dict[str, Any]:
+    rng = random.Random(seed)
+    out: dict[str, Any] = {"alpha_per_check": ALPHA, "run_alpha": RUN_ALPHA, "checks": CHECKS,
+                           "planned_s": PLANNED, "trials": trials, "rows": []}
+    for name, duty in (("io1/io2 (99.9 %)", 0.999), ("gp2/gp3/st1/sc1 (99 %)", 0.99)):
+        p = 1.0 - duty
+        for assumed in (1.0, 3.0):
+            k = evidence.critical_misses(PLANNED, p, ALPHA, assumed)
+            for label, spell in (("independent misses", 1.0), ("misses in 3 s spells", 3.0)):
+                exact = evidence.miss_tail(k, PLANNED, p, spell)
+                fails = sum(_judge_live(_series(rng, PLANNED, p, spell, 1.0), duty,
+                                        assumed)[0] == evidence.FAIL for _ in range(trials))
+                out["rows"].append({
+                    "volume": name, "assumed_spell_s": assumed, "critical": k,
+                    "case": f"at its SLA budget, {label}",
+                    "false_fail_per_check": exact,
+                    "false_fail_per_suite": 1 - (1 - exact) ** CHECKS,
+                    "monte_carlo_fails": fails})
+            for below in (0.05, 0.10, 0.25):
+                results = [_judge_live(_series(rng, PLANNED, 0.0, 1.0, 1.0 - below), duty,
+                                       assumed) for _ in range(trials // 10)]
+                failed = [seen for state, seen in results if state == evidence.FAIL]
+                out["rows"].append({
+                    "volume": name, "assumed_spell_s": assumed, "critical": k,
+                    "case": f"{below:.0%} below its cap",
+                    "fail_rate": len(failed) / len(results),
+                    "median_s_to_fail": statistics.median(failed) if failed else None})
+    return out
+
+
+# -- emulated suites ---------------------------------------------------------------------
+EXPECTED = {1.0: "pass", 0.75: "fail", 2.0: "fail"}
+
+
+def _suite_run(factor: float, report: Path) -> tuple[float, int]:
+    argv = [sys.executable, "-m", "pytest", "suites", "--emulate", f"--emulate-factor={factor}",
+            "-q", "-p", "no:cacheprovider", f"--ebsperf-report={report}"]
+    start = time.monotonic()
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800,
+                          check=False)
+    return time.monotonic() - start, proc.returncode
+
+
+def emulated(rounds: int = 2) -> dict[str, Any]:
+    wrong: list[dict[str, Any]] = []
+    counts: Counter[str] = Counter()
+    walls: dict[float, list[float]] = {f: [] for f in EXPECTED}
+    measured_s: dict[float, list[float]] = {f: [] for f in EXPECTED}
+    with tempfile.TemporaryDirectory() as tmp:
+        for round_ in range(rounds):
+            for factor, expected in EXPECTED.items():
+                report = Path(tmp) / f"r{round_}-{factor}.json"
+                wall, _ = _suite_run(factor, report)
+                walls[factor].append(wall)
+                for check in json.loads(report.read_text())["checks"]:
+                    outcome = check["outcome"]
+                    if outcome in ("info",):
+                        continue
+                    counts[f"{factor}:{outcome}"] += 1
+                    fio = check.get("fio") or {}
+                    if fio.get("measured_s") is not None:
+                        measured_s[factor].append(float(fio["measured_s"]))
+                    if outcome != expected:
+                        wrong.append({"factor": factor, "claim": check["claim"],
+                                      "what": check["what"], "outcome": outcome,
+                                      "message": check["message"][:400]})
+    total = sum(counts.values())
+    return {"rounds": rounds, "verdicts": total, "wrong": len(wrong), "by_outcome": counts,
+            "wrong_verdicts": wrong,
+            "suite_wall_s": {f: [round(w, 1) for w in v] for f, v in walls.items()},
+            "median_fio_s_per_check": {f: statistics.median(v) if v else None
+                                       for f, v in measured_s.items()}}
+
+
+# -- a kernel-throttled loop device given as --device ---------------------------------------
+def device(rate: int = 2000) -> dict[str, Any]:
+    from pytest_ebsperf.emulate import EmulatedDevice
+
+    rows = {}
+    for factor in (1.0, 0.75):
+        with EmulatedDevice(size_bytes=512 * 1024 ** 2, iops=rate * factor,
+                            bps=rate * factor * 256 * 1024) as dev, \
+                tempfile.TemporaryDirectory() as tmp:
+            dev.allocate()
+            report = Path(tmp) / "r.json"
+            # fio must run inside the device's throttle: run pytest itself in its cgroup
+            argv = dev.argv_prefix() + [
+                sys.executable, "-m", "pytest", "suites/io1", f"--device={dev.path}",
+                "--volume-type=io1", "--volume-size=100", f"--volume-iops={rate}",
+                "--ebsperf-destructive", "-q", "-p", "no:cacheprovider",
+                f"--ebsperf-report={report}", "-k", "not write and not mixed"]
+            start = time.monotonic()
+            subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800,
+                           check=False)
+            wall = time.monotonic() - start
+            checks = json.loads(report.read_text())["checks"]
+            rows[factor] = {"wall_s": round(wall, 1),
+                            "outcomes": [c["outcome"] for c in checks],
+                            "measured_s": [c["fio"].get("measured_s") for c in checks]}
+    return rows
+
+
+# -- the interval-log reader ---------------------------------------------------------------
+def logs(jobs: int = 16, windows: int = 86_400) -> dict[str, Any]:
+    from pytest_ebsperf.fio.logs import build_series
+
+    with tempfile.TemporaryDirectory() as tmp:
+        paths: dict[str, list[Path]] = {"iops": [], "bw": [], "clat": []}
+        for kind, value in (("iops", 2000), ("bw", 32000), ("clat", 500000)):
+            for job in range(1, jobs + 1):
+                path = Path(tmp) / f"fio_{kind}.{job}.log"
+                with open(path, "w") as handle:
+                    handle.writelines(f"{i * 1000 - 1}, {value}, 0, 0, 0\n" for i in range(1, windows + 1))
+                paths[kind].append(path)
+        lines = sum(1 for kind in paths for _ in paths[kind]) * windows
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        start = time.monotonic()
+        with contextlib.ExitStack() as stack:
+            handles = {kind: [stack.enter_context(open(p)) for p in ps]
+                       for kind, ps in paths.items()}
+            series = build_series(handles, runtime_ms=windows * 1000)
+        wall = time.monotonic() - start
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"lines": lines, "windows": len(series["total_iops"]), "wall_s": round(wall, 1),
+            "peak_rss_mib": round(peak / 1024, 1),
+            "growth_mib": round((peak - before) / 1024, 1)}
+
+
+def main(argv: list[str]) -> None:
+    part = argv[1] if len(argv) > 1 else "simulation"
+    if part == "simulation":
+        result: Any = simulation()
+    elif part == "emulated":
+        result = emulated(int(argv[2]) if len(argv) > 2 else 2)
+    elif part == "device":
+        result = device()
+    elif part == "logs":
+        result = logs()
+    else:
+        raise SystemExit(f"unknown part {part!r}: simulation, emulated, device or logs")
+    print(json.dumps(result, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main(sys.argv)
