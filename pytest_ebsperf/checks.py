@@ -282,7 +282,7 @@ class Ebsperf:
         def monitor(series: LiveSeries) -> str | None:
             values = series.values(key)
             window = statistics.median(series.window_s)
-            planned = max(len(values), int(workload.runtime_s / window + 1e-9))
+            planned = max(len(values), round(workload.runtime_s / window))
             if line is not None:
                 line(series)
             if not expectation.value or not math.isfinite(expectation.value):

@@ -482,7 +482,7 @@ def _make_run(expectation: Expectation, result: FioResult, workload: Workload,
         # evidence), against the seconds the check was planned for.
         values = tuple(live.values(key))
         window = statistics.median(live.window_s) if live.window_s else 1.0
-        planned = max(len(values), int(workload.runtime_s / window + 1e-9))
+        planned = max(len(values), round(workload.runtime_s / window))
         measured = statistics.fmean(values)
         return _Run(expectation, result, workload, key, measured, values, window, planned)
     values = _series_values(result, key)
@@ -654,8 +654,8 @@ def _stopped(run: _Run) -> str:
     reason = run.result.stop_reason
     if not reason:
         return ""
-    return _sentence(f"fio was stopped after {format_seconds(run.span_s)} of the planned "
-                     f"{format_seconds((run.planned or 0) * run.window_s)}: {reason}") + " "
+    return _sentence(f"fio was stopped after {format_seconds(round(run.span_s))} of the "
+                     f"planned {format_seconds(run.workload.runtime_s)}: {reason}") + " "
 
 
 def _above_cap(run: _Run, high: float, interval: evidence.MeanInterval | None = None,
@@ -1051,7 +1051,7 @@ def _sweep_row(bs: int, expectation: Expectation, result: FioResult,
     if policy is not None and values and expected > 0:
         planned = None
         if stopped and workload is not None:
-            planned = int(workload.runtime_s / (statistics.median(live.window_s) or 1.0))
+            planned = round(workload.runtime_s / (statistics.median(live.window_s) or 1.0))
         test = evidence.duty_test(values, expectation.low * expected, expectation.duty,
                                   alpha=policy.alpha, planned=planned, spell=policy.spell)
         state = test.state

@@ -7,10 +7,12 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
+from pytest_ebsperf import lifetime
 from pytest_ebsperf.emulate import cleanup
 from pytest_ebsperf.emulate.throttle import CgroupRoots
 
@@ -109,14 +111,30 @@ def test_dead_and_live_pids_are_told_apart() -> None:
 
 def test_the_sweep_removes_empty_run_directories_of_dead_runs_only(tmp_path: Path) -> None:
     base = tmp_path
-    dead, alive = base / f"{_dead_pid()}-0", base / f"{os.getpid()}-7"
+    dead, alive = base / f"{_dead_pid()}-0", base / f"{_dead_pid()}-7"
     full, foreign = base / f"{_dead_pid()}-1", base / "notes-1"
     for path in (dead, alive, full, foreign):
         path.mkdir(parents=True)
     (full / "keep.txt").write_text("not ours to delete")
-    removed = cleanup.sweep_stale(run_root=tmp_path, roots=CgroupRoots(None, None))
+    for path in (dead, full):  # killed runs: their owner files stay, unlocked
+        lifetime.Owner(cleanup.owner_file(path)).release(unlink=False)
+    # A live run whose PID number is dead here (another PID namespace): its lock tells.
+    owner = cleanup.claim(alive)
+    try:
+        removed = cleanup.sweep_stale(run_root=tmp_path, roots=CgroupRoots(None, None))
+    finally:
+        owner.release()
     assert removed == [f"run directory {dead}"]
     assert alive.is_dir() and full.is_dir() and foreign.is_dir()
+    assert not cleanup.owner_file(dead).exists()  # gone with its directory
+
+
+def test_a_run_directory_without_an_owner_file_is_young_or_dead(tmp_path: Path) -> None:
+    fresh, old = tmp_path / "5-0", tmp_path / "5-1"
+    for path in (fresh, old):
+        path.mkdir()
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    assert cleanup.run_alive(fresh) and not cleanup.run_alive(old)
 
 
 def test_pid_zero_and_below_are_never_alive_because_kill_would_mean_a_process_group() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pytest_ebsperf import lifetime
 from pytest_ebsperf.emulate import (
     EmulatedDevice,
     check_emulation_available,
@@ -281,6 +282,10 @@ def dead_run(tmp_path: Path) -> Iterator[dict[str, Any]]:
     pid = probe.pid
     run_dir = cleanup.RUN_ROOT / f"{pid}-0"
     run_dir.mkdir(parents=True)
+    # A SIGKILLed run leaves its owner files behind, unlocked (the kernel dropped the locks).
+    owners = [cleanup.owner_file(cleanup.RUN_ROOT / f"{pid}-{n}") for n in (0, 1)]
+    for owner in owners:
+        lifetime.Owner(owner).release(unlink=False)
     loop.mount_tmpfs(run_dir, 16 * MIB, source="ebsperf-gp2")
     backing = run_dir / "volume.img"
     loop.create_sparse_file(backing, 8 * MIB)
@@ -306,6 +311,8 @@ def dead_run(tmp_path: Path) -> Iterator[dict[str, Any]]:
         for path in (run_dir, cgroup, busy, foreign):
             if path.exists():
                 _rmdir_when_empty(path)
+        for owner in owners:
+            owner.unlink(missing_ok=True)
 
 
 def _rmdir_when_empty(path: Path) -> None:

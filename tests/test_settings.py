@@ -79,3 +79,23 @@ def test_every_option_has_help_and_a_flag_in_the_ebsperf_namespace() -> None:
     for option in OPTIONS_BY_DEST.values():
         assert isinstance(option, Option) and option.help.endswith(".")
         assert option.flag.startswith("--")
+
+
+@pytest.mark.parametrize("cli, words", [
+    ({"iodepth": "100000000"}, ["--ebsperf-iodepth=100,000,000", "65,536", "fs.aio-max-nr"]),
+    ({"numjobs": "5000"}, ["--ebsperf-numjobs=5,000", "1,024", "process"]),
+    ({"false_alarm": "1.5"}, ["--ebsperf-false-alarm is a probability", "got 1.5"]),
+    ({"miss_spell": "0.5"}, ["--ebsperf-miss-spell", "at least 1"]),
+])
+def test_out_of_range_statistics_and_queue_options_are_refused_with_the_reason(
+        cli: dict[str, Any], words: list[str]) -> None:
+    with pytest.raises(ConfigError) as found:
+        make(cli=cli)
+    for word in words:
+        assert word in str(found.value)
+
+
+def test_the_false_alarm_level_has_env_and_ini_twins() -> None:
+    assert make(env={"EBSPERF_FALSE_ALARM": "0.01"}).false_alarm == 0.01
+    assert make(ini={"ebsperf_false_alarm": "0.02"}).false_alarm == 0.02
+    assert make(ini={"ebsperf_miss_spell": "3"}).miss_spell == 3.0

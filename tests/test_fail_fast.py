@@ -1,0 +1,118 @@
+"""Checks stop when their verdict is settled; one load per device; mixed workloads judged right.
+
+End to end: real fio on kernel-throttled loop devices (emulated volumes, and a throttled loop
+device given as --device), the plugin run by pytest in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_ebsperf.devlock import device_lock
+from pytest_ebsperf.emulate import EmulatedDevice
+from tests.conftest import needs_fio, needs_root
+
+ROOT = Path(__file__).resolve().parent.parent
+IO1 = f"{ROOT}/suites/io1/test_io1.py"
+IO1_READ = f"{IO1}::test_random_read_holds_provisioned_iops_999_percent_of_seconds"
+IO1_MIXED = f"{IO1}::test_small_random_mixed_io_is_limited_at_the_provisioned_iops"
+pytestmark = [needs_root, needs_fio]
+
+
+def run_pytest(tmp_path: Path, *args: str, prefix: tuple[str, ...] = ()) -> tuple[dict, str]:
+    report = tmp_path / "report.json"
+    argv = [*prefix, sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider",
+            f"--ebsperf-report={report}"]
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert report.exists(), done.stdout[-3000:] + done.stderr[-2000:]
+    return json.loads(report.read_text()), done.stdout
+
+
+def test_a_volume_at_75_percent_fails_after_a_few_seconds_of_a_30_second_check(
+        tmp_path: Path) -> None:
+    started = time.monotonic()
+    report, _ = run_pytest(tmp_path, IO1_READ, "--emulate", "--emulate-factor=0.75",
+                           "--ebsperf-runtime=30")
+    wall = time.monotonic() - started
+    check = report["checks"][0]
+    assert check["outcome"] == "fail"
+    assert check["fio"]["stopped_early"] is True
+    assert check["fio"]["measured_s"] < 5.0 < 30.0 == check["fio"]["planned_s"]
+    assert "settle the duty-cycle test" in check["fio"]["stop_reason"]
+    assert "of the planned 30 s" in check["message"]
+    assert wall < 25.0  # fio for a few seconds, a confirmation run, start-up
+
+
+def test_a_volume_at_its_cap_runs_until_no_remaining_second_could_fail_it(
+        tmp_path: Path) -> None:
+    report, _ = run_pytest(tmp_path, IO1_READ, "--emulate", "--ebsperf-runtime=8")
+    check = report["checks"][0]
+    assert check["outcome"] == "pass"
+    # 8 planned seconds at 99.9 %: 2 misses would fail it, so the pass is settled after 7
+    assert check["fio"]["measured_s"] >= 6.0
+    assert "consistent with 99.9 %" in check["message"]
+
+
+@pytest.mark.parametrize("factor, outcome", [(1.0, "pass"), (0.75, "fail")])
+def test_a_70_30_mix_holds_its_combined_cap_and_fails_below_it(
+        tmp_path: Path, factor: float, outcome: str) -> None:
+    report, _ = run_pytest(tmp_path, IO1_MIXED, "--emulate", f"--emulate-factor={factor}")
+    assert [c["outcome"] for c in report["checks"]] == [outcome]
+
+
+def test_a_device_lock_makes_a_second_holder_wait(tmp_path: Path) -> None:
+    with EmulatedDevice(size_bytes=8 * 1024 * 1024, iops=None) as device:
+        holder = subprocess.Popen(
+            [sys.executable, "-c",
+             "import sys, time\nfrom pytest_ebsperf.devlock import device_lock\n"
+             "with device_lock(sys.argv[1]):\n    print('held', flush=True)\n"
+             "    time.sleep(2)\n", device.path],
+            stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        with device_lock(device.path) as waited:
+            waited_s = time.monotonic() - started
+        holder.wait(timeout=10)
+    assert waited and waited_s > 1.0
+
+
+TWO_CHECKS = """
+import pytest
+
+pytestmark = pytest.mark.ebsperf(volume_type="io1")
+
+
+def test_one(ebsperf):
+    ebsperf.check_cap("S0-04", "first", ebsperf.workload("randread", "16k"))
+
+
+def test_two(ebsperf):
+    ebsperf.check_cap("S0-04", "second", ebsperf.workload("randread", "16k"))
+"""
+
+
+def test_two_xdist_workers_on_one_device_take_turns_and_each_sees_the_whole_volume(
+        tmp_path: Path) -> None:
+    # A loop device throttled to 2,000 IOPS, given as --device: pytest (and so its xdist
+    # workers and their fio) runs inside the throttle. Two checks at once would each see
+    # ~1,000 IOPS and fail; taking turns, both pass.
+    (tmp_path / "test_two.py").write_text(TWO_CHECKS)
+    rate = 2000
+    with EmulatedDevice(size_bytes=256 * 1024 * 1024, iops=rate, bps=rate * 256 * 1024,
+                        name="ebsperf-lock") as device:
+        started = time.monotonic()
+        report, out = run_pytest(
+            tmp_path, "test_two.py", "-n", "2", f"--device={device.path}",
+            "--volume-type=io1", "--volume-size=100", f"--volume-iops={rate}",
+            "--ebsperf-runtime=5", "--ebsperf-ramp=0.5", prefix=tuple(device.argv_prefix()))
+        wall = time.monotonic() - started
+    assert sorted(c["outcome"] for c in report["checks"]) == ["pass", "pass"], out[-3000:]
+    assert sorted(c["what"] for c in report["checks"]) == ["first", "second"]
+    assert wall > 2 * 5.0  # one after the other, not side by side
