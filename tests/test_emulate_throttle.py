@@ -26,9 +26,11 @@ from pytest_ebsperf.emulate.throttle import (
 from pytest_ebsperf.errors import EmulationUnavailableError
 
 
-def test_a_70_30_mix_splits_the_combined_limits_70_30() -> None:
+def test_a_70_30_mix_splits_the_combined_limits_70_30_with_headroom_for_each_direction() -> None:
     limits = split_limits(1000, 100 * 2**20, 0.7)
-    assert limits == DirectionLimits(700, 300, 70 * 2**20, 30 * 2**20)
+    # 2.5 % per direction: separate slices per direction would otherwise dip below the cap
+    assert limits == DirectionLimits(717, 308, round(70 * 1.025 * 2**20),
+                                     round(30 * 1.025 * 2**20))
 
 
 @pytest.mark.parametrize("fraction", [1.0, 0.0, None])
