@@ -426,6 +426,9 @@ class EbsperfSession:
         device = EmulatedDevice(size_bytes=EMULATED_DEVICE_BYTES, iops=iops, bps=bps,
                                 io_unit_bytes=unit, name=f"ebsperf-{volume.type}")
         device.start()
+        risk = device.swap_risk()
+        if risk:  # said once, with the volume's facts (fidelity at risk, not a verdict)
+            self.record_volume(device.path, volume, [risk], emulated=True, noswap=False)
         try:
             self.credits.attach(volume, device, self.emulated_rates)  # gp2/st1/sc1 bucket
         except BaseException:

@@ -342,3 +342,15 @@ def test_sweep_stale_removes_a_dead_runs_leftovers_and_leaves_live_ones(
     assert not run_dir.exists() and not dead_run["cgroup"].exists()
     assert loop.loop_backing_file(Path(live.path).name) == str(live.backing_file)
     assert live.cgroup_path.exists() and loop.is_mountpoint(live.run_dir)
+
+
+def test_the_emulated_volumes_tmpfs_never_swaps_where_the_kernel_allows_it(make: Any) -> None:
+    dev = make(iops=500)
+    major, minor = (int(n) for n in os.uname().release.split(".")[:2])
+    options = next(line.split()[3] for line in Path("/proc/mounts").read_text().splitlines()
+                   if line.split()[1] == str(dev.run_dir))
+    if (major, minor) >= (6, 4):
+        assert dev.noswap and "noswap" in options.split(",")
+        assert dev.swap_risk() is None
+    else:
+        assert not dev.noswap

@@ -165,8 +165,10 @@ class CreditChecks:
                                 else ledger.updated_at)
         context = (f"Idle {verdict.format_seconds(idled)} after the bucket ran dry earned "
                    f"{levels.earn * idled:,.0f} {levels.credit_unit} at the baseline rate.")
+        scale = self.book.timescale(self.h.volume)
+        floor = min(REFILL_FLOOR_WINDOWS * self._window_s(), verdict.TIME_MIN_ABS_S / scale)
         return self._time_knee(claim, what, workload, ledger, levels, "refill", context,
-                               floor_s=REFILL_FLOOR_WINDOWS * self._window_s())
+                               floor_s=floor)
 
     def _time_knee(self, claim: str, what: str, workload: Workload, ledger: CreditLedger,
                    levels: Levels, phase: str, context: str = "",

