@@ -193,7 +193,7 @@ def miss_rate_upper(misses: int, n: int, confidence: float = REPORT_CONFIDENCE) 
         return 1.0
     tail = 1.0 - confidence
     if misses == 0:
-        return 1.0 - tail ** (1.0 / n)
+        return 1.0 - float(tail ** (1.0 / n))
     low, high = misses / n, 1.0
     for _ in range(100):  # P(X <= misses; p) falls with p: find where it equals ``tail``
         mid = (low + high) / 2.0

@@ -102,7 +102,7 @@ def _plain(value: Any) -> Any:
 # -- claims table -------------------------------------------------------------------------
 RowLike: TypeAlias = ReportRow | Mapping[str, Any]
 
-_CLAIM_HEADERS = ("Claim", "What", "Expected", "Measured", "Verdict", "Binding limit")
+_CLAIM_HEADERS = ("Claim", "What", "Expected", "Measured", "Verdict", "Binding limit", "Ran")
 
 
 def _as_row(row: RowLike) -> ReportRow:
@@ -124,13 +124,24 @@ def claims_table(rows: Iterable[RowLike], tablefmt: str = "simple") -> str:
     table = []
     for row in parsed:
         cells = [row.claim, row.what, row.expected, row.measured, row.outcome.upper(),
-                 row.binding]
+                 row.binding, ran_text(row.fio)]
         if several:
             cells.append(row.volume)
         if compared:
             cells.append(str((row.compare or {}).get("summary", "-")))
         table.append(cells)
     return tabulate(table, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+
+def ran_text(fio: Mapping[str, Any]) -> str:
+    """How long the check's fio measured: ``2.1 of 60 s`` when its verdict was settled early,
+    ``60 s`` when it ran to the end, ``-`` without fio."""
+    measured, planned = fio.get("measured_s"), fio.get("planned_s")
+    if not isinstance(measured, (int, float)):
+        return "-"
+    if fio.get("stopped_early") and isinstance(planned, (int, float)):
+        return f"{measured:.1f} of {planned:g} s"
+    return f"{measured:.1f} s"
 
 
 def outcome_counts(rows: Iterable[RowLike]) -> str:

@@ -972,7 +972,7 @@ def judge_sweep(claim: str, what: str, points: Sequence[SweepPoint], *,
     point_policy = (policy or evidence.Policy()).split(max(len(points), planned_points or 0))
     ordered = sorted(points, key=_bs_of)
     rows = [_sweep_row(point[0], point[1], point[2], point_policy,
-                       point[3] if len(point) == 4 else None)  # type: ignore[misc]
+                       point[3] if len(point) == 4 else None)
             for point in ordered]
     first = ordered[0][1]
     knees = (_knee(rows, expected=True), _knee(rows, expected=False))

@@ -16,13 +16,15 @@ MIB = 1024 * 1024
     [
         (Volume("gp3", size_gib=8), Workload("randread"), 3_000, 8, (6, 1)),
         (Volume("gp2", size_gib=100), Workload("randread"), 300, 8, (4, 1)),  # clamped up to 4
-        (Volume("io1", size_gib=1_280, iops=64_000), Workload("randread"), 64_000, 8, (64, 2)),
-        (Volume("io2", size_gib=256, iops=256_000), Workload("randread"), 256_000, 8, (64, 4)),
-        (Volume("io2", size_gib=256, iops=256_000), Workload("randread"), 256_000, 1, (64, 1)),
-        (Volume("gp3", size_gib=500, iops=80_000), Workload("randread"), 80_000, 2, (64, 2)),
+        # 128 outstanding: 8 jobs of 16 (up to 4 jobs per CPU)
+        (Volume("io1", size_gib=1_280, iops=64_000), Workload("randread"), 64_000, 8, (16, 8)),
+        (Volume("io2", size_gib=256, iops=256_000), Workload("randread"), 256_000, 8, (16, 16)),
+        # one CPU: at most 64 outstanding, 4 jobs of 16
+        (Volume("io2", size_gib=256, iops=256_000), Workload("randread"), 256_000, 1, (16, 4)),
+        (Volume("gp3", size_gib=500, iops=80_000), Workload("randread"), 80_000, 2, (16, 8)),
     ],
 )
-def test_outstanding_ios_are_twice_littles_law_spread_over_jobs_at_most_64_each(
+def test_outstanding_ios_are_twice_littles_law_spread_over_shallow_jobs(
     volume: Volume, workload: Workload, iops: float, cpus: int, expected: tuple[int, int]
 ) -> None:
     assert default_queue_depth(volume, workload, iops, cpu_count=cpus) == expected
@@ -42,7 +44,7 @@ def test_the_total_is_clamped_to_512() -> None:
     store = Volume("instance-store", instance_type="i3.16xlarge")
     iodepth, numjobs = default_queue_depth(store, Workload("randread", bs=4096), 3_300_000,
                                            cpu_count=64)  # fmt: skip
-    assert (iodepth, numjobs) == (64, 8)
+    assert (iodepth, numjobs) == (16, 32)
 
 
 def test_a_given_latency_overrides_the_type_default() -> None:

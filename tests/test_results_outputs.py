@@ -194,3 +194,17 @@ def test_the_reference_page_documents_every_top_level_key_of_the_schema() -> Non
     top = page.split("## Top level", 1)[1].split("\n## ", 1)[0]
     documented = {line.split("`")[1] for line in top.splitlines() if line.startswith("| `")}
     assert documented == set(SCHEMA["required"])
+
+
+def test_a_results_path_that_is_a_device_is_written_into_never_replaced(tmp_path: Path) -> None:
+    from pytest_ebsperf.results.document import write_document
+
+    null = Path("/dev/null")
+    assert null.is_char_device()
+    write_document({"checks": []}, null)
+    assert null.is_char_device()  # still the device node, not a regular file
+    link = tmp_path / "report.json"
+    target = tmp_path / "real.json"
+    link.symlink_to(target)
+    write_document({"checks": []}, link)
+    assert link.is_symlink() and target.is_file()

@@ -247,7 +247,7 @@ class _Weighted(_Sum):
 
 def _grow(values: array[Any], length: int, fill: float) -> None:
     if len(values) < length:
-        values.extend([fill] * (length - len(values)))  # type: ignore[list-item]
+        values.extend([fill] * (length - len(values)))
 
 
 def job_windows(rows: Sequence[LogRow], interval_ms: int, runtime_ms: float | None

@@ -143,9 +143,19 @@ def _plain(value: Any) -> Any:
 
 
 def write_document(document: Mapping[str, Any], path: Path) -> None:
-    """Write ``document`` atomically: a reader (or the next CI step) never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``document`` atomically: a reader (or the next CI step) never sees half a file.
+
+    Atomic means a new file renamed over the old one, which is only right for a regular file
+    (or none): a device node, pipe or socket given as the path (``/dev/null``,
+    ``/dev/stdout``) is written into instead, never replaced, and a symlink is followed.
+    """
+    path = Path(os.path.realpath(path))
     text = json.dumps(document, indent=1, sort_keys=False, allow_nan=False)
+    if path.exists() and not path.is_file():
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     umask = os.umask(0)
     os.umask(umask)
