@@ -226,6 +226,7 @@ class DutyTest:
     alpha: float
     spell: float
     critical: int
+    longest_run: int = 0  # the longest run of consecutive missed windows
 
     @property
     def state(self) -> str:
@@ -246,6 +247,17 @@ class DutyTest:
         """Upper 95 % confidence bound on the miss rate, from the windows seen."""
         return miss_rate_upper(self.misses, self.seen)
 
+    def _spell_hint(self) -> str:
+        """When the misses came as runs: what assuming such spells would change."""
+        run = self.longest_run
+        if run < 2 or run <= self.spell or self.misses >= self.seen:
+            return ""  # no run, or every second missed: a level, not a spell
+        needed = critical_misses(self.planned, self.rate, self.alpha, float(run))
+        return (f". The misses came in runs (the longest {run:,} windows); if this volume's "
+                f"bad spells can last that long while it meets the claim, "
+                f"--ebsperf-miss-spell={run} weighs them so ({needed:,} misses in "
+                f"{self.planned:,} would then be evidence)")
+
     def explain(self, threshold_text: str, window_s: float = 1.0) -> str:
         """``2 of 60 s below 3,600 IOPS; a volume meeting 99.9 % would show this ...``."""
         unit = "s" if window_s == 1.0 else f"windows of {window_s:g} s"
@@ -255,10 +267,11 @@ class DutyTest:
         duty = _percent(1.0 - self.rate)
         spell = "" if self.spell <= 1.0 else f" in spells of {self.spell:g} s on average"
         if self.state == FAIL:
-            return (f"{seen} below {threshold_text}; a volume meeting {duty} (missing"
+            text = (f"{seen} below {threshold_text}; a volume meeting {duty} (missing"
                     f"{spell} at {_percent(self.rate)}) would miss {self.misses:,} or more of "
                     f"{self.planned:,} with probability {_probability(self.p_value)}, below "
                     f"the false-alarm level {_probability(self.alpha)}: FAIL")
+            return text + self._spell_hint()
         if self.state == PASS:
             bound = _percent(self.rate_upper)
             return (f"{seen} below {threshold_text}: consistent with {duty}; the miss rate is "
@@ -277,9 +290,15 @@ def duty_test(values: Sequence[float], threshold: float, duty: float, *, alpha: 
     seen = len(values)
     planned = max(seen, planned or 0)
     rate = 1.0 - duty
-    misses = sum(1 for value in values if value < threshold)
+    misses, longest, current = 0, 0, 0
+    for value in values:
+        if value < threshold:
+            misses, current = misses + 1, current + 1
+            longest = max(longest, current)
+        else:
+            current = 0
     critical = critical_misses(planned, rate, alpha, spell)
-    return DutyTest(seen, planned, misses, rate, alpha, spell, critical)
+    return DutyTest(seen, planned, misses, rate, alpha, spell, critical, longest)
 
 
 # -- means -------------------------------------------------------------------------------

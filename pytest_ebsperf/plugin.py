@@ -100,6 +100,10 @@ class EbsperfPlugin:
             return  # nothing of ours was collected: stay silent (fio, devices not needed)
         # The run's false-alarm level is shared by its checks (Bonferroni).
         self.session.checks_planned = len(ours)
+        option = self.config.option
+        if getattr(option, "collectonly", False) or getattr(option, "showfixtures", False) \
+                or getattr(option, "show_fixtures_per_test", False):
+            return  # pytest's dry runs (IDE discovery, CI listings) need no device and no fio
         try:
             self.session.preflight()
         except EbsperfError as exc:

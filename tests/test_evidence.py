@@ -121,3 +121,11 @@ def test_a_run_level_split_over_checks() -> None:
     policy = evidence.Policy.for_run(0.001, 4)
     assert policy.alpha == 0.00025
     assert policy.split(2).alpha == 0.000125
+
+
+def test_a_failure_made_of_runs_of_misses_says_what_assuming_spells_would_change() -> None:
+    spell = evidence.duty_test([1.0] * 10 + [0.0] * 4 + [1.0] * 46, 0.9, 0.999, alpha=2.5e-5)
+    assert spell.state == evidence.FAIL and spell.longest_run == 4
+    assert "--ebsperf-miss-spell=4" in spell.explain("3,600 IOPS")
+    level = evidence.duty_test([0.0] * 4, 0.9, 0.999, alpha=2.5e-5, planned=60)
+    assert "--ebsperf-miss-spell" not in level.explain("3,600 IOPS")  # a level, not a spell

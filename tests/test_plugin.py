@@ -76,6 +76,14 @@ def test_suites_without_device_or_emulate_stop_with_a_sentence(
     result.stderr.fnmatch_lines(["*No device to check: pass --device=PATH*or --emulate*"])
 
 
+@pytest.mark.parametrize("dry_run", ["--collect-only", "--fixtures"])
+def test_pytests_dry_runs_need_no_device(pytester: pytest.Pytester, dry_run: str) -> None:
+    write_suite(pytester)
+    result = pytester.runpytest(dry_run)
+    assert result.ret == pytest.ExitCode.OK
+    assert "No device to check" not in result.stderr.str()
+
+
 def test_a_mistyped_device_is_reported_and_not_created(pytester: pytest.Pytester) -> None:
     write_suite(pytester)
     missing = "/dev/ebsperf-no-such-device"
