@@ -143,6 +143,9 @@ class Ebsperf:
                                                      workload))
             except (FioError, DeviceError) as exc:  # fio's own words, not a traceback
                 fail_plainly(f"{workload.label()} on {target.path}: {exc}", pytrace=False)
+            finally:
+                if self.session.progress is not None:
+                    self.session.progress.finish()  # end the live line before the outcome
             booked(result)
         self._record_measurement(workload, target, result, time.perf_counter() - started,
                                  phase)

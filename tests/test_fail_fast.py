@@ -7,6 +7,10 @@ device given as --device), the plugin run by pytest in a subprocess.
 from __future__ import annotations
 
 import json
+import os
+import pty
+import re
+import select
 import subprocess
 import sys
 import time
@@ -123,3 +127,48 @@ def test_two_xdist_workers_on_one_device_take_turns_and_each_sees_the_whole_volu
     assert sorted(c["outcome"] for c in report["checks"]) == ["pass", "pass"], out[-3000:]
     assert sorted(c["what"] for c in report["checks"]) == ["first", "second"]
     assert wall > 2 * 5.0  # one after the other, not side by side
+
+
+def _on_a_terminal(argv: list[str], cwd: Path) -> tuple[int, str]:
+    main, child = pty.openpty()
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=child, stdout=child, stderr=child)
+    os.close(child)
+    output = b""
+    try:
+        while True:
+            ready, _, _ = select.select([main], [], [], 60)
+            if not ready:
+                break
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:
+                break  # the child side closed
+            if not chunk:
+                break
+            output += chunk
+        proc.wait(timeout=60)
+    finally:
+        os.close(main)
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, output.decode(errors="replace")
+
+
+def test_a_plain_check_shows_its_rate_every_second_on_a_terminal(tmp_path: Path) -> None:
+    rc, text = _on_a_terminal([sys.executable, "-m", "pytest", IO1_READ, "--emulate",
+                               "--ebsperf-runtime=6", "-p", "no:cacheprovider"], tmp_path)
+    lines = re.findall(r"ebsperf test_random_read_holds_provisioned_iops_999_percent_of_: "
+                       r"(\d+) s of 6 s \| ([\d,]+) IOPS now \| randread 16KiB", text)
+    assert rc == 0, text
+    assert len(lines) >= 3
+    assert all(3_500 <= int(rate.replace(",", "")) <= 4_500 for _, rate in lines)
+
+
+def test_a_check_in_a_ci_log_says_what_it_does_every_30_seconds(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "pytest", IO1_READ, "--emulate",
+                           "--ebsperf-runtime=35", "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, check=False)
+    beats = re.findall(r"^ebsperf test_random_read\S*: (\d+) s of 35 s \| [\d,]+ IOPS now",
+                       done.stdout, re.MULTILINE)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert len(beats) == 1 and 29 <= int(beats[0]) <= 32  # one line after 30 s, no more
