@@ -64,13 +64,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     plugin = EbsperfPlugin(config, settings)
     from pytest_ebsperf import lifetime
-    from pytest_ebsperf.terminal import progress_writer
 
     # SIGTERM (a cancelled CI job) and SIGHUP stop fio and remove what the run made before
     # the process dies of them, as Ctrl-C does.
     lifetime.install()
 
-    plugin.session.progress = progress_writer(config)
     config.stash[STATE_KEY] = plugin
     config.pluginmanager.register(plugin, "ebsperf-state")
 
@@ -92,6 +90,12 @@ class EbsperfPlugin:
         self.session = EbsperfSession(settings)
         self.rows: list[dict[str, Any]] = []
         self.measurements: list[dict[str, Any]] = []
+
+    def pytest_sessionstart(self) -> None:
+        # The terminal reporter exists from here on (not yet in pytest_configure).
+        from pytest_ebsperf.terminal import progress_writer
+
+        self.session.progress = progress_writer(self.config)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
