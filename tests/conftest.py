@@ -96,3 +96,33 @@ def interrupt_once_fio_runs(argv: list[str], cwd: Path, *, settle_s: float = 0.0
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def run_on_a_terminal(argv: list[str], cwd: Path) -> tuple[int, str]:
+    """Run ``argv`` with a pseudo-terminal as its stdin/stdout/stderr; its exit status and
+    everything it wrote (60 s of silence ends the wait)."""
+    import pty
+    import select
+
+    main, child = pty.openpty()
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=child, stdout=child, stderr=child)
+    os.close(child)
+    output = b""
+    try:
+        while True:
+            ready, _, _ = select.select([main], [], [], 60)
+            if not ready:
+                break
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:
+                break  # the child side closed
+            if not chunk:
+                break
+            output += chunk
+        proc.wait(timeout=60)
+    finally:
+        os.close(main)
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, output.decode(errors="replace")

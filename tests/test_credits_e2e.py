@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
-import select
 import subprocess
 import sys
 from collections.abc import Callable
@@ -19,7 +17,13 @@ from typing import Any
 
 import pytest
 
-from conftest import fio_descendants, interrupt_once_fio_runs, needs_fio, needs_root
+from conftest import (
+    fio_descendants,
+    interrupt_once_fio_runs,
+    needs_fio,
+    needs_root,
+    run_on_a_terminal,
+)
 
 pytestmark = [needs_root, needs_fio]
 
@@ -164,34 +168,12 @@ def test_the_ledger_follows_the_emulated_bucket_across_checks(pytester: pytest.P
 
 
 def test_the_progress_line_updates_on_a_terminal(tmp_path: Path) -> None:
-    main, child = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", DURATION, "--emulate",
-                             "--emulate-timescale=400", "--ebsperf-plots=none",
-                             "-p", "no:cacheprovider"], cwd=tmp_path, stdin=child,
-                            stdout=child, stderr=child)
-    os.close(child)
-    output = b""
-    try:
-        while True:
-            ready, _, _ = select.select([main], [], [], 60)
-            if not ready:
-                break
-            try:
-                chunk = os.read(main, 4096)
-            except OSError:
-                break  # the child side closed
-            if not chunk:
-                break
-            output += chunk
-        proc.wait(timeout=60)
-    finally:
-        os.close(main)
-        if proc.poll() is None:
-            proc.kill()
-    text = output.decode(errors="replace")
+    returncode, text = run_on_a_terminal(
+        [sys.executable, "-m", "pytest", DURATION, "--emulate", "--emulate-timescale=400",
+         "--ebsperf-plots=none", "-p", "no:cacheprovider"], tmp_path)
     lines = re.findall(r"ebsperf burst: (\d+) s of ([\d.,]+) s \| ([\d,]+) IOPS \| "
                        r"~[\d,]+ I/O credits left \| (knee in ~\d+ s|at baseline)", text)
-    assert proc.returncode == 0, text
+    assert returncode == 0, text
     assert len(lines) >= 3
     seconds = [int(line[0]) for line in lines]
     assert seconds == sorted(seconds) and len(seconds) <= int(float(lines[0][1])) + 2

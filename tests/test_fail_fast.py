@@ -7,10 +7,7 @@ device given as --device), the plugin run by pytest in a subprocess.
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import select
 import subprocess
 import sys
 import time
@@ -18,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import needs_fio, needs_root, run_on_a_terminal
 from pytest_ebsperf.devlock import device_lock
 from pytest_ebsperf.emulate import EmulatedDevice
-from tests.conftest import needs_fio, needs_root
 
 ROOT = Path(__file__).resolve().parent.parent
 IO1 = f"{ROOT}/suites/io1/test_io1.py"
@@ -129,33 +126,8 @@ def test_two_xdist_workers_on_one_device_take_turns_and_each_sees_the_whole_volu
     assert wall > 2 * 5.0  # one after the other, not side by side
 
 
-def _on_a_terminal(argv: list[str], cwd: Path) -> tuple[int, str]:
-    main, child = pty.openpty()
-    proc = subprocess.Popen(argv, cwd=cwd, stdin=child, stdout=child, stderr=child)
-    os.close(child)
-    output = b""
-    try:
-        while True:
-            ready, _, _ = select.select([main], [], [], 60)
-            if not ready:
-                break
-            try:
-                chunk = os.read(main, 4096)
-            except OSError:
-                break  # the child side closed
-            if not chunk:
-                break
-            output += chunk
-        proc.wait(timeout=60)
-    finally:
-        os.close(main)
-        if proc.poll() is None:
-            proc.kill()
-    return proc.returncode, output.decode(errors="replace")
-
-
 def test_a_plain_check_shows_its_rate_every_second_on_a_terminal(tmp_path: Path) -> None:
-    rc, text = _on_a_terminal([sys.executable, "-m", "pytest", IO1_READ, "--emulate",
+    rc, text = run_on_a_terminal([sys.executable, "-m", "pytest", IO1_READ, "--emulate",
                                "--ebsperf-runtime=6", "-p", "no:cacheprovider"], tmp_path)
     lines = re.findall(r"ebsperf test_random_read\S*: (\d+) s of 6 s \| ([\d,]+) IOPS now \| "
                        r"randread 16KiB", text)

@@ -266,3 +266,22 @@ def test_merging_ignores_jobs_without_samples_and_keeps_a_single_job_unchanged()
     assert merge_latencies([Latency(), only, Latency()]) == only
     assert merge_latencies([]) == Latency()
     assert math.isclose(merge_latencies([only, only]).p(99) or 0, 9.0)
+
+
+def test_unified_rw_reporting_counts_the_mixed_direction_in_the_totals() -> None:
+    raw = json.loads(text("fio-3.33-unified-rw-reporting.json"))
+    result = FioResult.from_json(text("fio-3.33-unified-rw-reporting.json"))
+    mixed = raw["jobs"][0]["mixed"]
+    assert result.read.iops == 0 and result.write.iops == 0
+    assert result.total_iops == pytest.approx(mixed["iops"]) and result.total_iops > 0
+    assert result.total_bw_bytes == pytest.approx(mixed["bw_bytes"])
+
+
+def test_a_file_of_status_reports_yields_the_last_final_report() -> None:
+    report = text("fio-3.33-status-interval.json")
+    assert report.count('"fio version"') >= 3
+    result = FioResult.from_json(report)
+    last = json.loads(report[report.rindex("\n{") + 1:])
+    assert result.read.total_ios == last["jobs"][0]["read"]["total_ios"]
+    first = json.JSONDecoder().raw_decode(report[report.index("{"):])[0]
+    assert result.read.total_ios > first["jobs"][0]["read"]["total_ios"]

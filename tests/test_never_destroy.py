@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import backing_file, fio_descendants, needs_fio, needs_root
 from pytest_ebsperf import hold, lifetime
 from pytest_ebsperf.emulate import EmulatedDevice, cleanup, loop
 from pytest_ebsperf.errors import FioRunError, UnsafeDeviceError
 from pytest_ebsperf.fio.process import FIO_DIR_PREFIX, sweep_fio_dirs
 from pytest_ebsperf.fio.runner import FioRunner
 from pytest_ebsperf.fio.workload import Workload
-from tests.conftest import backing_file, fio_descendants, needs_fio, needs_root
 
 ROOT = Path(__file__).resolve().parent.parent
 IO1_WRITE = f"{ROOT}/suites/io1/test_io1.py::test_random_write_holds_provisioned_iops"

@@ -16,7 +16,8 @@ _RESERVED = frozenset(
         "rwmixwrite", "readonly", "output", "output-format", "allow_file_create", "bs",
         "blocksize", "iodepth", "numjobs", "runtime", "ramp_time", "time_based", "direct",
         "ioengine", "size", "write_iops_log", "write_bw_log", "write_lat_log", "log_avg_msec",
-        "per_job_logs", "group_reporting", "status-interval", "status_interval", "trim_percentage", "verify", "do_verify",
+        "per_job_logs", "group_reporting", "status-interval", "status_interval",
+        "unified_rw_reporting", "trim_percentage", "verify", "do_verify",
     }
 )  # fmt: skip
 

@@ -58,6 +58,8 @@ def parse_result(text: str) -> FioResult:
         read=_direction(entries, "read"),
         write=_direction(entries, "write"),
         trim=_direction(entries, "trim"),
+        # unified_rw_reporting reports reads and writes together as "mixed"
+        mixed=_direction(entries, "mixed"),
         jobs=count_jobs(entries, global_options),
         usr_cpu=_mean([_num(e.get("usr_cpu")) for e in entries]),
         sys_cpu=_mean([_num(e.get("sys_cpu")) for e in entries]),

@@ -102,6 +102,8 @@ class FioResult:
     read: DirectionStats
     write: DirectionStats
     trim: DirectionStats = field(default_factory=DirectionStats)
+    #: Reads and writes reported together (``unified_rw_reporting``): counted in the totals.
+    mixed: DirectionStats = field(default_factory=DirectionStats)
     jobs: int = 1
     usr_cpu: float = 0.0
     sys_cpu: float = 0.0
@@ -134,11 +136,20 @@ class FioResult:
 
     @property
     def total_iops(self) -> float:
-        return self.read.iops + self.write.iops + self.trim.iops
+        return self.read.iops + self.write.iops + self.trim.iops + self._mixed_only.iops
 
     @property
     def total_bw_bytes(self) -> float:
-        return self.read.bw_bytes + self.write.bw_bytes + self.trim.bw_bytes
+        return (self.read.bw_bytes + self.write.bw_bytes + self.trim.bw_bytes
+                + self._mixed_only.bw_bytes)
+
+    @property
+    def _mixed_only(self) -> DirectionStats:
+        """The "mixed" figures when fio reported them instead of read/write (with
+        ``unified_rw_reporting=both`` they repeat read + write and are not added again)."""
+        if self.read.iops or self.write.iops or self.trim.iops:
+            return DirectionStats()
+        return self.mixed
 
     def with_series(self, series: Mapping[str, Series]) -> FioResult:
         """A copy with per-second series attached."""
