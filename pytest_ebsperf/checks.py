@@ -31,6 +31,7 @@ from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload, parse_size
+from pytest_ebsperf.kernelstat import BlockStat
 from pytest_ebsperf.models.types import Expectation
 from pytest_ebsperf.outcomes import fail_plainly
 from pytest_ebsperf.results.records import measurement_facts
@@ -133,6 +134,7 @@ class Ebsperf:
             self.session.credits.pace(target, workload, self.session.emulated_rates)
             target.emulated.set_mix(workload.read_fraction)
         started = time.perf_counter()
+        before = self._kernel_stat(target)
         with self._one_load_at_a_time(target), \
                 self.session.credits.track(target, workload) as booked:  # the credit ledger
             try:
@@ -147,9 +149,35 @@ class Ebsperf:
                 if self.session.progress is not None:
                     self.session.progress.finish()  # end the live line before the outcome
             booked(result)
+        seen = self._kernel_seen(target, before, result)
         self._record_measurement(workload, target, result, time.perf_counter() - started,
-                                 phase)
+                                 phase, seen)
         return result
+
+    def _kernel_stat(self, target: Target) -> BlockStat | None:
+        if not self.session.runner.host.is_local:
+            return None
+        from pytest_ebsperf import kernelstat
+
+        return kernelstat.read(target.path)
+
+    def _kernel_seen(self, target: Target, before: BlockStat | None, result: FioResult
+                     ) -> dict[str, float] | None:
+        """What the kernel counted on the device during the run (a second witness)."""
+        if before is None:
+            return None
+        from pytest_ebsperf import kernelstat
+
+        after = kernelstat.read(target.path)
+        if after is None:
+            return None
+        seen = after - before
+        # fio's bytes exclude its ramp; the kernel counts it too, so it never sees less
+        fio_bytes = result.read.io_bytes + result.write.io_bytes
+        problem = kernelstat.mismatch(seen, fio_bytes, target.path)
+        if problem and problem not in self.notes:
+            self.notes.append(problem)
+        return seen.facts()
 
     def _one_load_at_a_time(self, target: Target) -> Any:
         """A real device is measured by one fio at a time (pytest-xdist workers, other runs):
@@ -501,13 +529,15 @@ class Ebsperf:
         return found
 
     def _record_measurement(self, workload: Workload, target: Target, result: FioResult,
-                            wall_s: float, phase: str = "steady") -> None:
+                            wall_s: float, phase: str = "steady",
+                            kernel: dict[str, float] | None = None) -> None:
         self.item.user_properties.append((MEASUREMENT_KEY, {
             "phase": phase,
             "volume": target.label, "title": workload.title, "pattern": workload.pattern,
             "bs": workload.bs, "iops": result.total_iops, "bw_bytes": result.total_bw_bytes,
             "workload": workload.label(), "wall_s": round(wall_s, 3),
             "fio_wall_s": getattr(self.session.runner, "last_wall_s", None),
+            "kernel": kernel,
             # series, latency and volume facts for the results file, gate and history
             **measurement_facts(workload, result, target.volume, role=target.role,
                                 device=target.path, emulated=target.emulated is not None,

@@ -144,3 +144,23 @@ def test_a_check_in_a_ci_log_says_what_it_does_every_30_seconds(tmp_path: Path) 
                        done.stdout, re.MULTILINE)
     assert done.returncode == 0, done.stdout[-2000:]
     assert len(beats) == 1 and 29 <= int(beats[0]) <= 32  # one line after 30 s, no more
+
+
+def test_the_kernels_count_of_the_device_is_kept_beside_fios(tmp_path: Path) -> None:
+    report, _ = run_pytest(tmp_path, IO1_READ, "--emulate")
+    steady = next(m for m in report["measurements"] if m["phase"] == "steady")
+    kernel = steady["kernel"]
+    fio_bytes = steady["read"].get("io_bytes")
+    assert kernel["read_ios"] > 0 and kernel["write_ios"] == 0
+    assert kernel["avg_io_bytes"] == 16 * 1024  # 16 KiB reads, unsplit, unmerged
+    if fio_bytes:
+        assert kernel["bytes"] >= 0.95 * fio_bytes  # the ramp adds, never subtracts
+
+
+def test_fio_measuring_the_page_cache_is_flagged_by_the_kernels_count() -> None:
+    from pytest_ebsperf import kernelstat
+
+    seen = kernelstat.BlockStat(10, 0, 80, 0, 0, 0, 5)  # 40 KiB reached the device
+    note = kernelstat.mismatch(seen, 4 * 2**20, "/dev/loop9")
+    assert note is not None and "fio measured something else" in note
+    assert kernelstat.mismatch(seen, 40 * 1024, "/dev/loop9") is None

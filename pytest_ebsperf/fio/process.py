@@ -3,7 +3,7 @@
 Whatever ends pytest (Ctrl-C, SIGTERM from a CI runner, SIGHUP, SIGKILL), a fio writing to a
 device must stop with it. Locally fio is started directly by this process (no shell, no
 ``timeout`` in between) with the kernel's parent-death signal set (``prctl
-PR_SET_PDEATHSIG``): when the thread that started it dies for any reason, SIGKILL included,
+PR_SET_PDEATHSIG``, through util-linux ``setpriv --pdeathsig`` where it exists): when the thread that started it dies for any reason, SIGKILL included,
 the kernel sends fio SIGKILL. It is kept across ``exec``, so a prefix that ``exec``s fio (the
 emulated volume's cgroup wrapper) keeps it too. fio stays in pytest's process group, so a
 Ctrl-C at the terminal or a signal to the whole group reaches it directly.
@@ -14,7 +14,9 @@ Time limits are kept here, by the caller's loop, since no ``timeout`` wraps the 
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -35,16 +37,34 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
         os._exit(1)
 
 
+@functools.lru_cache(maxsize=1)
+def _setpriv() -> str | None:
+    """util-linux ``setpriv`` when it can set the parent-death signal (2.33 and later).
+
+    Setting it there, before ``exec``, spares this process a ``preexec_fn``, which is not
+    safe while other threads run (an emulated bucket's controller thread may)."""
+    path = shutil.which("setpriv")
+    if path is None:
+        return None
+    done = subprocess.run([path, "--help"], capture_output=True, text=True, check=False)
+    return path if "--pdeathsig" in done.stdout else None
+
+
 class LocalProcess:
     """A local fio process whose stdout/stderr go to files in ``workdir``."""
 
     def __init__(self, argv: list[str], workdir: str) -> None:
         self.stdout_path = Path(workdir) / "stdout.txt"
         self.stderr_path = Path(workdir) / "stderr.txt"
+        setpriv = _setpriv()
+        if setpriv is not None:
+            argv, preexec = [setpriv, "--pdeathsig", "KILL", "--", *argv], None
+        else:
+            preexec = _die_with_parent
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                preexec_fn=_die_with_parent, close_fds=True)  # noqa: PLW1509 - prctl only
+                preexec_fn=preexec, close_fds=True)  # noqa: PLW1509 - prctl only
         self.started = time.monotonic()
         self.interrupted_at: float | None = None
         lifetime.register(self)  # SIGTERM/SIGHUP/exit of this process stop fio first

@@ -1,0 +1,82 @@
+"""The kernel's own count of a device's I/O, beside fio's: a second witness.
+
+``/sys/class/block/<dev>/stat`` (Documentation/block/stat.rst) counts, per device, the I/Os
+completed, merged, sectors moved and the time they spent queued. Read before and after a
+check, the difference says what the device itself saw. When it saw clearly fewer bytes than
+fio reports, fio measured something else (the page cache, a file, another device), and the
+check's figures are not the device's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+SECTOR = 512
+#: The device may not have seen less than this share of the bytes fio reports.
+MIN_SEEN_SHARE = 0.95
+
+
+@dataclass(frozen=True)
+class BlockStat:
+    """Counters of one ``stat`` line: reads/writes completed and merged, sectors, queue ms."""
+
+    reads: int
+    read_merges: int
+    read_sectors: int
+    writes: int
+    write_merges: int
+    write_sectors: int
+    in_queue_ms: int
+
+    @classmethod
+    def parse(cls, text: str) -> BlockStat:
+        f = [int(word) for word in text.split()]
+        if len(f) < 11:
+            raise ValueError(f"not a block stat line: {text[:80]!r}")
+        return cls(f[0], f[1], f[2], f[4], f[5], f[6], f[10])
+
+    def __sub__(self, other: BlockStat) -> BlockStat:
+        return BlockStat(*(a - b for a, b in zip(self.as_tuple(), other.as_tuple())))
+
+    def as_tuple(self) -> tuple[int, ...]:
+        return (self.reads, self.read_merges, self.read_sectors, self.writes,
+                self.write_merges, self.write_sectors, self.in_queue_ms)
+
+    @property
+    def ios(self) -> int:
+        return self.reads + self.writes
+
+    @property
+    def bytes(self) -> int:
+        return (self.read_sectors + self.write_sectors) * SECTOR
+
+    def facts(self) -> dict[str, float]:
+        """For the results file: what the device saw during the check."""
+        return {"ios": self.ios, "read_ios": self.reads, "write_ios": self.writes,
+                "merges": self.read_merges + self.write_merges, "bytes": self.bytes,
+                "avg_io_bytes": self.bytes / self.ios if self.ios else 0.0,
+                "in_queue_ms": self.in_queue_ms}
+
+
+def stat_path(device: str) -> Path:
+    """Where the kernel counts ``device``'s I/O (partitions and loop devices included)."""
+    return Path("/sys/class/block") / Path(device).resolve().name / "stat"
+
+
+def read(device: str) -> BlockStat | None:
+    try:
+        return BlockStat.parse(stat_path(device).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def mismatch(seen: BlockStat, fio_bytes: float, device: str) -> str | None:
+    """A sentence when the device saw clearly fewer bytes than fio moved, else None."""
+    if fio_bytes <= 0 or seen.bytes >= MIN_SEEN_SHARE * fio_bytes:
+        return None
+    share = seen.bytes / fio_bytes
+    return (f"the kernel saw {seen.bytes / 2**20:,.1f} MiB reach {device} while fio reported "
+            f"{fio_bytes / 2**20:,.1f} MiB ({share:.0%}): fio measured something else than "
+            "the device (the page cache, a file, a partition?); these figures are not the "
+            "device's")
