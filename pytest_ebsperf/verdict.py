@@ -131,6 +131,11 @@ def _metric_key(metric: str, expectation: Expectation) -> str:
     return key
 
 
+def series_values(result: FioResult, key: str) -> tuple[float, ...]:
+    """The per-second series ``key`` ("total_iops", "total_bw"...) of a run."""
+    return _series_values(result, key)
+
+
 def _series_values(result: FioResult, key: str) -> tuple[float, ...]:
     """The per-second total, or the read and write series added window by window."""
     total = result.series.get(key)
@@ -885,15 +890,22 @@ def judge_rel_pair(claim: str, what: str, a_label: str, a: FioResult, b_label: s
                    b: FioResult, *, max_ratio_dev: float = REL_MAX_RATIO_DEV,
                    latency_factor: float = REL_LATENCY_FACTOR,
                    latency_slack_ns: float = REL_LATENCY_SLACK_NS,
-                   source: str = "", policy: evidence.Policy | None = None) -> list[Verdict]:
+                   source: str = "", policy: evidence.Policy | None = None,
+                   a_before: Sequence[float] = (), b_before: Sequence[float] = ()
+                   ) -> list[Verdict]:
     """Two twins on the same job: total IOPS (``judge_rel``) and median completion
     latency (``judge_rel_latency``), each judged on the runs' per-second samples. The latency
-    verdict is left out when fio reported no median for either run."""
+    verdict is left out when fio reported no median for either run. ``a_before`` and
+    ``b_before`` are per-second IOPS of earlier rounds of the same check, judged together
+    with these runs'."""
     policy = (policy or evidence.Policy()).split(2)
-    verdicts = [judge_rel(claim, f"{what}, IOPS", a_label, a.total_iops, b_label,
-                          b.total_iops, max_ratio_dev=max_ratio_dev, source=source,
-                          a_values=_series_values(a, "total_iops"),
-                          b_values=_series_values(b, "total_iops"), policy=policy)]
+    a_values = (*a_before, *_series_values(a, "total_iops"))
+    b_values = (*b_before, *_series_values(b, "total_iops"))
+    a_iops = statistics.fmean(a_values) if a_before and a_values else a.total_iops
+    b_iops = statistics.fmean(b_values) if b_before and b_values else b.total_iops
+    verdicts = [judge_rel(claim, f"{what}, IOPS", a_label, a_iops, b_label, b_iops,
+                          max_ratio_dev=max_ratio_dev, source=source, a_values=a_values,
+                          b_values=b_values, policy=policy)]
     a_p50, b_p50 = median_latency_ns(a), median_latency_ns(b)
     if a_p50 is not None and b_p50 is not None:
         verdicts.append(judge_rel_latency(claim, f"{what}, median latency", a_label, a_p50,

@@ -419,3 +419,15 @@ def test_the_queue_depth_probe_is_short_and_deeper(runtime: float, ramp: float, 
                                                runtime_s=runtime, ramp_s=ramp))
     assert (probe.iodepth, probe.runtime_s, probe.ramp_s) == want
     assert probe.pattern == "randread" and probe.bs == 4096
+
+
+def test_earlier_rounds_of_a_relative_check_are_judged_with_its_last_one() -> None:
+    noisy_a = [2000.0, 2150.0, 1850.0, 2000.0]
+    noisy_b = [2000.0, 1860.0, 2140.0, 2000.0]
+    alone = verdict.judge_rel_pair("S2-17", "twins", "enc", run(noisy_a), "plain", run(noisy_b))
+    assert alone[0].outcome is Outcome.INCONCLUSIVE  # four noisy seconds cannot tell
+    together = verdict.judge_rel_pair("S2-17", "twins", "enc", run(noisy_a), "plain",
+                                      run(noisy_b), a_before=[2000.0, 2010.0, 1990.0] * 20,
+                                      b_before=[2000.0, 1995.0, 2005.0] * 20)
+    assert together[0].outcome is Outcome.PASS
+    assert together[0].details["ratio_low"] > 0.95
