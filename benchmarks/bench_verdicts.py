@@ -148,12 +148,15 @@ def emulated(rounds: int = 2) -> dict[str, Any]:
     counts: Counter[str] = Counter()
     walls: dict[float, list[float]] = {f: [] for f in EXPECTED}
     measured_s: dict[float, list[float]] = {f: [] for f in EXPECTED}
+    keep = os.environ.get("EBSPERF_BENCH_KEEP")  # a directory to keep each round's report in
     with tempfile.TemporaryDirectory() as tmp:
         for round_ in range(rounds):
             for factor in EXPECTED:
-                report = Path(tmp) / f"r{round_}-{factor}.json"
+                report = Path(keep or tmp) / f"r{round_}-{factor}.json"
                 wall, _ = _suite_run(factor, report)
                 walls[factor].append(wall)
+                print(f"round {round_ + 1}/{rounds} factor {factor}: {wall:.0f} s",
+                      file=sys.stderr, flush=True)
                 for check in json.loads(report.read_text())["checks"]:
                     outcome = check["outcome"]
                     if outcome in ("info",):
