@@ -157,11 +157,14 @@ class Ebsperf:
         return result
 
     def _kernel_stat(self, target: Target) -> BlockStat | None:
-        if not self.session.runner.host.is_local:
-            return None
         from pytest_ebsperf import kernelstat
 
-        return kernelstat.read(target.path)
+        host = self.session.runner.host
+        if host.is_local:
+            return kernelstat.read(target.path)
+        if target.report is None:
+            return None
+        return kernelstat.read_on(host, target.report.name)
 
     def _kernel_seen(self, target: Target, before: BlockStat | None, result: FioResult
                      ) -> dict[str, float] | None:
@@ -170,7 +173,7 @@ class Ebsperf:
             return None
         from pytest_ebsperf import kernelstat
 
-        after = kernelstat.read(target.path)
+        after = self._kernel_stat(target)
         if after is None:
             return None
         seen = after - before
@@ -195,22 +198,26 @@ class Ebsperf:
         its aliases) exclusively for the rest of the run, and say once what will be lost."""
         if not workload.writes or target.emulated is not None:
             return
-        from pytest_ebsperf.safety import check_writable, inspect_device
+        from pytest_ebsperf.safety import check_writable, inspect_on
 
+        host = self.session.runner.host
         try:
-            if not self.session.runner.host.is_local:
+            if self.session.remote_uninspected:
                 raise UnsafeDeviceError(
-                    f"writes to {target.path} on {self.session.runner.host} are refused: the "
-                    "device cannot be inspected and claimed there (mounted? holds data?). Run "
-                    "the writing checks with pytest on that host, or leave them out.")
-            held = self.session.held(target.path)
-            report = inspect_device(target.path, exclusive=not held)  # now, not at preflight
+                    f"writes to {target.path} on {host} are refused: "
+                    f"{self.session.remote_uninspected}")
+            # a remote device cannot be held between checks (no process of this run lives
+            # there); it is inspected there again right before each writing workload
+            held = host.is_local and self.session.held(target.path)
+            report = inspect_on(host, target.path, exclusive=not held)  # now, not at preflight
             check_writable(report, destructive=self.settings.destructive)
-            if self.session.hold(target.path):
-                note = report.overwrite_note()
-                if note:
-                    self._announce(f"ebsperf: {note} (--ebsperf-destructive): its data is lost "
-                                   "from this write on.")
+            first = self.session.hold(target.path) if host.is_local else \
+                self.session.first_write(target.path)
+            note = report.overwrite_note() if first else None
+            if note:
+                where = "" if host.is_local else f" on {host}"
+                self._announce(f"ebsperf: {note}{where} (--ebsperf-destructive): its data is "
+                               "lost from this write on.")
         except UnsafeDeviceError as exc:
             if not self.settings.destructive:
                 pytest.skip(str(exc))

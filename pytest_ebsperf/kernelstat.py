@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SECTOR = 512
 #: The device may not have seen less than this share of the bytes fio reports.
@@ -68,6 +69,16 @@ def read(device: str) -> BlockStat | None:
     try:
         return BlockStat.parse(stat_path(device).read_text())
     except (OSError, ValueError):
+        return None
+
+
+def read_on(host: Any, name: str) -> BlockStat | None:
+    """The counters of block device ``name`` (``nvme1n1``) on a remote ``FioHost``."""
+    from pytest_ebsperf.errors import FioRunError
+
+    try:
+        return BlockStat.parse(host.read_text(f"/sys/class/block/{name}/stat"))
+    except (FioRunError, ValueError):
         return None
 
 

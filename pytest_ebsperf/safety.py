@@ -19,8 +19,12 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf.errors import DeviceError, UnsafeDeviceError
+
+if TYPE_CHECKING:
+    from pytest_ebsperf.fio.host import FioHost
 
 SYS = Path("/sys")
 PROC = Path("/proc")
@@ -394,3 +398,71 @@ def check_writable(report: DeviceReport, *, destructive: bool) -> DeviceReport:
             f"Write claims need {FLAG}: it lets the checks overwrite {report.display}."
         )
     return report
+
+
+# -- on the host fio runs on ---------------------------------------------------------------
+#: What this module needs from the package, defined again for the copy that runs remotely.
+_REMOTE_HEADER = """
+class DeviceError(Exception):
+    pass
+class UnsafeDeviceError(DeviceError):
+    pass
+TYPE_CHECKING = False
+"""
+_REMOTE_MAIN = """
+import dataclasses as _dc, sys as _sys
+try:
+    _report = inspect_device(_sys.argv[1], exclusive=_sys.argv[2] == "1")
+    print(json.dumps({"report": _dc.asdict(_report)}))
+except DeviceError as _exc:
+    print(json.dumps({"error": str(_exc)}))
+"""
+
+
+class RemoteInspectionError(DeviceError):
+    """The remote host cannot run the inspection (no python3 there, or it failed)."""
+
+
+def _remote_source() -> str:
+    """This module's own code, to run on the remote host: the same refusals there as here."""
+    source = Path(__file__).read_text()
+    head = source.partition("\n# -- on the host fio runs on")[0]
+    head = head.replace("from pytest_ebsperf.errors import DeviceError, UnsafeDeviceError\n",
+                        _REMOTE_HEADER)
+    head = head.replace("if TYPE_CHECKING:\n    from pytest_ebsperf.fio.host import FioHost\n",
+                        "")
+    return head + _REMOTE_MAIN
+
+
+def _report_from(data: dict[str, Any]) -> DeviceReport:
+    fields = dict(data)
+    fields["signatures"] = tuple(Signature(**sig) for sig in fields["signatures"])
+    for name in ("mounted", "swap", "holders", "partitions"):
+        fields[name] = tuple(fields[name])
+    return DeviceReport(**fields)
+
+
+def inspect_on(host: FioHost | None, path: str, *, exclusive: bool = True) -> DeviceReport:
+    """:func:`inspect_device` where fio runs: here, or on ``host`` through its testinfra
+    backend (the same code, run there by the host's ``python3``), so that a remote device's
+    mounts, swap, holders, root disk, exclusive openers and signatures are the remote
+    host's, never this machine's."""
+    if host is None or host.is_local:
+        return inspect_device(path, exclusive=exclusive)
+    done = host.run(["python3", "-c", _remote_source(), path, "1" if exclusive else "0"],
+                    timeout_s=60)
+    if done.rc == 127 or "python3: not found" in done.stderr:
+        raise RemoteInspectionError(
+            f"{path} on {host} cannot be inspected: python3 is not installed there (the "
+            "plugin reads the device's mounts, holders and signatures with it). Install "
+            f"python3 on {host}.")
+    try:
+        data = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        said = (done.stderr.strip() or done.stdout.strip())[-300:]
+        raise RemoteInspectionError(
+            f"{path} on {host} could not be inspected (exit status {done.rc}): {said}"
+        ) from None
+    if "error" in data:
+        raise DeviceError(f"On {host}: {data['error']}")
+    return _report_from(data["report"])

@@ -92,6 +92,9 @@ class EbsperfSession:
     _runner: FioRunner | None = None
     _targets: dict[tuple[Volume, str], Target] = field(default_factory=dict)
     _reports: dict[str, DeviceReport] = field(default_factory=dict)
+    #: Why the remote device could not be inspected (no python3 there): writes are refused.
+    remote_uninspected: str | None = None
+    _written: set[str] = field(default_factory=set)
     #: The volume(s) under test as plain JSON-friendly data, for reports and result files:
     #: ``volumes`` (per device each fact with its source: given, discovered, default, and
     #: notes), ``discovery`` (status, error, what AWS said), ``initialization`` and
@@ -204,13 +207,27 @@ class EbsperfSession:
                 f"pass --volume-type ({', '.join(VOLUME_TYPES)}) with --volume-size and, for "
                 "gp3/io1/io2, --volume-iops (facts are not discovered on remote hosts).")
         self.facts.setdefault("discovery", {"status": f"not run: fio runs on {self.runner.host}"})
+        from pytest_ebsperf.safety import RemoteInspectionError
+
+        device = self.settings.device or ""
+        try:  # the device is inspected where fio runs, with the same code as here
+            self.device_report(device)
+            if self.settings.reference_device:
+                self.device_report(self.settings.reference_device)
+                self._check_reference_differs()
+        except RemoteInspectionError as exc:
+            # read-only checks can still run (fio opens the device --readonly); writes cannot
+            self.remote_uninspected = str(exc)
+            self.runner.check_target(device)
         self._record_given_volume()
 
     def device_report(self, path: str) -> DeviceReport:
+        """What ``path`` is and holds, on the host fio runs on (inspected once, at preflight;
+        writing checks inspect it again right before they write)."""
         if path not in self._reports:
-            from pytest_ebsperf.safety import inspect_device
+            from pytest_ebsperf.safety import inspect_on
 
-            self._reports[path] = inspect_device(path)
+            self._reports[path] = inspect_on(self.runner.host, path)
         return self._reports[path]
 
     # -- the volume under test -----------------------------------------------------------
@@ -415,8 +432,8 @@ class EbsperfSession:
         if not path:
             raise SuiteMismatch("this check compares two devices: pass "
                                 "--reference-device=PATH (e.g. the unencrypted twin).")
-        if not self.runner.host.is_local:
-            return Target(path, volume, role=role)  # nothing here describes that device
+        if self.remote_uninspected:
+            return Target(path, volume, role=role)
         return Target(path, volume, report=self.device_report(path), role=role)
 
     def _start_emulated(self, volume: Volume) -> EmulatedDevice:
@@ -490,6 +507,13 @@ class EbsperfSession:
 
     def held(self, path: str) -> bool:
         return path in self._holds
+
+    def first_write(self, path: str) -> bool:
+        """True the first time a writing check reaches ``path`` on a remote host."""
+        if path in self._written:
+            return False
+        self._written.add(path)
+        return True
 
     def close(self) -> None:
         """Remove every emulated device and release held devices; safe to call twice."""
