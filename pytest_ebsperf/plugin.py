@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -96,6 +97,27 @@ class EbsperfPlugin:
         from pytest_ebsperf.terminal import progress_writer
 
         self.session.progress = progress_writer(self.config)
+        if not hasattr(self.config, "workerinput") and not self.config.option.collectonly:
+            self._check_output_paths()
+
+    def _check_output_paths(self) -> None:
+        """Every path the run will write, checked before the first fio run (exit code 4)."""
+        from pytest_ebsperf.plots import HTML_DEST
+        from pytest_ebsperf.results.paths import check_output_dir, check_output_file
+
+        base = Path(self.config.invocation_params.dir)
+        try:
+            report = self.config.getoption("ebsperf_report", None)
+            if report:
+                check_output_file(str(report), "--ebsperf-report", base=base)
+            html = self.config.getoption(HTML_DEST, None)
+            if html:
+                check_output_file(str(html), "--html", base=base)
+            plots = str(self.settings.plots or "")
+            if self.settings.given("plots") and plots.strip().lower() not in ("", "none", "off"):
+                check_output_dir(plots, "--ebsperf-plots", base=base)
+        except EbsperfError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:

@@ -206,7 +206,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
                               environment=_environment(config),
                               cost=_cost_dict(run, measurements),
                               compare=run.compare_settings(rows))
-    write_document(document, Path(run.options.report))
+    from pytest_ebsperf.results.paths import write_or_keep
+
+    problem = write_or_keep(write_document, document, Path(run.options.report),
+                            base=Path(config.invocation_params.dir))
+    if problem:
+        run.unsaved = problem
 
 
 def _run_state(config: pytest.Config) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
@@ -274,7 +279,9 @@ def _notes(run: ResultsRun, rows: list[dict[str, Any]]) -> list[str]:
                      f"t-test on per-second samples, p < {ALPHA:g})")
     if run.history_note:
         notes.append(run.history_note)
-    if run.options.report:
+    if run.unsaved:
+        notes.append(f"NOT SAVED: {run.unsaved}")
+    elif run.options.report:
         notes.append(f"results file: {run.options.report}")
     if run.pictures:
         notes.append(f"pictures: {len(run.pictures)} in {run.pictures[0].parent}")

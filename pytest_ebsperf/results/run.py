@@ -72,6 +72,8 @@ class ResultsRun:
     history_note: str = ""
     regressions: list[str] = field(default_factory=list)
     pictures: list[Path] = field(default_factory=list)
+    #: Set when the results file could not be written at the end: where they were kept.
+    unsaved: str | None = None
     started: float = field(default_factory=time.time)
 
     @classmethod
