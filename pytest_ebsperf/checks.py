@@ -137,6 +137,9 @@ class Ebsperf:
             target.emulated.set_mix(workload.read_fraction)
         started = time.perf_counter()
         before = self._kernel_stat(target)
+        from pytest_ebsperf.kernelstat import read_cpu
+
+        cpu_before = read_cpu(self.session.runner.host)
         with self._one_load_at_a_time(target), \
                 self.session.credits.track(target, workload) as booked:  # the credit ledger
             try:
@@ -150,6 +153,9 @@ class Ebsperf:
             finally:
                 if self.session.progress is not None:
                     self.session.progress.finish()  # end the live line before the outcome
+            cpu_after = read_cpu(self.session.runner.host)
+            if cpu_before is not None and cpu_after is not None:
+                result = replace(result, host_cpu_busy_pct=cpu_after.busy_pct_since(cpu_before))
             booked(result)
         seen = self._kernel_seen(target, before, result)
         self._record_measurement(workload, target, result, time.perf_counter() - started,
@@ -523,7 +529,9 @@ class Ebsperf:
                    "check_wall_s": round(time.perf_counter() - started, 3),
                    "measured_s": round(measured_s, 3), "planned_s": workload.runtime_s,
                    "stopped_early": bool(result.stop_reason),
-                   "stop_reason": result.stop_reason or "ran its whole runtime"}
+                   "stop_reason": result.stop_reason or "ran its whole runtime",
+                   "host_cpu_busy_pct": None if result.host_cpu_busy_pct is None
+                   else round(result.host_cpu_busy_pct, 1)}
         return self._finish(found, workload.label(), summary)
 
     def conclude_plain(self, found: Verdict) -> Verdict:

@@ -91,3 +91,39 @@ def mismatch(seen: BlockStat, fio_bytes: float, device: str) -> str | None:
             f"{fio_bytes / 2**20:,.1f} MiB ({share:.0%}): fio measured something else than "
             "the device (the page cache, a file, a partition?); these figures are not the "
             "device's")
+
+
+# -- the host's CPUs -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CpuTimes:
+    """The first line of ``/proc/stat``: time all CPUs spent busy and in total (clock ticks).
+    Waiting for I/O (``iowait``) counts as idle: a CPU waiting on the volume could run fio."""
+
+    busy: int
+    total: int
+
+    @classmethod
+    def parse(cls, text: str) -> CpuTimes:
+        line = next((ln for ln in text.splitlines() if ln.startswith("cpu ")), "")
+        ticks = [int(word) for word in line.split()[1:9]]
+        if len(ticks) < 5:
+            raise ValueError(f"not a /proc/stat cpu line: {line[:80]!r}")
+        idle = ticks[3] + ticks[4]
+        return cls(busy=sum(ticks) - idle, total=sum(ticks))
+
+    def busy_pct_since(self, before: CpuTimes) -> float | None:
+        """Share of all CPUs' time that was busy between ``before`` and this reading."""
+        total = self.total - before.total
+        return 100.0 * (self.busy - before.busy) / total if total > 0 else None
+
+
+def read_cpu(host: Any = None) -> CpuTimes | None:
+    """``/proc/stat`` here, or on a remote ``FioHost``; None when it cannot be read."""
+    from pytest_ebsperf.errors import FioRunError
+
+    try:
+        text = Path("/proc/stat").read_text() if host is None or host.is_local \
+            else host.read_text("/proc/stat")
+        return CpuTimes.parse(text)
+    except (OSError, ValueError, FioRunError):
+        return None

@@ -9,6 +9,9 @@ volume's fault when the test could have gone faster:
 
 * **load-generator bound** - fio itself used ``CPU_BOUND_PERCENT`` of a CPU per job (or of
   every CPU of the host): the volume may be fine, fio could not ask for more. INCONCLUSIVE.
+* **host bound** - the host's CPUs were ``HOST_BUSY_PERCENT`` busy in all while fio ran
+  (``/proc/stat``: the kernel's work for the device and other programs count too, which fio's
+  own CPU figures miss): INCONCLUSIVE.
 * **queue-depth bound** - Little's law. In a closed loop ``achieved = QD / latency`` always
   holds, so the mean latency proves nothing. What one I/O costs *without* queueing is read from
   a low percentile of completion latency (p5, else p10, else the minimum); ``QD / that`` is the
@@ -38,6 +41,10 @@ from pytest_ebsperf.verdict_types import Outcome, Verdict
 
 #: fio at or above this share of one CPU per job (or of all CPUs together) cannot push harder.
 CPU_BOUND_PERCENT = 90.0
+#: The host's CPUs this busy in all (fio, the kernel's block and copy work, other programs,
+#: from /proc/stat) leave no room to ask for more: a shortfall is not evidence against the
+#: volume.
+HOST_BUSY_PERCENT = 90.0
 #: Completion-latency percentiles that stand for "one I/O without queueing", best first.
 SERVICE_PERCENTILES = (5.0, 10.0)
 #: p5 latency >= this share of QD / achieved rate means every I/O waited a full queue turn.
@@ -365,6 +372,15 @@ def _cpu_diagnosis(result: FioResult, cpu_count: int | None) -> Diagnosis:
                   f"{host_share:.0f} % of all {cpu_count} CPUs); run fio from a larger host "
                   "or use a faster engine")
         return Diagnosis("load generator", reason, (), details)
+    busy = result.host_cpu_busy_pct
+    if busy is not None:
+        details["host_cpu_busy_pct"] = busy
+    if busy is not None and busy >= HOST_BUSY_PERCENT:
+        reason = (f"inconclusive: host bound (this machine's CPUs were {busy:.0f} % busy while "
+                  f"fio ran, fio itself {host_share:.0f} %: the kernel's work for the device "
+                  "and other programs took the rest); the host, not the volume, may have set "
+                  "the pace. Run it again on a quiet host")
+        return Diagnosis("host", reason, (), details)
     sentence = f"Not load-generator bound (fio used {per_job:.0f} % of a CPU per job)."
     return Diagnosis(None, "", (sentence,), details)
 

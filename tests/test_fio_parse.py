@@ -285,3 +285,15 @@ def test_a_file_of_status_reports_yields_the_last_final_report() -> None:
     assert result.read.total_ios == last["jobs"][0]["read"]["total_ios"]
     first = json.JSONDecoder().raw_decode(report[report.index("{"):])[0]
     assert result.read.total_ios > first["jobs"][0]["read"]["total_ios"]
+
+
+def test_the_hosts_cpu_times_count_iowait_as_idle() -> None:
+    from pytest_ebsperf.kernelstat import CpuTimes
+
+    before = CpuTimes.parse("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 50 0 25 400 25 0 0 0 0 0\n")
+    after = CpuTimes.parse("cpu  250 0 100 850 100 0 0 0 0 0\n")
+    assert (before.busy, before.total) == (150, 1000)
+    # 200 busy ticks of 300: iowait (50 more) counts as idle
+    assert after.busy_pct_since(before) == pytest.approx(200 / 300 * 100)
+    with pytest.raises(ValueError):
+        CpuTimes.parse("intr 1 2 3")

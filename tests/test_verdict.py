@@ -143,6 +143,24 @@ def test_a_cpu_saturated_fio_is_load_generator_bound_not_failed() -> None:
                             "job); add --ebsperf-numjobs or a faster engine")
 
 
+def test_a_host_whose_cpus_were_saturated_is_host_bound_not_failed() -> None:
+    # fio's own CPU figures miss the kernel's copy work (a loop device's worker) and other
+    # programs: /proc/stat says the whole machine was busy, so a shortfall is not evidence.
+    busy = dataclasses.replace(run([1500] * 60, p5_ns=1e6, cpu_pct=30), host_cpu_busy_pct=96.0)
+    found = verdict.judge_cap(cap(), busy, workload(), cpu_count=2)
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert found.binding == "host"
+    assert found.reason.startswith("inconclusive: host bound (this machine's CPUs were 96 % "
+                                   "busy while fio ran, fio itself 15 %")
+    assert found.details["host_cpu_busy_pct"] == 96.0
+
+
+def test_a_quiet_host_does_not_excuse_a_shortfall() -> None:
+    quiet = dataclasses.replace(run([1500] * 60, p5_ns=1e6, cpu_pct=30), host_cpu_busy_pct=40.0)
+    found = verdict.judge_cap(cap(), quiet, workload(), cpu_count=2)
+    assert found.outcome is Outcome.FAIL
+
+
 def test_jobs_that_together_fill_every_cpu_are_load_generator_bound() -> None:
     found = verdict.judge_cap(cap(), run([1500] * 60, p5_ns=1e6, cpu_pct=50, jobs=8),
                               workload(numjobs=8), cpu_count=4)

@@ -113,6 +113,9 @@ class FioResult:
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     #: Why the run was stopped before its runtime ("" when it ran to the end).
     stop_reason: str = ""
+    #: Share of all the host's CPUs busy while fio ran (fio, the kernel, other programs),
+    #: from ``/proc/stat``; None when not measured.
+    host_cpu_busy_pct: float | None = None
     #: Per-window figures seen while fio ran (:class:`pytest_ebsperf.fio.live.LiveSeries`).
     live: Any = field(default=None, repr=False, compare=False)
 
