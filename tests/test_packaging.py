@@ -1,0 +1,104 @@
+"""The suites travel with the package: a wheel installed in a fresh virtualenv runs them.
+
+The wheel is built from this checkout and installed with ``--no-deps`` into a new virtualenv;
+the dependencies (pytest, testinfra, boto3 ...) come from this interpreter's site-packages
+through a plain path entry, which does not activate the checkout's editable install. So the
+only ``pytest_ebsperf`` the virtualenv can import is the wheel's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from conftest import needs_fio, needs_root
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python of a fresh virtualenv with the wheel of this checkout installed."""
+    where = tmp_path_factory.mktemp("wheel")
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(where / "dist"), str(ROOT)],
+        capture_output=True, text=True, check=False, cwd=where)
+    if build.returncode != 0:
+        pytest.fail(f"building the wheel failed: {build.stderr[-2000:]}")
+    (wheel,) = (where / "dist").glob("pytest_ebsperf-*.whl")
+    venv = where / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print("
+                                "sysconfig.get_paths()['purelib'])"], capture_output=True,
+                               text=True, check=True).stdout.strip())
+    # the dependencies, without the checkout's editable finder (.pth files there are not run)
+    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+         "--disable-pip-version-check", "--target", str(site), str(wheel)],
+        capture_output=True, text=True, check=False)
+    if install.returncode != 0:
+        pytest.fail(f"installing the wheel failed: {install.stderr[-2000:]}")
+    return python
+
+
+def _clean_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHON"))}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def test_the_installed_package_is_the_wheels_and_carries_every_suite(installed: Path,
+                                                                     tmp_path: Path) -> None:
+    where = subprocess.run(
+        [str(installed), "-c", "import pytest_ebsperf.suites as s, os; "
+         "print(os.path.dirname(s.__file__)); print(sorted(os.listdir(os.path.dirname("
+         "s.__file__))))"],
+        capture_output=True, text=True, check=True, cwd=tmp_path, env=_clean_env())
+    location, listing = where.stdout.splitlines()
+    assert location.startswith(str(installed.parent.parent))  # the venv, not the checkout
+    for suite in ("gp2", "gp3", "io1", "io2", "st1", "sc1", "standard", "encryption",
+                  "instance_store"):
+        assert suite in listing
+
+
+def test_pyargs_collects_the_built_in_suites_from_the_installed_package(
+        installed: Path, tmp_path: Path) -> None:
+    result = subprocess.run(
+        [str(installed), "-m", "pytest", "--pyargs", "pytest_ebsperf.suites", "--collect-only",
+         "-q", "-p", "no:cacheprovider"],
+        capture_output=True, text=True, check=False, cwd=tmp_path, env=_clean_env())
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "test_io1.py::test_random_read_holds_provisioned_iops_999_percent_of_seconds" \
+        in result.stdout
+    collected = int(result.stdout.strip().splitlines()[-1].split()[0])
+    in_checkout = sum(1 for _ in (ROOT / "pytest_ebsperf" / "suites").rglob("test_*.py"))
+    assert collected >= 30 and in_checkout >= 11
+
+
+@needs_root
+@needs_fio
+def test_an_installed_suite_judges_an_emulated_volume(installed: Path, tmp_path: Path) -> None:
+    if shutil.which("fio") is None:
+        pytest.skip("needs fio")
+    report = tmp_path / "r.json"
+    result = subprocess.run(
+        [str(installed), "-m", "pytest", "--pyargs", "pytest_ebsperf.suites.io1", "--emulate",
+         "-k", "random_read_holds", f"--ebsperf-report={report}", "-p", "no:cacheprovider",
+         "-q"],
+        capture_output=True, text=True, check=False, cwd=tmp_path, env=_clean_env(),
+        timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:]
+    checks = json.loads(report.read_text())["checks"]
+    assert [c["claim"] for c in checks] == ["S0-04"] or len(checks) == 1
+    assert checks[0]["outcome"] == "pass"
+    assert checks[0]["measured"]["value"] > 0
