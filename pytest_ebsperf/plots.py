@@ -6,7 +6,7 @@
 
     from pytest_ebsperf.plots import new_figure, plot_dir, save_figure
 
-    directory = plot_dir(config)          # None: --ebsperf-plots=none
+    directory = plot_dir(settings, base)  # None: --ebsperf-plots=none
     if directory is not None:
         fig = new_figure()
         fig.add_subplot().plot(times, iops)
@@ -37,39 +37,30 @@ _OFF = ("", "none", "off")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def plot_dir(config: Any) -> Path | None:
+def plot_dir(settings: Any, base: Path) -> Path | None:
     """The directory pictures go to (created), or None with ``--ebsperf-plots=none``.
 
-    ``config`` is the pytest config; a relative directory is taken from where pytest was
-    started.
+    ``settings`` are the run's :class:`~pytest_ebsperf.settings.Settings`; a relative
+    directory is taken from ``base`` (where pytest was started).
     """
-    settings = _settings(config)
     text = str(settings.plots) if settings is not None else ""
     if text.strip().lower() in _OFF:
         return None
     path = Path(text).expanduser()
     if not path.is_absolute():
-        path = Path(config.invocation_params.dir) / path
+        path = base / path
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
-def check_pictures_dir(config: Any) -> Path | None:
+def check_pictures_dir(settings: Any, base: Path, *, html: bool) -> Path | None:
     """Where per-check pictures go: :func:`plot_dir` when ``--ebsperf-plots`` was given
     (command line, environment or ini) or an HTML report (pytest-html ``--html``) was asked
-    for; None otherwise."""
-    settings = _settings(config)
+    for (``html``); None otherwise."""
     if settings is None:
         return None
-    asked = settings.given("plots") or bool(config.getoption(HTML_DEST, None))
-    return plot_dir(config) if asked else None
-
-
-def _settings(config: Any) -> Any:
-    from pytest_ebsperf.plugin import STATE_KEY
-
-    state = config.stash.get(STATE_KEY, None)
-    return state.settings if state is not None else None
+    asked = settings.given("plots") or html
+    return plot_dir(settings, base) if asked else None
 
 
 def new_figure(width: float = 8.0, height: float = 4.5) -> Figure:

@@ -18,10 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeAlias
 
-from tabulate import tabulate
-
 from pytest_ebsperf.fio.workload import format_size
-from pytest_ebsperf.verdict import format_number, format_quantity
+from pytest_ebsperf.units import MIB, format_number, format_quantity
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 
 #: Seed-table columns in the order the seed documents print them; others follow as seen.
@@ -31,7 +29,7 @@ CLAIMS_TITLE = "ebsperf: claims"
 SEED_TITLE = "ebsperf: measured (seed table shape)"
 RUNS_TITLE = "ebsperf: repeated runs (seed 001 shape)"
 
-_MIB = 1024.0 * 1024.0
+_MIB = float(MIB)
 
 
 @dataclass(frozen=True)
@@ -130,6 +128,8 @@ def claims_table(rows: Iterable[RowLike], tablefmt: str = "simple") -> str:
         if compared:
             cells.append(str((row.compare or {}).get("summary", "-")))
         table.append(cells)
+    from tabulate import tabulate  # only when a table is drawn
+
     return tabulate(table, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 
@@ -208,6 +208,8 @@ def seed_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple"
                 table.append([label, *([format_size(bs)] if len(sizes) > 1 else []), *line])
                 label = ""
     headers = ["Volume", *(["Block size"] if len(sizes) > 1 else []), *columns]
+    from tabulate import tabulate  # only when a table is drawn
+
     return tabulate(table, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 
@@ -246,6 +248,8 @@ def runs_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple"
                       f"{cv:.1%}"])
     headers = ["Volume", "Workload", *(f"run {_run_name(i)}" for i in range(width)), "mean",
                "CV"]
+    from tabulate import tabulate  # only when a table is drawn
+
     return tabulate(table, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 

@@ -13,7 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pytest_ebsperf import hookspecs, plugin
+from pytest_ebsperf import plugin
+from pytest_ebsperf.plugin import hookspecs
 from pytest_ebsperf.settings import MARKER_SETTINGS, OPTIONS
 
 ROOT = Path(__file__).resolve().parent.parent

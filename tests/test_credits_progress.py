@@ -18,7 +18,7 @@ from pytest_ebsperf.credits.progress import (
     block_stat_path,
     parse_block_stat,
 )
-from pytest_ebsperf.terminal import TerminalProgress
+from pytest_ebsperf.plugin.terminal import TerminalProgress
 
 KIB = 1024
 
@@ -137,7 +137,7 @@ def test_progress_is_a_heartbeat_when_output_is_not_a_terminal(pytester: pytest.
             print("progress writer:", book.progress)
     """)
     result = pytester.runpytest_subprocess("-s")
-    result.stdout.fnmatch_lines(["*progress writer: <pytest_ebsperf.terminal.HeartbeatProgress*"])
+    result.stdout.fnmatch_lines(["*progress writer: <pytest_ebsperf.plugin.terminal.HeartbeatProgress*"])
 
 
 # -- picture ----------------------------------------------------------------------------------
@@ -164,7 +164,7 @@ def test_without_matplotlib_the_plot_raises_import_error(monkeypatch: pytest.Mon
 
 
 def test_a_heartbeat_writes_whole_lines_at_most_every_30_seconds() -> None:
-    from pytest_ebsperf.terminal import HeartbeatProgress
+    from pytest_ebsperf.plugin.terminal import HeartbeatProgress
 
     now = [0.0]
     written: list[str] = []

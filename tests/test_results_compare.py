@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from pytest_ebsperf.results import compare as cmp
-from pytest_ebsperf.results import records
+from pytest_ebsperf.results import ALPHA, DEFAULT_THRESHOLD_PCT, records
 from pytest_ebsperf.results.baseline import BaselineError, load_baseline
-from pytest_ebsperf.verdict import format_quantity
+from pytest_ebsperf.units import format_quantity
 
 DATA = Path(__file__).parent / "data" / "results"
 
@@ -24,7 +24,7 @@ def measurement(name: str) -> dict[str, Any]:
     return found
 
 
-def judged(name: str, threshold_pct: float = cmp.DEFAULT_THRESHOLD_PCT) -> cmp.Comparison:
+def judged(name: str, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> cmp.Comparison:
     baseline = load_baseline(str(DATA / "baseline.json"))
     current = measurement(name)
     found, note = baseline.match(current)
@@ -58,7 +58,7 @@ def test_a_15_percent_drop_is_a_regression_giving_both_values_and_the_noise() ->
     assert found.status == cmp.REGRESSION and found.regressions
     message = found.message()
     for metric in found.regressions:
-        assert metric.p is not None and metric.p < cmp.ALPHA
+        assert metric.p is not None and metric.p < ALPHA
         assert metric.change is not None and abs(metric.change) > 0.10
         assert f"{metric.metric} {format_quantity(metric.current, metric.unit)} now vs " \
                f"{format_quantity(metric.baseline, metric.unit)} in the baseline" in message
@@ -74,7 +74,7 @@ def test_a_15_percent_drop_is_a_regression_giving_both_values_and_the_noise() ->
 def test_a_clear_change_smaller_than_the_threshold_passes() -> None:
     loose = judged("candidate-15pct", threshold_pct=20)
     latency = next(m for m in loose.metrics if m.metric == "mean latency")
-    assert latency.p is not None and latency.p < cmp.ALPHA  # clear...
+    assert latency.p is not None and latency.p < ALPHA  # clear...
     assert latency.change is not None and abs(latency.change) < 0.20  # ...but below 20 %
     assert latency.status == cmp.WITHIN_NOISE
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from pytest_ebsperf import evidence, verdict
+from pytest_ebsperf import evidence, units, verdict
 from pytest_ebsperf.fio.result import DirectionStats, FioResult, Latency, Series
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.models.types import (
@@ -417,12 +417,12 @@ def test_discard_support_is_read_from_discard_max_bytes(value: int, outcome: Out
     (None, "IOPS", "-"),
 ])
 def test_quantities_are_formatted_for_people(value: float | None, unit: str, text: str) -> None:
-    assert verdict.format_quantity(value, unit) == text
+    assert units.format_quantity(value, unit) == text
 
 
 def test_a_percentage_below_one_never_rounds_up_to_100() -> None:
-    assert verdict.format_percent(0.99999) == "99.99 %"
-    assert verdict.format_percent(0.999) == "99.9 %"
+    assert units.format_percent(0.99999) == "99.99 %"
+    assert units.format_percent(0.999) == "99.9 %"
 
 
 @pytest.mark.parametrize(("runtime", "ramp", "iodepth", "want"), [

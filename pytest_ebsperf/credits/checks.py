@@ -50,6 +50,7 @@ from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.models.types import Expectation
 from pytest_ebsperf.session import EbsperfSession, Target
 from pytest_ebsperf.settings import Settings
+from pytest_ebsperf.units import MIB, format_seconds
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 from pytest_ebsperf.volume import Volume
 
@@ -69,7 +70,7 @@ REFILL_BURST_WINDOWS = 20
 REFILL_FLOOR_WINDOWS = 3
 #: A balance worth less than this many seconds of burst counts as empty.
 EMPTY_BURST_S = 0.5
-_MIB = 1024.0 * 1024.0
+_MIB = float(MIB)
 
 
 class NotApplicable(Exception):
@@ -78,7 +79,7 @@ class NotApplicable(Exception):
 
 
 class Handle(Protocol):
-    """What the checks use of the ``ebsperf`` fixture object (:class:`~pytest_ebsperf.checks.Ebsperf`)."""
+    """What the checks use of the ``ebsperf`` fixture object (:class:`~pytest_ebsperf.plugin.fixture.Ebsperf`)."""
 
     settings: Settings
     session: EbsperfSession
@@ -163,7 +164,7 @@ class CreditChecks:
         self._idle(idle, ledger, levels)
         idled = self.clock() - (ledger.empty_at if ledger.empty_at is not None
                                 else ledger.updated_at)
-        context = (f"Idle {verdict.format_seconds(idled)} after the bucket ran dry earned "
+        context = (f"Idle {format_seconds(idled)} after the bucket ran dry earned "
                    f"{levels.earn * idled:,.0f} {levels.credit_unit} at the baseline rate.")
         scale = self.book.timescale(self.h.volume)
         floor = min(REFILL_FLOOR_WINDOWS * self._window_s(), verdict.TIME_MIN_ABS_S / scale)
@@ -273,9 +274,9 @@ class CreditChecks:
     def _plan_note(self, phase: str, expected_s: float, runtime_s: float) -> None:
         """Say before the run how long it will take and what ends it early."""
         self.h.notes.append(
-            f"{phase} run: at most {verdict.format_seconds(runtime_s)} (model's knee at "
-            f"{verdict.format_seconds(expected_s)} plus its tolerance); it stops once the knee "
-            f"and {verdict.format_seconds(self._post_s(expected_s))} after it are seen")
+            f"{phase} run: at most {format_seconds(runtime_s)} (model's knee at "
+            f"{format_seconds(expected_s)} plus its tolerance); it stops once the knee "
+            f"and {format_seconds(self._post_s(expected_s))} after it are seen")
 
     def _knee_monitor(self, levels: Levels, expected_s: float) -> Monitor:
         """Stop a knee run once the knee is found and the level after it held a few windows."""
@@ -291,8 +292,8 @@ class CreditChecks:
             ends = list(itertools.accumulate(series.window_s))
             knee = find_knee(values, ends, window_s=window, describe=levels.q)
             if knee.found and knee.t_s is not None and ends[-1] - knee.t_s >= post_s:
-                return (f"the knee came at {verdict.format_seconds(knee.t_s)} and the lower "
-                        f"level held {verdict.format_seconds(ends[-1] - knee.t_s)} after it")
+                return (f"the knee came at {format_seconds(knee.t_s)} and the lower "
+                        f"level held {format_seconds(ends[-1] - knee.t_s)} after it")
             return None
 
         return monitor
@@ -387,7 +388,7 @@ class CreditChecks:
         knee, series = self._knee(result, levels)
         if not self._learn(ledger, knee, series, levels):
             reason = (f"inconclusive: the bucket did not run dry within "
-                      f"{verdict.format_seconds(_span(series))} (still at "
+                      f"{format_seconds(_span(series))} (still at "
                       f"{levels.q(knee.before)}), so the refill could not be timed; the "
                       "burst-duration check says by how much the bucket outlasted the model")
             self.h.conclude(Verdict(Outcome.INCONCLUSIVE, claim, what, None, None, "s",
@@ -441,7 +442,7 @@ class CreditChecks:
     def _unexpected_knee(self, claim: str, what: str, knee: Knee, levels: Levels) -> Verdict:
         volume = self.h.volume
         reason = (f"fell from {levels.q(knee.before)} to {levels.q(knee.after or 0.0)} at "
-                  f"{verdict.format_seconds(knee.t_s or 0.0)}")
+                  f"{format_seconds(knee.t_s or 0.0)}")
         message = (f"{what}: {reason}, but this {volume.label()} has no burst bucket to run "
                    f"out of: its baseline {levels.q(levels.baseline)} is its burst level. "
                    f"Claim {claim}, {models.source_url(claim, '')}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pytest_ebsperf import verdict
 from pytest_ebsperf.credits.knee import Knee
 from pytest_ebsperf.fio.result import DirectionStats, FioResult, Series
-from pytest_ebsperf.verdict import format_quantity, format_seconds
+from pytest_ebsperf.units import format_quantity, format_seconds
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 
 BINDING = "burst credits"

@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.models import accounting
 from pytest_ebsperf.models.credits import BurstPlan, burst_plan
+from pytest_ebsperf.units import MIB
 from pytest_ebsperf.volume import DEFAULT, HDD_TYPES, Volume
 
-_MIB = 1024.0 * 1024.0
+_MIB = float(MIB)
 
 
 def scaled_plan(volume: Volume, timescale: float = 1.0, *, balance_pct: float | None = None

@@ -22,10 +22,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
+from pytest_ebsperf.units import MIB
+
 if TYPE_CHECKING:
     from typing import Self
 
-_MIB = 1024.0 * 1024.0
+_MIB = float(MIB)
 #: /sys/block/<dev>/stat fields: reads completed, sectors read, writes completed, sectors
 #: written (Documentation/block/stat.rst); a sector is 512 bytes whatever the device.
 _READS, _READ_SECTORS, _WRITES, _WRITE_SECTORS = 0, 2, 4, 6

@@ -23,16 +23,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_ebsperf.results import records
+from pytest_ebsperf.results import ALPHA, records
 from pytest_ebsperf.results.stats import SampleSummary, relative_change, summarize, t_test
-from pytest_ebsperf.verdict import format_quantity
+from pytest_ebsperf.units import format_quantity
 
-#: Significance level of "statistically clear". Strict, because a CI gate compares many
-#: checks and metrics per run and every false alarm costs a person's time.
-ALPHA = 0.01
 #: Confidence level of the interval printed for a change (matches ALPHA).
 CI_LEVEL = 1.0 - ALPHA
-DEFAULT_THRESHOLD_PCT = 10.0
 
 REGRESSION = "regression"
 IMPROVEMENT = "improvement"

@@ -21,12 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tabulate import tabulate
-
 from pytest_ebsperf.results import records
-from pytest_ebsperf.verdict import format_number
+from pytest_ebsperf.units import MIB, format_number
 
-_MIB = 1024.0 * 1024.0
+_MIB = float(MIB)
 #: claims.md B-PRICE, us-east-1, USD per GB-month and per provisioned IOPS-month.
 FALLBACK_PRICES: Mapping[str, tuple[float, float, int]] = {
     "gp2": (0.10, 0.0, 0), "gp3": (0.08, 0.005, 3000), "io1": (0.125, 0.065, 0),
@@ -34,7 +32,6 @@ FALLBACK_PRICES: Mapping[str, tuple[float, float, int]] = {
     "standard": (0.05, 0.0, 0),
 }
 FALLBACK_SOURCE = "claims.md B-PRICE (us-east-1, 2025-2026 catalogue; storage and IOPS only)"
-DEFAULT_REGION = "us-east-1"
 
 
 @dataclass(frozen=True)
@@ -159,6 +156,8 @@ def format_cost_table(table: CostTable, tablefmt: str = "simple") -> str:
     if not any(row.note for row in table.rows):
         headers.pop()
         lines = [line[:-1] for line in lines]
+    from tabulate import tabulate  # only when a table is drawn
+
     return tabulate(lines, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 

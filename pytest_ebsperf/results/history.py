@@ -24,12 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_ebsperf.results import records
+from pytest_ebsperf.units import MIB
 
 #: Benchmark group of every ebsperf check (``pytest-benchmark compare --group-by=group``).
 GROUP = "ebsperf"
 #: Key of our payload in a benchmark's ``extra_info`` (read back by :mod:`.baseline`).
 EXTRA_INFO_KEY = "ebsperf"
-_MIB = 1024.0 * 1024.0
+_MIB = float(MIB)
 
 
 class VirtualClock:

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf.fio.workload import format_size
 from pytest_ebsperf.plots import new_figure, safe_name, save_figure
+from pytest_ebsperf.units import MIB
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-_MIB = 1024.0 * 1024.0
+_MIB = float(MIB)
 
 
 def series_figure(row: Mapping[str, Any], measurement: Mapping[str, Any]) -> Figure | None:

@@ -1,6 +1,6 @@
 """The results side of one pytest run: options, the baseline, what happened per test.
 
-Plain Python (no pytest): :mod:`pytest_ebsperf.results_hooks` builds one :class:`ResultsRun`
+Plain Python (no pytest): :mod:`pytest_ebsperf.plugin.results` builds one :class:`ResultsRun`
 in ``pytest_configure`` and calls :meth:`ResultsRun.after_test` once per test with the rows
 and measurements the test recorded.
 """
@@ -12,13 +12,13 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf.errors import ConfigError
-from pytest_ebsperf.results import compare as cmp
-from pytest_ebsperf.results.baseline import load_baseline
-from pytest_ebsperf.results.cost import DEFAULT_REGION
-from pytest_ebsperf.results.document import annotate_measurements
+from pytest_ebsperf.results import ALPHA, DEFAULT_REGION, DEFAULT_THRESHOLD_PCT
+
+if TYPE_CHECKING:  # the comparison code loads only when a baseline is given
+    from pytest_ebsperf.results import compare as cmp
 
 #: Rows with these outcomes are gated; an inconclusive check measured the test's limits.
 GATED_OUTCOMES = ("pass", "fail", "info")
@@ -30,7 +30,7 @@ class ResultsOptions:
 
     report: str | None = None
     compare: str | None = None
-    threshold_pct: float = cmp.DEFAULT_THRESHOLD_PCT
+    threshold_pct: float = DEFAULT_THRESHOLD_PCT
     price_region: str | None = None
 
     def region(self) -> str:
@@ -47,7 +47,7 @@ class ResultsOptions:
         for name, flag in names.items():
             value = getattr(self, name)
             given = value is not None and not (name == "threshold_pct" and
-                                               value == cmp.DEFAULT_THRESHOLD_PCT)
+                                               value == DEFAULT_THRESHOLD_PCT)
             out[name] = {"value": value, "origin": f"command line ({flag})" if given
                          else "default"}
         return out
@@ -57,7 +57,7 @@ def check_options(options: ResultsOptions) -> None:
     """Say what is wrong with an option before anything runs."""
     if not options.threshold_pct > 0:
         raise ConfigError(f"--ebsperf-compare-threshold must be a positive percentage, got "
-                          f"{options.threshold_pct:g}. Default: {cmp.DEFAULT_THRESHOLD_PCT:g}.")
+                          f"{options.threshold_pct:g}. Default: {DEFAULT_THRESHOLD_PCT:g}.")
     if options.report and Path(options.report).is_dir():
         raise ConfigError(f"--ebsperf-report={options.report} is a directory; give a file "
                           "name such as ebsperf-results.json.")
@@ -82,6 +82,8 @@ class ResultsRun:
         check_options(options)
         baseline = None
         if options.compare:
+            from pytest_ebsperf.results.baseline import load_baseline
+
             baseline = load_baseline(options.compare, benchmark_storage=benchmark_storage)
         return cls(options, baseline)
 
@@ -93,6 +95,9 @@ class ResultsRun:
         carries the result under ``"compare"``. A test with an inconclusive row is annotated
         but never failed by the gate.
         """
+        from pytest_ebsperf.results import compare as cmp
+        from pytest_ebsperf.results.document import annotate_measurements
+
         annotate_measurements(rows, measurements)
         if self.baseline is None or not rows:
             return None
@@ -111,6 +116,8 @@ class ResultsRun:
         return message
 
     def _compare(self, measurement: Mapping[str, Any]) -> cmp.Comparison:
+        from pytest_ebsperf.results import compare as cmp
+
         assert self.baseline is not None
         found, note = self.baseline.match(measurement)
         return cmp.compare_measurement(measurement, found,
@@ -124,7 +131,7 @@ class ResultsRun:
             return None
         compared, regressed = gate_counts(rows)
         return {"baseline": self.baseline.source, "threshold_pct": self.options.threshold_pct,
-                "alpha": cmp.ALPHA, "test": "Welch's t-test on per-second samples, "
+                "alpha": ALPHA, "test": "Welch's t-test on per-second samples, "
                 "autocorrelation-corrected (Student's pooled test when a run has one sample)",
                 "tests_compared": compared, "regressions": regressed}
 
@@ -132,13 +139,17 @@ class ResultsRun:
 def gate_counts(rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
     """Tests compared and tests with a regression, from the rows (which, unlike this
     process's counters, include the tests xdist workers ran)."""
+    from pytest_ebsperf.results.compare import REGRESSION
+
     compared = {row.get("nodeid") for row in rows if row.get("compare")}
     regressed = {row.get("nodeid") for row in rows
-                 if (row.get("compare") or {}).get("status") == cmp.REGRESSION}
+                 if (row.get("compare") or {}).get("status") == REGRESSION}
     return len(compared), len(regressed)
 
 
 def _row_summary(comparisons: Sequence[cmp.Comparison]) -> dict[str, Any]:
+    from pytest_ebsperf.results import compare as cmp
+
     status = cmp.worst(c.status for c in comparisons)
     shown = next(c for c in comparisons if c.status == status)
     return {"status": status, "summary": shown.summary(), "headline": shown.headline(),

@@ -33,20 +33,19 @@ from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload, parse_size
 from pytest_ebsperf.kernelstat import BlockStat
 from pytest_ebsperf.models.types import Expectation
-from pytest_ebsperf.outcomes import fail_plainly
+from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY
+from pytest_ebsperf.plugin.outcomes import fail_plainly
 from pytest_ebsperf.results.records import measurement_facts
 from pytest_ebsperf.session import EbsperfSession, SuiteMismatch, Target
 from pytest_ebsperf.settings import Settings
-from pytest_ebsperf.verdict import format_quantity
+from pytest_ebsperf.units import format_quantity
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 from pytest_ebsperf.volume import Volume
 
-ROW_KEY = "ebsperf"
 #: Seconds a relative check measures each twin for at least, unless --ebsperf-runtime is given.
 REL_MIN_RUNTIME_S = 20.0
 #: Rounds a relative check may take (each REL_MIN_RUNTIME_S per twin) until it decides.
 REL_MAX_ROUNDS = 3
-MEASUREMENT_KEY = "ebsperf_measurement"
 
 
 class Ebsperf:

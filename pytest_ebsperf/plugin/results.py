@@ -15,10 +15,9 @@ from typing import Any
 import pytest
 
 from pytest_ebsperf import plots
-from pytest_ebsperf.checks import MEASUREMENT_KEY, ROW_KEY
 from pytest_ebsperf.errors import EbsperfError
-from pytest_ebsperf.results import history, junit
-from pytest_ebsperf.results.compare import ALPHA
+from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY, STATE_KEY
+from pytest_ebsperf.results import ALPHA, history, junit
 from pytest_ebsperf.results.run import ResultsOptions, ResultsRun, gate_counts
 
 RUN_KEY = pytest.StashKey[ResultsRun]()
@@ -70,6 +69,11 @@ def pytest_configure(config: pytest.Config) -> None:
         xdist=_xdist_active(config))
     config.stash[RUN_KEY] = run
     config.stash[HISTORY_KEY] = active
+
+
+def _settings(config: pytest.Config) -> Any:
+    state = config.stash.get(STATE_KEY, None)
+    return state.settings if state is not None else None
 
 
 def _xdist_active(config: pytest.Config) -> bool:
@@ -125,7 +129,9 @@ def _after_test(item: pytest.Item, run: ResultsRun) -> str | None:
     uses_benchmark = "benchmark" in getattr(item, "fixturenames", ())
     if item.config.stash.get(HISTORY_KEY, False) and not uses_benchmark:
         _record_history(item, rows, measurements)
-    directory = plots.check_pictures_dir(item.config)
+    directory = plots.check_pictures_dir(
+        _settings(item.config), Path(item.config.invocation_params.dir),
+        html=bool(item.config.getoption(plots.HTML_DEST, None)))
     if directory is not None:
         _draw(item, run, rows, measurements, directory)
     return message
@@ -216,7 +222,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def _run_state(config: pytest.Config) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
                                                dict[str, Any]]:
-    from pytest_ebsperf.plugin import STATE_KEY
     from pytest_ebsperf.results.document import settings_facts
 
     state = config.stash.get(STATE_KEY, None)
@@ -228,7 +233,6 @@ def _run_state(config: pytest.Config) -> tuple[list[dict[str, Any]], list[dict[s
 
 
 def _environment(config: pytest.Config) -> dict[str, Any]:
-    from pytest_ebsperf.plugin import STATE_KEY
     from pytest_ebsperf.results.document import environment_facts
 
     state = config.stash.get(STATE_KEY, None)
@@ -248,7 +252,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     run = config.stash.get(RUN_KEY, None)
     if run is None:
         return
-    rows, measurements, _ = _run_state(config)
+    state = config.stash.get(STATE_KEY, None)
+    rows, measurements = (state.rows, state.measurements) if state is not None else ([], [])
     for title, lines in _summary_sections(run, rows, measurements):
         terminalreporter.write_sep("=", title)
         for line in lines:
@@ -257,11 +262,15 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 def _summary_sections(run: ResultsRun, rows: list[dict[str, Any]],
                       measurements: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
-    from pytest_ebsperf.results.cost import caption, cost_table, format_cost_table
-
     sections = []
-    table = cost_table(measurements, run.options.region()) if measurements else None
+    table = None
+    if measurements:
+        from pytest_ebsperf.results.cost import cost_table
+
+        table = cost_table(measurements, run.options.region())
     if table is not None:
+        from pytest_ebsperf.results.cost import caption, format_cost_table
+
         sections.append(("ebsperf: cost per performance (seed 003 shape)",
                          [caption(table), *format_cost_table(table).splitlines()]))
     notes = _notes(run, rows)
@@ -292,7 +301,6 @@ def _notes(run: ResultsRun, rows: list[dict[str, Any]]) -> list[str]:
 def pytest_benchmark_update_machine_info(config: pytest.Config,
                                          machine_info: dict[str, Any]) -> None:
     """Add the volume and instance settings, so stored runs say what they measured."""
-    from pytest_ebsperf.plugin import STATE_KEY
 
     state = config.stash.get(STATE_KEY, None)
     if state is None:
@@ -316,7 +324,7 @@ def pytest_html_results_summary(prefix: list[str], summary: list[str], postfix: 
     rows, measurements, _ = _run_state(config)
     if run is None or not (rows or measurements):
         return
-    directory = plots.plot_dir(config)
+    directory = plots.plot_dir(_settings(config), Path(config.invocation_params.dir))
     started = run.started - 1.0  # coarse file-system timestamps
     pictures = sorted(p for p in directory.glob("*.png") if p.stat().st_mtime >= started) \
         if directory is not None else []

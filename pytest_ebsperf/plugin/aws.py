@@ -27,15 +27,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ebsperf import models
 from pytest_ebsperf.errors import ConfigError, EbsperfError
-from pytest_ebsperf.outcomes import fail_plainly
-from pytest_ebsperf.plugin import STATE_KEY
-from pytest_ebsperf.session import EbsperfSession, FoundVolume
-from pytest_ebsperf.volume import Volume
+from pytest_ebsperf.plugin.keys import STATE_KEY
+from pytest_ebsperf.plugin.outcomes import fail_plainly
 
 if TYPE_CHECKING:
     from pytest_ebsperf.aws import Provisioner, SweepReport
+    from pytest_ebsperf.plugin import EbsperfPlugin
+    from pytest_ebsperf.session import EbsperfSession
+    from pytest_ebsperf.volume import Volume
 
 SYSFS_ENV = "EBSPERF_SYSFS_ROOT"
 DEV_ENV = "EBSPERF_DEV_ROOT"
@@ -103,13 +103,18 @@ def pytest_configure(config: pytest.Config) -> None:
     state = config.stash.get(STATE_KEY, None)
     if state is None:
         return
-    session = state.session
-    session.initialize = bool(config.getoption("ebsperf_initialize"))
-    session.aws_options = device_roots(os.environ)
+    initialize = bool(config.getoption("ebsperf_initialize"))
+    roots = device_roots(os.environ)
+
+    def setup(session: EbsperfSession) -> None:
+        session.initialize = initialize
+        session.aws_options = roots
+
+    state.on_session(setup)
     # xdist workers would each provision the whole matrix on the same instance
     parallel = hasattr(config, "workerinput") or bool(config.getoption("numprocesses", None))
     try:
-        run = AwsRun(session, parallel=parallel)
+        run = AwsRun(state, parallel=parallel)
     except EbsperfError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[AWS_KEY] = run
@@ -163,16 +168,18 @@ def suite_type(item: pytest.Item) -> str | None:
 class AwsRun:
     """Provisioned matrix runs and the volume-facts summary; registered as a plugin."""
 
-    def __init__(self, session: EbsperfSession, *, parallel: bool = False) -> None:
-        self.session = session
-        self.settings = session.settings
+    def __init__(self, state: EbsperfPlugin, *, parallel: bool = False) -> None:
+        self._state = state
+        self.settings = state.settings
         self.specs = self._parse_specs(parallel)
         self.provisioner: Provisioner | None = None
         self.lines: list[str] = []
 
-    def _parse_specs(self, parallel: bool) -> list[Volume]:
-        from pytest_ebsperf.aws import parse_provision_spec
+    @property
+    def session(self) -> EbsperfSession:
+        return self._state.session
 
+    def _parse_specs(self, parallel: bool) -> list[Volume]:
         s = self.settings
         if s.max_cost < 0:
             raise ConfigError(f"--ebsperf-max-cost is a limit in US dollars, got {s.max_cost:g} "
@@ -187,6 +194,8 @@ class AwsRun:
         if parallel:
             raise ConfigError(f"--ebsperf-provision (from {where}) attaches one volume at a time "
                               "to this instance; it cannot be split over xdist workers. Drop -n.")
+        from pytest_ebsperf.aws import parse_provision_spec  # only with --ebsperf-provision
+
         specs = parse_provision_spec(s.provision, source=where)
         twice = [spec_text(v) for v, n in Counter(specs).items() if n > 1]
         if twice:
@@ -266,9 +275,13 @@ class AwsRun:
             self.session.facts["provisioning"]["instance_limits"] = str(exc)
             return
         if found is not None and found.ebs is not None:
+            from pytest_ebsperf import models
+
             self.session.instance_limits = models.as_ebs_limits(found.ebs)
 
     def _initialization_lines(self) -> None:
+        if not self._state.session_made:
+            return  # no check asked for the volume: nothing was discovered or read
         from pytest_ebsperf.aws.pricing import duration
 
         init, found = self.session.facts.get("initialization"), self.session.found
@@ -294,12 +307,16 @@ class AwsRun:
         label = spec_text(spec)
         try:
             volume, device = provisioner.provision(spec)
+            from pytest_ebsperf import models
+
             volume = models.validate(volume)
         except EbsperfError as exc:
             self._release_all(provisioner)
             fail_plainly(f"Could not provision {label} for these tests: {exc}", pytrace=False)
         record = {"spec": label, "volume_id": volume.volume_id, "device": device, "deleted": False}
         self.session.facts["provisioning"]["volumes"].append(record)
+        from pytest_ebsperf.session import FoundVolume
+
         self.session.use_volume(FoundVolume(volume, device, f"provisioned as {label}"))
         self.session.record_volume(device, volume, spec=label)
         try:
@@ -346,6 +363,8 @@ class AwsRun:
 
     # -- report ------------------------------------------------------------------------------
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self._state.session_made:
+            return
         lines = facts_lines(self.session.facts)
         if not lines:
             return

@@ -3,27 +3,31 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ebsperf import hookspecs, report
-from pytest_ebsperf.checks import MEASUREMENT_KEY, ROW_KEY, Ebsperf
 from pytest_ebsperf.errors import EbsperfError
-from pytest_ebsperf.outcomes import fail_plainly
-from pytest_ebsperf.session import EbsperfSession
+from pytest_ebsperf.plugin import hookspecs
+from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY, STATE_KEY
+from pytest_ebsperf.plugin.outcomes import fail_plainly
 from pytest_ebsperf.settings import OPTIONS, Option, Settings, resolve
+
+if TYPE_CHECKING:  # loaded when a check first needs them: a run without checks pays nothing
+    from pytest_ebsperf.plugin.fixture import Ebsperf
+    from pytest_ebsperf.session import EbsperfSession
+
+__all__ = ["MEASUREMENT_KEY", "ROW_KEY", "STATE_KEY", "EbsperfPlugin"]
 
 #: Feature modules with hooks of their own (options go into the same "ebsperf" group).
 pytest_plugins = [
-    "pytest_ebsperf.credits_hooks",
-    "pytest_ebsperf.results_hooks",
-    "pytest_ebsperf.aws_hooks",
+    "pytest_ebsperf.plugin.credits",
+    "pytest_ebsperf.plugin.results",
+    "pytest_ebsperf.plugin.aws",
 ]
 
-STATE_KEY = pytest.StashKey["EbsperfPlugin"]()
 MARKER_HELP = (
     "ebsperf(volume_type=None, **settings): the volume type a suite checks (other volumes "
     "skip it) and per-test settings (runtime=..., iodepth=...), which win over the command line."
@@ -77,7 +81,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     plugin = config.stash.get(STATE_KEY, None)
     if plugin is not None:
-        plugin.session.close()
+        plugin.close()
         config.pluginmanager.unregister(plugin)
         del config.stash[STATE_KEY]
 
@@ -88,15 +92,45 @@ class EbsperfPlugin:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
         self.settings = settings
-        self.session = EbsperfSession(settings)
+        self._session: EbsperfSession | None = None
+        self._setup: list[Callable[[EbsperfSession], None]] = []
         self.rows: list[dict[str, Any]] = []
         self.measurements: list[dict[str, Any]] = []
 
+    @property
+    def session(self) -> EbsperfSession:
+        """The measuring side of the run, made when a check first needs it (a pytest run in
+        a project that has the plugin installed but runs no check never loads it)."""
+        if self._session is None:
+            from pytest_ebsperf.session import EbsperfSession
+
+            session = EbsperfSession(self.settings)
+            for setup in self._setup:
+                setup(session)
+            self._session = session
+        return self._session
+
+    @property
+    def session_made(self) -> bool:
+        return self._session is not None
+
+    def on_session(self, setup: Callable[[EbsperfSession], None]) -> None:
+        """Apply ``setup`` to the session when it is made (at once if it exists)."""
+        if self._session is not None:
+            setup(self._session)
+        else:
+            self._setup.append(setup)
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+
     def pytest_sessionstart(self) -> None:
         # The terminal reporter exists from here on (not yet in pytest_configure).
-        from pytest_ebsperf.terminal import progress_writer
+        from pytest_ebsperf.plugin.terminal import progress_writer
 
-        self.session.progress = progress_writer(self.config)
+        writer = progress_writer(self.config)
+        self.on_session(lambda session: setattr(session, "progress", writer))
         if not hasattr(self.config, "workerinput") and not self.config.option.collectonly:
             self._check_output_paths()
 
@@ -124,12 +158,13 @@ class EbsperfPlugin:
         ours = [item for item in items if "ebsperf" in getattr(item, "fixturenames", ())]
         if not ours:
             return  # nothing of ours was collected: stay silent (fio, devices not needed)
-        # The run's false-alarm level is shared by its checks (Bonferroni).
-        self.session.checks_planned = len(ours)
         option = self.config.option
+        # The run's false-alarm level is shared by its checks (Bonferroni).
+        planned = len(ours)
+        self.on_session(lambda session: setattr(session, "checks_planned", planned))
         if getattr(option, "collectonly", False) or getattr(option, "showfixtures", False) \
                 or getattr(option, "show_fixtures_per_test", False):
-            return  # pytest's dry runs (IDE discovery, CI listings) need no device and no fio
+            return  # pytest's dry runs (IDE discovery, CI listings): no device, no fio
         try:
             self.session.preflight()
         except EbsperfError as exc:
@@ -145,13 +180,15 @@ class EbsperfPlugin:
                 self.measurements.append(dict(value))
 
     def pytest_sessionfinish(self) -> None:
-        self.session.close()
+        self.close()
         if self.rows and not hasattr(self.config, "workerinput"):
             self.config.hook.pytest_ebsperf_report_rows(rows=self.rows, config=self.config)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.rows and not self.measurements:
             return
+        from pytest_ebsperf import report
+
         for line in report.terminal_lines(self.rows, self.measurements):
             if line.startswith("== "):
                 terminalreporter.write_sep("=", line.strip("= "))
@@ -163,7 +200,8 @@ class EbsperfPlugin:
 def ebsperf_session(pytestconfig: pytest.Config) -> EbsperfSession:
     """The run-wide :class:`~pytest_ebsperf.session.EbsperfSession`: settings, fio runner,
     the volume under test for each suite and its (real or emulated) device."""
-    return pytestconfig.stash[STATE_KEY].session
+    session: EbsperfSession = pytestconfig.stash[STATE_KEY].session
+    return session
 
 
 @pytest.fixture
@@ -185,4 +223,6 @@ def ebsperf(request: pytest.FixtureRequest, ebsperf_session: EbsperfSession,
         settings = ebsperf_session.settings.with_marker(marker_kwargs)
     except EbsperfError as exc:
         fail_plainly(str(exc), pytrace=False)
+    from pytest_ebsperf.plugin.fixture import Ebsperf
+
     yield Ebsperf(ebsperf_session, request.node, settings, marker_kwargs.get("volume_type"))

@@ -1,0 +1,48 @@
+"""What installing the plugin costs every pytest run (figures for docs/benchmarks.md).
+
+    python3 benchmarks/bench_load.py [ROUNDS]
+
+Wall time of ``pytest --collect-only`` with the plugin and without it (``-p no:ebsperf``),
+alternating, ROUNDS times each (default 15), in an empty directory (a project that has the
+plugin installed but runs no check) and on the suites (collection of every built-in claim).
+The figure is the ratio of the medians.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _time(argv: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
+    return time.perf_counter() - start
+
+
+def measure(rounds: int = 15) -> dict[str, object]:
+    base = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+    out: dict[str, object] = {"rounds": rounds}
+    with tempfile.TemporaryDirectory() as empty:
+        cases = {"empty directory": (base, Path(empty)),
+                 "suites": (base + [str(ROOT / "suites")], ROOT)}
+        for name, (argv, cwd) in cases.items():
+            with_plugin, without = [], []
+            for _ in range(rounds):
+                with_plugin.append(_time(argv, cwd))
+                without.append(_time(argv + ["-p", "no:ebsperf"], cwd))
+            a, b = statistics.median(with_plugin), statistics.median(without)
+            out[name] = {"with_s": round(a, 3), "without_s": round(b, 3),
+                         "ratio": round(a / b, 3)}
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure(int(sys.argv[1]) if len(sys.argv) > 1 else 15), indent=1))
