@@ -27,9 +27,12 @@ ROOT = Path(__file__).resolve().parent.parent
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The python of a fresh virtualenv with the wheel of this checkout installed."""
     where = tmp_path_factory.mktemp("wheel")
+    source = where / "source"  # a copy: building leaves build/ and egg-info behind
+    shutil.copytree(ROOT, source, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", "build", "dist", "*.egg-info", "__pycache__", "ebsperf-results", ".benchmarks"))
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(where / "dist"), str(ROOT)],
+         "-w", str(where / "dist"), str(source)],
         capture_output=True, text=True, check=False, cwd=where)
     if build.returncode != 0:
         pytest.fail(f"building the wheel failed: {build.stderr[-2000:]}")
@@ -37,8 +40,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv = where / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print("
-                                "sysconfig.get_paths()['purelib'])"], capture_output=True,
+    purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = Path(subprocess.run([str(python), "-c", purelib], capture_output=True,
                                text=True, check=True).stdout.strip())
     # the dependencies, without the checkout's editable finder (.pth files there are not run)
     (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
@@ -59,10 +62,10 @@ def _clean_env() -> dict[str, str]:
 
 def test_the_installed_package_is_the_wheels_and_carries_every_suite(installed: Path,
                                                                      tmp_path: Path) -> None:
+    code = ("import pytest_ebsperf.suites as s, os; print(os.path.dirname(s.__file__)); "
+            "print(sorted(os.listdir(os.path.dirname(s.__file__))))")
     where = subprocess.run(
-        [str(installed), "-c", "import pytest_ebsperf.suites as s, os; "
-         "print(os.path.dirname(s.__file__)); print(sorted(os.listdir(os.path.dirname("
-         "s.__file__))))"],
+        [str(installed), "-c", code],
         capture_output=True, text=True, check=True, cwd=tmp_path, env=_clean_env())
     location, listing = where.stdout.splitlines()
     assert location.startswith(str(installed.parent.parent))  # the venv, not the checkout

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ebsperf.results import compare as cmp
 from pytest_ebsperf.results import ALPHA, DEFAULT_THRESHOLD_PCT, records
+from pytest_ebsperf.results import compare as cmp
 from pytest_ebsperf.results.baseline import BaselineError, load_baseline
 from pytest_ebsperf.units import format_quantity
 
