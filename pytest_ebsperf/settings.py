@@ -118,6 +118,36 @@ OPTIONS: tuple[Option, ...] = (
     Option("no_discovery", "--ebsperf-no-discovery", "ebsperf_no_discovery",
            "EBSPERF_NO_DISCOVERY", "bool", None, "never call AWS: volume facts that are not "
            "given are not discovered from EC2 metadata and the API.", False),
+    Option("initialize", "--ebsperf-initialize", "ebsperf_initialize", "EBSPERF_INITIALIZE",
+           "bool", None, "a volume restored from a snapshot that is not fully initialized: "
+           "read every block once (AWS's documented fio read, as long as reading the whole "
+           "volume; the estimate is printed) and then measure. Default: skip its checks.",
+           False),
+    Option("emulate_bucket_factor", "--emulate-bucket-factor", "ebsperf_emulate_bucket_factor",
+           "EBSPERF_EMULATE_BUCKET_FACTOR", "float", "FACTOR", "testing aid: give the emulated "
+           "burst bucket this share of the credits the model says it holds (0.7: a bucket 30 "
+           "percent smaller than claimed, which the burst-duration check must catch). Default: 1."),
+    Option("emulate_burst_balance", "--emulate-burst-balance", "ebsperf_emulate_burst_balance",
+           "EBSPERF_EMULATE_BURST_BALANCE", "float", "PERCENT", "testing aid: start the "
+           "emulated bucket at this balance while the model goes by --burst-balance (or a "
+           "full bucket): 0 shows an empty bucket the model did not expect. Default: "
+           "--burst-balance, else 100."),
+    Option("report", "--ebsperf-report", "ebsperf_report", "EBSPERF_REPORT", "str", "FILE",
+           "write every check and measurement (with per-second series), the model's "
+           "expectation, verdict, fio, kernel, instance and volume facts and the settings to "
+           "FILE as JSON (docs/results-file.md)."),
+    Option("compare", "--ebsperf-compare", "ebsperf_compare", "EBSPERF_COMPARE", "str",
+           "RUN|FILE", "compare IOPS, throughput and latency of each check with a stored run: "
+           "a file from --ebsperf-report, a pytest-benchmark JSON, or a saved pytest-benchmark "
+           "run id (0001). A check fails on a regression beyond the threshold that is "
+           "statistically clear."),
+    Option("compare_threshold", "--ebsperf-compare-threshold", "ebsperf_compare_threshold",
+           "EBSPERF_COMPARE_THRESHOLD", "float", "PCT", "smallest change, in percent, that "
+           "--ebsperf-compare treats as a regression.", 10.0),
+    Option("price_region", "--ebsperf-price-region", "ebsperf_price_region",
+           "EBSPERF_PRICE_REGION", "str", "REGION", "region of the prices in the "
+           "cost-per-performance table. Default: AWS_REGION, AWS_DEFAULT_REGION, else "
+           "us-east-1."),
 )
 
 OPTIONS_BY_DEST: dict[str, Option] = {o.dest: o for o in OPTIONS}
@@ -159,6 +189,13 @@ class Settings:
     false_alarm: float = 0.001
     miss_spell: float = 1.0
     no_discovery: bool = False
+    initialize: bool = False
+    emulate_bucket_factor: float | None = None
+    emulate_burst_balance: float | None = None
+    report: str | None = None
+    compare: str | None = None
+    compare_threshold: float = 10.0
+    price_region: str | None = None
     origin: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @property
@@ -289,3 +326,35 @@ def validate(settings: Settings) -> None:
                           "exclude each other: --emulate creates its own volume. Pass one.")
     if settings.emulate_factor != 1.0 and not settings.emulate:
         raise ConfigError("--emulate-factor only applies with --emulate.")
+    if parse_timescale(settings.emulate_timescale) is not None and not settings.emulate:
+        raise ConfigError("--emulate-timescale only applies with --emulate (a real volume's "
+                          "credits run on real time).")
+    _check_emulation_aids(settings)
+
+
+def parse_timescale(text: str, where: str = "--emulate-timescale") -> float | None:
+    """``"auto"`` -> None, ``"100"`` -> 100.0; anything else is a sentence (ConfigError)."""
+    value = text.strip().lower()
+    if value in ("", "auto"):
+        return None
+    try:
+        scale = float(value)
+    except ValueError:
+        scale = math.nan
+    if not math.isfinite(scale) or scale < 1:
+        raise ConfigError(f"{text!r} is not a time scale for {where}: give 'auto' or a number "
+                          "of 1 or more (100 turns a 2,000 s burst into 20 s).")
+    return scale
+
+
+def _check_emulation_aids(settings: Settings) -> None:
+    """The testing aids that shape an emulated burst bucket (only with --emulate)."""
+    factor, start = settings.emulate_bucket_factor, settings.emulate_burst_balance
+    if (factor is not None or start is not None) and not settings.emulate:
+        raise ConfigError("--emulate-bucket-factor and --emulate-burst-balance only apply "
+                          "with --emulate: they change the emulated bucket, not a volume.")
+    if factor is not None and (not math.isfinite(factor) or factor <= 0):
+        raise ConfigError(f"--emulate-bucket-factor must be a positive number, got "
+                          f"{factor:g} (0.7 gives a bucket 30 % smaller than the model's).")
+    if start is not None and not 0 <= start <= 100:
+        raise ConfigError(f"--emulate-burst-balance is a percentage (0-100), got {start:g}.")

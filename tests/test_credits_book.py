@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from pytest_ebsperf import credits_hooks
-from pytest_ebsperf.credits.book import AUTO_BURST_S, CreditBook, auto_timescale, parse_timescale
+from pytest_ebsperf.credits.book import AUTO_BURST_S, CreditBook, auto_timescale
 from pytest_ebsperf.errors import ConfigError
-from pytest_ebsperf.settings import Settings
+from pytest_ebsperf.plugin import credits as credits_hooks
+from pytest_ebsperf.settings import Settings, parse_timescale, validate
 from pytest_ebsperf.volume import Volume
 
 GP2 = Volume("gp2", size_gib=100)
@@ -52,17 +52,17 @@ def test_real_volumes_run_on_real_time() -> None:
     book = CreditBook(Settings())
     assert book.timescale(GP2) == 1.0
     with pytest.raises(ConfigError, match="only applies with --emulate"):
-        CreditBook(Settings(emulate_timescale="100"))
+        validate(Settings(emulate_timescale="100"))
 
 
 def test_testing_aids_are_checked_and_only_apply_to_emulated_volumes() -> None:
     with pytest.raises(ConfigError, match="only apply with --emulate"):
-        CreditBook(Settings()).configure(bucket_factor=0.7)
-    book = CreditBook(Settings(emulate=True))
+        validate(Settings(emulate_bucket_factor=0.7))
     with pytest.raises(ConfigError, match="positive"):
-        book.configure(bucket_factor=0.0)
+        validate(Settings(emulate=True, emulate_bucket_factor=0.0))
     with pytest.raises(ConfigError, match="percentage"):
-        book.configure(start_pct=120.0)
+        validate(Settings(emulate=True, emulate_burst_balance=120.0))
+    book = CreditBook(Settings(emulate=True))
     book.configure(bucket_factor=0.7, start_pct=0.0)
     assert (book.bucket_factor, book.emulated_start_pct) == (0.7, 0.0)
 
@@ -137,7 +137,7 @@ def fake_config(*, verbosity: int = 0, worker: bool = False) -> Any:
 
 def test_progress_is_a_line_on_a_terminal_a_heartbeat_in_a_log_and_silent_under_qq_or_xdist(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_ebsperf import terminal
+    from pytest_ebsperf.plugin import terminal
 
     monkeypatch.setattr(sys, "stdout", SimpleNamespace(isatty=lambda: True))
     assert isinstance(credits_hooks._progress_writer(fake_config()), terminal.TerminalProgress)

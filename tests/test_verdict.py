@@ -449,3 +449,61 @@ def test_earlier_rounds_of_a_relative_check_are_judged_with_its_last_one() -> No
                                       b_before=[2000.0, 1995.0, 2005.0] * 20)
     assert together[0].outcome is Outcome.PASS
     assert together[0].details["ratio_low"] > 0.95
+
+
+# -- latency claims (pytest_ebsperf.latency) ------------------------------------------------
+def _latency_run(percentiles: dict[float, float], ios: int) -> FioResult:
+    clat = Latency(mean_ns=300_000, min_ns=100_000, percentiles=percentiles)
+    read = DirectionStats(iops=ios / 60, bw_bytes=ios / 60 * 4096, total_ios=ios, clat=clat)
+    return FioResult("fio-3.33", read, DirectionStats())
+
+
+def test_a_latency_claim_within_its_bound_passes() -> None:
+    from pytest_ebsperf.latency import judge_latency
+
+    found = judge_latency("DB-02", "read latency", _latency_run(
+        {95.0: 0.6e6, 99.0: 1.4e6, 99.5: 2.5e6}, 60_000), workload(qd=4),
+        percentile=99, bound_ns=2e6, alpha=1e-4)
+    assert found.outcome is Outcome.PASS
+    assert "p99 read latency 1.4 ms measured, at most 2 ms claimed" in found.message
+
+
+def test_a_latency_claim_fails_only_when_slow_completions_are_beyond_chance() -> None:
+    from pytest_ebsperf.latency import judge_latency
+
+    # fio's p95 is above 2 ms: >= 5 % of completions were slower, 1 % allowed; 60,000
+    # completions at QD 4 are 15,000 queue turns: far beyond chance
+    slow = judge_latency("DB-02", "read latency", _latency_run(
+        {90.0: 1.5e6, 95.0: 2.2e6, 99.0: 4e6}, 60_000), workload(qd=4),
+        percentile=99, bound_ns=2e6, alpha=1e-4)
+    assert slow.outcome is Outcome.FAIL
+    assert "At least 5.00% of completions were slower than 2 ms" in slow.message
+    # only p99 itself above the bound: at most the allowed share is shown slower
+    edge = judge_latency("DB-02", "read latency", _latency_run(
+        {98.0: 1.8e6, 99.0: 2.1e6}, 60_000), workload(qd=4),
+        percentile=99, bound_ns=2e6, alpha=1e-4)
+    assert edge.outcome is Outcome.INCONCLUSIVE
+    assert "not evidence yet" in edge.message
+
+
+def test_a_latency_claim_on_too_few_completions_is_inconclusive() -> None:
+    from pytest_ebsperf.latency import judge_latency
+
+    found = judge_latency("DB-02", "read latency", _latency_run({99.9: 3e6}, 2_000),
+                          workload(qd=4), percentile=99.9, bound_ns=2e6, alpha=1e-4)
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert "needs at least 10,000 completions" in found.message
+
+
+def test_latency_bounds_read_as_durations() -> None:
+    from pytest_ebsperf.errors import ConfigError
+    from pytest_ebsperf.latency import parse_duration_ns, percentile_list
+
+    assert parse_duration_ns("2ms") == 2e6
+    assert parse_duration_ns("500us") == 5e5
+    assert parse_duration_ns(1.5) == 1.5e6
+    assert "99.9" in percentile_list(99.9).split(":")
+    with pytest.raises(ConfigError, match="not a latency bound"):
+        parse_duration_ns("fast")
+    with pytest.raises(ConfigError, match="between 0 and 100"):
+        percentile_list(100)

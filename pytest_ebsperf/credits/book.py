@@ -32,8 +32,8 @@ from pytest_ebsperf.credits.ledger import (
     scaled_plan,
 )
 from pytest_ebsperf.credits.progress import ProgressWriter
-from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.models.credits import burst_shortfall, has_burst
+from pytest_ebsperf.settings import parse_timescale
 from pytest_ebsperf.volume import Volume
 
 if TYPE_CHECKING:
@@ -52,21 +52,6 @@ CREDIT_TYPES = frozenset({"gp2", "st1", "sc1"})
 
 if TYPE_CHECKING:
     EmulatedRates = Callable[..., tuple[float | None, float | None, int]]
-
-
-def parse_timescale(text: str, where: str = "--emulate-timescale") -> float | None:
-    """``"auto"`` -> None, ``"100"`` -> 100.0; anything else is a sentence (ConfigError)."""
-    value = text.strip().lower()
-    if value in ("", "auto"):
-        return None
-    try:
-        scale = float(value)
-    except ValueError:
-        scale = math.nan
-    if not math.isfinite(scale) or scale < 1:
-        raise ConfigError(f"{text!r} is not a time scale for {where}: give 'auto' or a number "
-                          "of 1 or more (100 turns a 2,000 s burst into 20 s).")
-    return scale
 
 
 def auto_timescale(volume: Volume) -> float:
@@ -89,9 +74,6 @@ class CreditBook:
     def __init__(self, settings: Settings, clock: Callable[[], float] = time.monotonic) -> None:
         self.settings, self.clock = settings, clock
         self.timescale_setting = parse_timescale(settings.emulate_timescale)
-        if self.timescale_setting is not None and not settings.emulate:
-            raise ConfigError("--emulate-timescale only applies with --emulate (a real volume's "
-                              "credits run on real time).")
         #: Testing aid: the emulated bucket holds this share of what the model says.
         self.bucket_factor = 1.0
         #: Testing aid: the emulated bucket's starting balance (default: --burst-balance).
@@ -105,24 +87,15 @@ class CreditBook:
     def configure(self, *, bucket_factor: float | None = None, start_pct: float | None = None,
                   plots: Callable[[], Path | None] | None = None,
                   progress: ProgressWriter | None = None) -> None:
-        """Apply the options that do not live in Settings; ConfigError on bad values.
+        """Apply the emulated bucket's testing aids, the picture directory and progress.
 
         ``plots`` gives the picture directory when the first picture is drawn (so a run that
         draws none creates no directory); ``progress`` receives progress lines.
         """
-        if (bucket_factor is not None or start_pct is not None) and not self.settings.emulate:
-            raise ConfigError("--emulate-bucket-factor and --emulate-burst-balance only apply "
-                              "with --emulate: they change the emulated bucket, not a volume.")
+        # the values were checked with the other settings (settings.validate)
         if bucket_factor is not None:
-            if not math.isfinite(bucket_factor) or bucket_factor <= 0:
-                raise ConfigError(f"--emulate-bucket-factor must be a positive number, got "
-                                  f"{bucket_factor:g} (0.7 gives a bucket 30 % smaller than "
-                                  "the model's).")
             self.bucket_factor = bucket_factor
         if start_pct is not None:
-            if not 0 <= start_pct <= 100:
-                raise ConfigError(f"--emulate-burst-balance is a percentage (0-100), got "
-                                  f"{start_pct:g}.")
             self.emulated_start_pct = start_pct
         self._plots, self.progress = plots, progress
 

@@ -141,7 +141,7 @@ class EbsperfPlugin:
 
         base = Path(self.config.invocation_params.dir)
         try:
-            report = self.config.getoption("ebsperf_report", None)
+            report = self.settings.report
             if report:
                 check_output_file(str(report), "--ebsperf-report", base=base)
             html = self.config.getoption(HTML_DEST, None)

@@ -56,11 +56,6 @@ AWS_KEY = pytest.StashKey["AwsRun"]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ebsperf")
     group.addoption(
-        "--ebsperf-initialize", action="store_true", dest="ebsperf_initialize", default=False,
-        help="a volume restored from a snapshot that is not fully initialized: read every "
-        "block once (AWS's documented fio read, as long as reading the whole volume; the "
-        "estimate is printed) and then measure. Default: skip its checks.")
-    group.addoption(
         "--ebsperf-sweep", action="store_true", dest="ebsperf_sweep", default=False,
         help="delete EBS volumes that crashed --ebsperf-provision runs left behind (tagged "
         "ebsperf:run-id, over an hour old, not attached to another instance), then exit.")
@@ -103,7 +98,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state = config.stash.get(STATE_KEY, None)
     if state is None:
         return
-    initialize = bool(config.getoption("ebsperf_initialize"))
+    initialize = state.settings.initialize
     roots = device_roots(os.environ)
 
     def setup(session: EbsperfSession) -> None:

@@ -26,7 +26,13 @@ from typing import Any
 import pytest
 
 from pytest_ebsperf import evidence, models, report, verdict
-from pytest_ebsperf.errors import DeviceError, FioError, UnsafeDeviceError, VolumeSpecError
+from pytest_ebsperf.errors import (
+    DeviceError,
+    EbsperfError,
+    FioError,
+    UnsafeDeviceError,
+    VolumeSpecError,
+)
 from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.runner import Monitor
@@ -38,7 +44,7 @@ from pytest_ebsperf.plugin.outcomes import fail_plainly
 from pytest_ebsperf.results.records import measurement_facts
 from pytest_ebsperf.session import EbsperfSession, SuiteMismatch, Target
 from pytest_ebsperf.settings import Settings
-from pytest_ebsperf.units import format_quantity
+from pytest_ebsperf.units import MIB, format_quantity
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 from pytest_ebsperf.volume import Volume
 
@@ -392,6 +398,61 @@ class Ebsperf:
         result = self.run(workload)
         notes = expectation.notes if expectation else ()
         found = verdict.judge_info(claim, what, result, workload, notes=notes)
+        return self.conclude(found, workload, result, started)
+
+    # -- claims of your own ----------------------------------------------------------------
+    def check_at_least(self, claim: str, what: str, workload: Workload, *,
+                       iops: float | None = None, mibps: float | None = None,
+                       share_of_seconds: float = 0.99, source: str = "") -> Verdict:
+        """Your own number: ``workload`` holds at least ``iops`` (or ``mibps``) in
+        ``share_of_seconds`` of the seconds, e.g. "random 4 KiB reads on our database volume
+        hold 12,000 IOPS in 99 % of seconds". Judged like the documented caps: each second is
+        a trial, a FAIL needs evidence at the run's false-alarm level, fio stops as soon as
+        the verdict is settled, and a shortfall is diagnosed (load generator, host, queue
+        depth, a deeper-queue confirmation run) before it is called the volume's."""
+        if (iops is None) == (mibps is None):
+            fail_plainly(f"{claim}: give exactly one of iops= or mibps= (the rate you claim "
+                         "for this workload).", pytrace=False)
+        value = float(iops if iops is not None else (mibps or 0.0) * MIB)
+        if not value > 0 or not math.isfinite(value):
+            fail_plainly(f"{claim}: the claimed rate must be a positive number, got "
+                         f"{iops if iops is not None else mibps!r}.", pytrace=False)
+        if not 0 < share_of_seconds <= 1:
+            fail_plainly(f"{claim}: share_of_seconds is a fraction of the seconds (0.99 for "
+                         f"99 %), got {share_of_seconds!r}.", pytrace=False)
+        unit, metric = ("IOPS", "iops") if iops is not None else ("B/s", "throughput")
+        shown = format_quantity(value, unit)
+        per_io = value if iops is not None else value / workload.bs
+        limit = models.Limit(f"claimed {shown}", "claim", per_io, claim, source)
+        expectation = Expectation(claim, what, models.CAP, value, unit, limit, (limit,),
+                                  low=1.0, high=None, duty=share_of_seconds, source=source)
+        started = time.perf_counter()
+        found, result = self._measure(expectation, workload, metric)
+        found, workload, result = self._confirm_shortfall(found, expectation, workload, metric,
+                                                          result)
+        return self.conclude(found, workload, result, started)
+
+    def check_latency(self, claim: str, what: str, workload: Workload, *,
+                      percentile: float = 99.0, below: str | float = "2ms",
+                      direction: str | None = None, source: str = "") -> Verdict:
+        """Your own latency bound: fio's ``percentile``-th completion latency of ``workload``
+        is at most ``below`` ("2ms", "500us"; a number is milliseconds), e.g. "p99 read
+        latency stays under 2 ms at QD 4". ``direction`` is "read" or "write" (default: the
+        workload's main one). See :mod:`pytest_ebsperf.latency` for the test."""
+        from pytest_ebsperf import latency
+
+        try:
+            bound_ns = latency.parse_duration_ns(below)
+            ladder = latency.percentile_list(percentile)
+        except EbsperfError as exc:
+            fail_plainly(f"{claim}: {exc}", pytrace=False)
+        extra = tuple((k, v) for k, v in workload.extra if k != "percentile_list")
+        workload = workload.replace(extra=(*extra, ("percentile_list", ladder)))
+        started = time.perf_counter()
+        result = self.run(workload)
+        found = latency.judge_latency(claim, what, result, workload, percentile=percentile,
+                                      bound_ns=bound_ns, direction=direction,
+                                      alpha=self.session.policy.alpha, source=source)
         return self.conclude(found, workload, result, started)
 
     def check_rel(self, claim: str, what: str, workload: Workload) -> list[Verdict]:

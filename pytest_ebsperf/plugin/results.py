@@ -26,33 +26,15 @@ PICTURES_KEY = pytest.StashKey[list[Path]]()
 HISTORY_KEY = pytest.StashKey[bool]()
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("ebsperf", "block-storage performance claims (pytest-ebsperf)")
-    group.addoption("--ebsperf-report", dest="ebsperf_report", metavar="FILE", default=None,
-                    help="write every check and measurement (with per-second series), the "
-                    "model's expectation, verdict, fio, kernel, instance and volume facts and "
-                    "the settings to FILE as JSON (docs/results-file.md).")
-    group.addoption("--ebsperf-compare", dest="ebsperf_compare", metavar="RUN|FILE",
-                    default=None,
-                    help="compare IOPS, throughput and latency of each check with a stored "
-                    "run: a file from --ebsperf-report, a pytest-benchmark JSON, or a saved "
-                    "pytest-benchmark run id (0001). A check fails on a regression beyond the "
-                    "threshold that is statistically clear.")
-    group.addoption("--ebsperf-compare-threshold", dest="ebsperf_compare_threshold",
-                    metavar="PCT", type=float, default=10.0,
-                    help="smallest change, in percent, that --ebsperf-compare treats as a "
-                    "regression. Default: %(default)r")
-    group.addoption("--ebsperf-price-region", dest="ebsperf_price_region", metavar="REGION",
-                    default=None,
-                    help="region of the prices in the cost-per-performance table. Default: "
-                    "AWS_REGION, AWS_DEFAULT_REGION, else us-east-1.")
-
-
+@pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    options = ResultsOptions(
-        report=config.getoption("ebsperf_report"), compare=config.getoption("ebsperf_compare"),
-        threshold_pct=config.getoption("ebsperf_compare_threshold"),
-        price_region=config.getoption("ebsperf_price_region"))
+    state = config.stash.get(STATE_KEY, None)
+    if state is None:
+        return
+    settings = state.settings
+    options = ResultsOptions(report=settings.report, compare=settings.compare,
+                             threshold_pct=settings.compare_threshold,
+                             price_region=settings.price_region)
     storage = config.getoption("benchmark_storage", None) or "file://./.benchmarks"
     try:
         run = ResultsRun.start(options, benchmark_storage=str(storage))
