@@ -32,10 +32,16 @@ from typing import Any
 import pytest
 
 from pytest_ebsperf import models
+from pytest_ebsperf.claims import ClaimRunner
 from pytest_ebsperf.emulate import EmulatedDevice
 from pytest_ebsperf.fio.runner import FioRunner
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.settings import DEFAULT_RAMP_EMULATED_S, DEFAULT_RUNTIME_EMULATED_S
+from pytest_ebsperf.session import EbsperfSession
+from pytest_ebsperf.settings import (
+    DEFAULT_RAMP_EMULATED_S,
+    DEFAULT_RUNTIME_EMULATED_S,
+    Settings,
+)
 from pytest_ebsperf.volume import Volume
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,12 +50,12 @@ RAMP_S = DEFAULT_RAMP_EMULATED_S
 
 
 def default_job(volume: Volume, bs: int = 4096) -> Workload:
-    """The job ``ebsperf.workload("randread", "4k")`` builds for ``volume``."""
-    base = Workload("randread", bs=bs, runtime_s=RUNTIME_S, ramp_s=RAMP_S, engine="auto")
-    expected = models.cap_expectation("", "", volume, base).value
-    iodepth, numjobs = models.default_queue_depth(volume, base, expected,
-                                                  cpu_count=os.cpu_count() or 1)
-    return base.replace(iodepth=iodepth, numjobs=numjobs)
+    """The job ``ebsperf.workload("randread", bs)`` builds for ``volume`` (through the claim
+    runner the fixture itself is, on the emulated defaults)."""
+    settings = Settings(emulate=True, volume_type=volume.type, volume_size=volume.size_gib,
+                        volume_iops=volume.iops)
+    runner = ClaimRunner(EbsperfSession(settings), name="bench")
+    return runner.workload("randread", bs)
 
 
 def fidelity() -> list[dict[str, Any]]:

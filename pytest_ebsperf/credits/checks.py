@@ -79,13 +79,13 @@ class NotApplicable(Exception):
 
 
 class Handle(Protocol):
-    """What the checks use of the ``ebsperf`` fixture object (:class:`~pytest_ebsperf.plugin.fixture.Ebsperf`)."""
+    """What the checks use of the ``ebsperf`` fixture object (:class:`~pytest_ebsperf.claims.ClaimRunner`)."""
 
     settings: Settings
     session: EbsperfSession
     notes: list[str]
     row_extras: dict[str, Any]
-    item: Any
+    nodeid: str
 
     @property
     def volume(self) -> Volume: ...
@@ -465,7 +465,7 @@ class CreditChecks:
                         t, values, [(x, y * scale) for x, y in model], expected,
                         timing.slack_s if expected is not None else 0.0, knee.t_s,
                         _plot_notes(timing, knee))
-        path = plot_path(Path(directory), str(self.h.item.nodeid))
+        path = plot_path(Path(directory), str(self.h.nodeid))
         try:
             save_plot(plot, path)
         except ImportError:

@@ -1,0 +1,656 @@
+"""Run claims without pytest: the :class:`ClaimRunner` measures, stops fio when the verdict
+is settled, confirms shortfalls, judges and records.
+
+Given a session (settings, fio runner, volumes and devices), a claim's expectation and a
+workload, it runs fio (with the confirmation run and the fail-fast stop), judges, and hands
+back the verdict, fio's result and the measurement records. The ``ebsperf`` fixture
+(:mod:`pytest_ebsperf.plugin.fixture`) is a runner whose hooks turn verdicts into passes,
+failures and skips; scripts and benchmarks use the runner directly::
+
+    runner = ClaimRunner(session, settings, "io1", name="nightly")
+    found = runner.check_cap("S0-04", "io1 random read", runner.workload("randread", "16k"))
+    print(found.outcome, found.message)
+
+Where a test would be skipped or fail without a verdict, the runner raises
+:class:`ClaimSkipped` or :class:`ClaimRefused` with the sentence.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, NoReturn
+
+from pytest_ebsperf import evidence, models, report, verdict
+from pytest_ebsperf.errors import (
+    DeviceError,
+    EbsperfError,
+    FioError,
+    UnsafeDeviceError,
+    VolumeSpecError,
+)
+from pytest_ebsperf.fio.live import LiveSeries
+from pytest_ebsperf.fio.result import FioResult
+from pytest_ebsperf.fio.runner import Monitor
+from pytest_ebsperf.fio.workload import Workload, parse_size
+from pytest_ebsperf.kernelstat import BlockStat
+from pytest_ebsperf.models.types import Expectation
+from pytest_ebsperf.results.records import measurement_facts
+from pytest_ebsperf.session import EbsperfSession, SuiteMismatch, Target
+from pytest_ebsperf.settings import Settings
+from pytest_ebsperf.units import MIB, format_quantity
+from pytest_ebsperf.verdict_types import Outcome, Verdict
+from pytest_ebsperf.volume import Volume
+
+#: Seconds a relative check measures each twin for at least, unless --ebsperf-runtime is given.
+REL_MIN_RUNTIME_S = 20.0
+#: Rounds a relative check may take (each REL_MIN_RUNTIME_S per twin) until it decides.
+REL_MAX_ROUNDS = 3
+
+
+class ClaimSkipped(EbsperfError):
+    """The claim does not apply here (another volume type, a write without the opt-in, an
+    empty bucket...); ``str`` is the reason."""
+
+
+class ClaimRefused(EbsperfError):
+    """The claim could not be measured (fio refused, an unsafe device, a wrong argument);
+    ``str`` is the sentence that says why."""
+
+
+class ClaimRunner:
+    """Measure and judge claims on the volume under test of ``session``.
+
+    ``suite_type`` is the volume type the claims are about (None: the run's own); ``name``
+    names the runs (fio job names, progress lines) and ``nodeid`` the records. Subclasses
+    adapt the hooks :meth:`skip`, :meth:`refuse`, :meth:`announce`, :meth:`record` and
+    :meth:`decided`.
+    """
+
+    def __init__(self, session: EbsperfSession, settings: Settings | None = None,
+                 suite_type: str | None = None, *, name: str = "ebsperf",
+                 nodeid: str | None = None) -> None:
+        self.session = session
+        self.settings = settings or session.settings
+        self.suite_type = suite_type
+        self.name = name
+        self.nodeid = nodeid or name
+        #: Report rows and measurement records, in the order they were made.
+        self.rows: list[dict[str, Any]] = []
+        self.measurements: list[dict[str, Any]] = []
+        self._volume: Volume | None = None
+        self.verdicts: list[Verdict] = []
+        self.notes: list[str] = []
+        #: Extra report-row fields (``plot``: the PNG of a time-based check).
+        self.row_extras: dict[str, Any] = {}
+
+    # -- what is under test --------------------------------------------------------------
+    @property
+    def volume(self) -> Volume:
+        """The validated :class:`~pytest_ebsperf.volume.Volume` this suite checks."""
+        if self._volume is None:
+            try:
+                self._volume = self.session.volume_for(self.suite_type)
+            except SuiteMismatch as exc:
+                self.skip(str(exc))
+            except VolumeSpecError as exc:
+                self.refuse(str(exc))
+        return self._volume
+
+    @property
+    def target(self) -> Target:
+        """The device the checks run on (emulated or ``--device``)."""
+        return self._target("device")
+
+    @property
+    def reference(self) -> Target:
+        """The twin device (``--reference-device``, or a second emulated volume)."""
+        return self._target("reference")
+
+    def _target(self, role: str) -> Target:
+        try:
+            return self.session.target_for(self.volume, role)
+        except SuiteMismatch as exc:
+            self.skip(str(exc))
+
+    # -- workloads and runs --------------------------------------------------------------
+    def workload(self, pattern: str, bs: str | int = "16k", *, rwmixread: int | None = None,
+                 **overrides: Any) -> Workload:
+        """A fio workload with runtime, ramp and engine from the settings and a queue depth
+        chosen (Little's law) so the volume, not fio, is the bottleneck."""
+        s = self.settings
+        base = Workload(pattern, bs=parse_size(bs, what="block size"), rwmixread=rwmixread,
+                        runtime_s=s.runtime_s, ramp_s=s.ramp_s, engine=s.engine,
+                        name=self.name[:60])
+        expected = self._rate_for_queue_depth(base)
+        iodepth, numjobs = models.default_queue_depth(self.volume, base, expected,
+                                                      cpu_count=self.session.cpu_count)
+        tuned = base.replace(iodepth=s.iodepth or iodepth, numjobs=s.numjobs or numjobs)
+        return tuned.replace(**overrides) if overrides else tuned
+
+    def _rate_for_queue_depth(self, workload: Workload) -> float:
+        if self.volume.type == "instance-store":
+            return models.instance_store_rate(self.volume, workload)
+        return self.expect_cap("", "", workload).value
+
+    def run(self, workload: Workload, *, target: Target | None = None,
+            phase: str = "steady", monitor: Monitor | None = None) -> FioResult:
+        """Run fio once on ``target`` (default: the device under test) and record it.
+
+        ``phase`` tags the measurement: "steady" runs fill the seed-shaped tables; runs over a
+        burst knee ("time-series") and confirmation runs ("probe") are kept out of them.
+        ``monitor`` sees every second while fio runs and may stop it once the verdict is
+        settled (see :meth:`check_cap`); without one the live line still shows progress.
+        """
+        target = target or self.target
+        self._guard_writes(workload, target)
+        if target.emulated is not None:
+            if workload.engine == "auto":
+                # io_uring submits a direct I/O above 256 KiB as more bios than libaio does
+                # (5 instead of 4 for 1 MiB on Linux 6.18), and blk-throttle charges each bio:
+                # the emulated volume would count I/O unlike EBS. libaio splits exactly.
+                workload = workload.replace(engine="libaio")
+            if workload.writes:
+                target.emulated.allocate()
+            # gp2/st1/sc1: the credit controller's burst or baseline limits for this workload
+            self.session.credits.pace(target, workload, self.session.emulated_rates)
+            target.emulated.set_mix(workload.read_fraction)
+        started = time.perf_counter()
+        before = self._kernel_stat(target)
+        from pytest_ebsperf.kernelstat import read_cpu
+
+        cpu_before = read_cpu(self.session.runner.host)
+        with self._one_load_at_a_time(target), \
+                self.session.credits.track(target, workload) as booked:  # the credit ledger
+            try:
+                result = self.session.runner.run(workload, target.path,
+                                                 readonly=not workload.writes,
+                                                 prefix=target.prefix(),
+                                                 monitor=monitor or self._plain_progress(
+                                                     workload))
+            except (FioError, DeviceError) as exc:  # fio's own words, not a traceback
+                self.refuse(f"{workload.label()} on {target.path}: {exc}")
+            finally:
+                if self.session.progress is not None:
+                    self.session.progress.finish()  # end the live line before the outcome
+            cpu_after = read_cpu(self.session.runner.host)
+            if cpu_before is not None and cpu_after is not None:
+                result = replace(result, host_cpu_busy_pct=cpu_after.busy_pct_since(cpu_before))
+            booked(result)
+        seen = self._kernel_seen(target, before, result)
+        self._record_measurement(workload, target, result, time.perf_counter() - started,
+                                 phase, seen)
+        return result
+
+    def _kernel_stat(self, target: Target) -> BlockStat | None:
+        from pytest_ebsperf import kernelstat
+
+        host = self.session.runner.host
+        if host.is_local:
+            return kernelstat.read(target.path)
+        if target.report is None:
+            return None
+        return kernelstat.read_on(host, target.report.name)
+
+    def _kernel_seen(self, target: Target, before: BlockStat | None, result: FioResult
+                     ) -> dict[str, float] | None:
+        """What the kernel counted on the device during the run (a second witness)."""
+        if before is None:
+            return None
+        from pytest_ebsperf import kernelstat
+
+        after = self._kernel_stat(target)
+        if after is None:
+            return None
+        seen = after - before
+        # fio's bytes exclude its ramp; the kernel counts it too, so it never sees less
+        fio_bytes = result.read.io_bytes + result.write.io_bytes
+        problem = kernelstat.mismatch(seen, fio_bytes, target.path)
+        if problem and problem not in self.notes:
+            self.notes.append(problem)
+        return seen.facts()
+
+    def _one_load_at_a_time(self, target: Target) -> Any:
+        """A real device is measured by one fio at a time (pytest-xdist workers, other runs):
+        two loads at once would each see half the volume."""
+        if target.emulated is not None or not self.session.runner.host.is_local:
+            return contextlib.nullcontext()
+        from pytest_ebsperf.devlock import device_lock
+
+        return device_lock(target.path)
+
+    def _guard_writes(self, workload: Workload, target: Target) -> None:
+        """Before every writing workload on a real device: inspect it again, claim it (and
+        its aliases) exclusively for the rest of the run, and say once what will be lost."""
+        if not workload.writes or target.emulated is not None:
+            return
+        from pytest_ebsperf.safety import check_writable, inspect_on
+
+        host = self.session.runner.host
+        try:
+            if self.session.remote_uninspected:
+                raise UnsafeDeviceError(
+                    f"writes to {target.path} on {host} are refused: "
+                    f"{self.session.remote_uninspected}")
+            # a remote device cannot be held between checks (no process of this run lives
+            # there); it is inspected there again right before each writing workload
+            held = host.is_local and self.session.held(target.path)
+            report = inspect_on(host, target.path, exclusive=not held)  # now, not at preflight
+            check_writable(report, destructive=self.settings.destructive)
+            first = self.session.hold(target.path) if host.is_local else \
+                self.session.first_write(target.path)
+            note = report.overwrite_note() if first else None
+            if note:
+                where = "" if host.is_local else f" on {host}"
+                self.announce(f"ebsperf: {note}{where} (--ebsperf-destructive): its data is "
+                               "lost from this write on.")
+        except UnsafeDeviceError as exc:
+            if not self.settings.destructive:
+                self.skip(str(exc))
+            self.refuse(str(exc))
+        except DeviceError as exc:
+            self.refuse(str(exc))
+
+    # -- hooks (the pytest fixture overrides them) ----------------------------------------
+    def skip(self, reason: str) -> NoReturn:
+        """The claim does not apply: raise :class:`ClaimSkipped`."""
+        raise ClaimSkipped(reason)
+
+    def refuse(self, message: str) -> NoReturn:
+        """The claim cannot be measured: raise :class:`ClaimRefused`."""
+        raise ClaimRefused(message)
+
+    def announce(self, line: str) -> None:
+        """Say one line to the person running (before data is overwritten)."""
+        print(line, file=sys.stderr, flush=True)
+
+    def record(self, key: str, value: dict[str, Any]) -> None:
+        """Keep a report row (``key`` "row") or a measurement record ("measurement")."""
+        (self.rows if key == "row" else self.measurements).append(value)
+
+    def decided(self, found: Verdict) -> Verdict:
+        """Called with every recorded verdict; the runner returns it as it is."""
+        return found
+
+    # -- expectations --------------------------------------------------------------------
+    def expect_cap(self, claim: str, what: str, workload: Workload, *, metric: str = "iops",
+                   credits: bool | None = None) -> Expectation:
+        """The CAP expectation for ``workload`` on this volume (min of volume and instance
+        limits). ``credits`` False means an empty burst bucket (gp2/st1/sc1 baseline)."""
+        if credits is None:
+            credits = self.volume.burst_balance_pct != 0
+        return models.cap_expectation(claim, what, self.volume, workload, credits=credits,
+                                      metric=metric, instance_limits=self.session.instance_limits)
+
+    # -- checks --------------------------------------------------------------------------
+    def check_cap(self, claim: str, what: str, workload: Workload, *, metric: str = "iops",
+                  credits: bool | None = None) -> Verdict:
+        """Run ``workload`` and judge it against the documented ceiling (policy CAP).
+
+        The duty cycle is a statistical test (:mod:`pytest_ebsperf.evidence`): fio is stopped
+        as soon as the seconds seen settle it either way, so a volume far below its cap
+        fails in seconds, not after the whole runtime.
+        """
+        expectation = self.expect_cap(claim, what, workload, metric=metric, credits=credits)
+        if expectation.policy == models.INFO:
+            return self.record_info(claim, what, workload, expectation=expectation)
+        started = time.perf_counter()
+        found, result = self._measure(expectation, workload, metric)
+        found, workload, result = self._confirm_shortfall(found, expectation, workload, metric,
+                                                          result)
+        return self.conclude(found, workload, result, started)
+
+    def check_floor(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """Run ``workload`` and judge it against a published "at least" figure (FLOOR)."""
+        expectation = models.floor_expectation(claim, what, self.volume, workload)
+        started = time.perf_counter()
+        found, result = self._measure(expectation, workload, "iops")
+        found, workload, result = self._confirm_shortfall(found, expectation, workload, "iops",
+                                                          result)
+        return self.conclude(found, workload, result, started)
+
+    def _measure(self, expectation: Expectation, workload: Workload, metric: str
+                 ) -> tuple[Verdict, FioResult]:
+        policy = self.session.policy
+        result = self.run(workload, monitor=self._monitor(expectation, workload, metric, policy))
+        judge = verdict.judge_floor if expectation.policy == models.FLOOR else verdict.judge_cap
+        found = judge(expectation, result, workload, metric=metric,
+                      cpu_count=self.session.cpu_count, policy=policy)
+        return found, result
+
+    def _confirm_shortfall(self, found: Verdict, expectation: Expectation, workload: Workload,
+                           metric: str, result: FioResult
+                           ) -> tuple[Verdict, Workload, FioResult]:
+        """Before calling a shortfall the volume's fault, run briefly with 4x the queue
+        depth: a volume at its limit does not go faster, a starved queue does. When the deeper
+        queue reaches the claim, the check is run again at that depth and that run decides."""
+        if found.outcome is not Outcome.FAIL or found.measured is None or \
+                found.expected is None or found.measured >= found.expected:
+            return found, workload, result
+        probe = verdict.probe_queue_depth(workload)
+        probe_result = self.run(probe, phase="probe")
+        probed = verdict.judge_with_probe(found, workload, probe, probe_result, metric=metric)
+        if not probed.details.get("probe_reached") or self.settings.iodepth:
+            # A queue depth the user chose is not overridden: inconclusive, both figures.
+            return probed, workload, result
+        deeper = workload.replace(iodepth=probe.iodepth)
+        again, again_result = self._measure(expectation, deeper, metric)
+        note = (f"At QD {workload.queue_depth} the check fell short "
+                f"({format_quantity(found.measured, found.unit)}); a short run at QD "
+                f"{probe.queue_depth} reached the claim, so the check was run again at QD "
+                f"{deeper.queue_depth}.")
+        details = {**again.details, "first_run": {"qd": workload.queue_depth,
+                                                   "measured": found.measured,
+                                                   "probe_value": probed.details.get(
+                                                       "probe_value")}}
+        again = replace(again, message=f"{again.message} {note}", details=details)
+        return again, deeper, again_result
+
+    def _monitor(self, expectation: Expectation, workload: Workload, metric: str,
+                 policy: evidence.Policy) -> Monitor:
+        """Stop fio once the seconds seen settle the verdict (same test as the final one)."""
+        key = verdict.METRICS[metric][0]
+        low = expectation.low * expectation.value
+        high = expectation.high * expectation.value if expectation.high else None
+        duty = expectation.duty if expectation.policy == models.CAP else None
+        line = self._plain_progress(workload)
+
+        def monitor(series: LiveSeries) -> str | None:
+            values = series.values(key)
+            window = statistics.median(series.window_s)
+            planned = max(len(values), round(workload.runtime_s / window))
+            if line is not None:
+                line(series)
+            if not expectation.value or not math.isfinite(expectation.value):
+                return None
+            interval = evidence.mean_interval(values, policy.alpha) if len(values) >= 3 \
+                else None
+            if high is not None and interval is not None and interval.low > high:
+                return (f"the mean of {len(values)} s is above the cap's "
+                        f"{format_quantity(high, expectation.unit)} beyond the seconds' noise")
+            if high is not None and duty is not None and statistics.fmean(values) > high:
+                above = evidence.duty_test([-v for v in values], -high, duty,
+                                           alpha=policy.alpha, planned=planned,
+                                           spell=policy.spell)
+                if above.state == evidence.FAIL:
+                    return (f"{above.misses} of {len(values)} s above the cap's "
+                            f"{format_quantity(high, expectation.unit)} settle it")
+            if duty is None:
+                if interval is not None and interval.high < low:
+                    return (f"the mean of {len(values)} s is below "
+                            f"{format_quantity(low, expectation.unit)} beyond its noise")
+                return None
+            test = evidence.duty_test(values, low, duty, alpha=policy.alpha, planned=planned,
+                                      spell=policy.spell)
+            if test.state == evidence.FAIL:
+                return (f"{test.misses} of {len(values)} s below "
+                        f"{format_quantity(low, expectation.unit)} settle the duty-cycle test")
+            upper_settled = high is None or (interval is not None and interval.high <= high)
+            if test.state == evidence.PASS and upper_settled and len(values) < planned:
+                return (f"{test.misses} of {len(values)} s below "
+                        f"{format_quantity(low, expectation.unit)}: no remaining second could "
+                        "change the verdict")
+            return None
+
+        return monitor
+
+    def _plain_progress(self, workload: Workload) -> Monitor | None:
+        """A monitor that only shows the live line (the rate every second on a terminal, a
+        heartbeat in CI logs)."""
+        writer = self.session.progress
+        if writer is None:
+            return None
+        name = self.name[:48]
+        key = "total_bw" if workload.bs >= 1024 * 1024 else "total_iops"
+
+        def line(series: LiveSeries) -> str | None:
+            values = series.values(key)
+            now = values[-1] if values else 0.0
+            rate = format_quantity(now, "B/s" if key == "total_bw" else "IOPS")
+            writer.update(f"ebsperf {name}: {series.measured_s:,.0f} s of "
+                          f"{workload.runtime_s:,.0f} s | {rate} now | "
+                          f"{workload.label()}")
+            return None
+
+        return line
+
+    def record_info(self, claim: str, what: str, workload: Workload, *,
+                    expectation: Expectation | None = None) -> Verdict:
+        """Run ``workload`` and record it without judging (policy INFO)."""
+        started = time.perf_counter()
+        result = self.run(workload)
+        notes = expectation.notes if expectation else ()
+        found = verdict.judge_info(claim, what, result, workload, notes=notes)
+        return self.conclude(found, workload, result, started)
+
+    # -- claims of your own ----------------------------------------------------------------
+    def check_at_least(self, claim: str, what: str, workload: Workload, *,
+                       iops: float | None = None, mibps: float | None = None,
+                       share_of_seconds: float = 0.99, source: str = "") -> Verdict:
+        """Your own number: ``workload`` holds at least ``iops`` (or ``mibps``) in
+        ``share_of_seconds`` of the seconds, e.g. "random 4 KiB reads on our database volume
+        hold 12,000 IOPS in 99 % of seconds". Judged like the documented caps: each second is
+        a trial, a FAIL needs evidence at the run's false-alarm level, fio stops as soon as
+        the verdict is settled, and a shortfall is diagnosed (load generator, host, queue
+        depth, a deeper-queue confirmation run) before it is called the volume's."""
+        if (iops is None) == (mibps is None):
+            self.refuse(f"{claim}: give exactly one of iops= or mibps= (the rate you claim "
+                         "for this workload).")
+        value = float(iops if iops is not None else (mibps or 0.0) * MIB)
+        if not value > 0 or not math.isfinite(value):
+            self.refuse(f"{claim}: the claimed rate must be a positive number, got "
+                         f"{iops if iops is not None else mibps!r}.")
+        if not 0 < share_of_seconds <= 1:
+            self.refuse(f"{claim}: share_of_seconds is a fraction of the seconds (0.99 for "
+                         f"99 %), got {share_of_seconds!r}.")
+        unit, metric = ("IOPS", "iops") if iops is not None else ("B/s", "throughput")
+        shown = format_quantity(value, unit)
+        per_io = value if iops is not None else value / workload.bs
+        limit = models.Limit(f"claimed {shown}", "claim", per_io, claim, source)
+        expectation = Expectation(claim, what, models.CAP, value, unit, limit, (limit,),
+                                  low=1.0, high=None, duty=share_of_seconds, source=source)
+        started = time.perf_counter()
+        found, result = self._measure(expectation, workload, metric)
+        found, workload, result = self._confirm_shortfall(found, expectation, workload, metric,
+                                                          result)
+        return self.conclude(found, workload, result, started)
+
+    def check_latency(self, claim: str, what: str, workload: Workload, *,
+                      percentile: float = 99.0, below: str | float = "2ms",
+                      direction: str | None = None, source: str = "") -> Verdict:
+        """Your own latency bound: fio's ``percentile``-th completion latency of ``workload``
+        is at most ``below`` ("2ms", "500us"; a number is milliseconds), e.g. "p99 read
+        latency stays under 2 ms at QD 4". ``direction`` is "read" or "write" (default: the
+        workload's main one). See :mod:`pytest_ebsperf.latency` for the test."""
+        from pytest_ebsperf import latency
+
+        try:
+            bound_ns = latency.parse_duration_ns(below)
+            ladder = latency.percentile_list(percentile)
+        except EbsperfError as exc:
+            self.refuse(f"{claim}: {exc}")
+        extra = tuple((k, v) for k, v in workload.extra if k != "percentile_list")
+        workload = workload.replace(extra=(*extra, ("percentile_list", ladder)))
+        started = time.perf_counter()
+        result = self.run(workload)
+        found = latency.judge_latency(claim, what, result, workload, percentile=percentile,
+                                      bound_ns=bound_ns, direction=direction,
+                                      alpha=self.session.policy.alpha, source=source)
+        return self.conclude(found, workload, result, started)
+
+    def check_rel(self, claim: str, what: str, workload: Workload) -> list[Verdict]:
+        """Run ``workload`` on the device and on its reference twin; judge IOPS and median
+        latency as relative claims (REL, e.g. S2-17 encryption)."""
+        reference = self.reference
+        if not self.settings.given("runtime"):
+            # An equivalence test needs samples: with ~1 % per-second noise, about 20 per
+            # side narrow the ratio's interval to +-2 % at the run's false-alarm level (a
+            # 5 s emulated run's 4 left it at +-12 %, unable to show "within 5 %").
+            workload = workload.replace(runtime_s=max(workload.runtime_s, REL_MIN_RUNTIME_S))
+        started = time.perf_counter()
+        # Rounds of both twins, alternated so drift hits both alike, until the equivalence
+        # test decides; the false-alarm level is split over the looks it may take.
+        looks = 1 if self.settings.given("runtime") else REL_MAX_ROUNDS
+        policy = self.session.policy.split(looks)
+        mine_before: list[float] = []
+        theirs_before: list[float] = []
+        for look in range(looks):
+            mine = self.run(workload)
+            theirs = self.run(workload, target=reference)
+            found = verdict.judge_rel_pair(claim, what, self.target.label, mine,
+                                           reference.label, theirs, policy=policy,
+                                           a_before=mine_before, b_before=theirs_before)
+            if found[0].outcome is not Outcome.INCONCLUSIVE or look == looks - 1:
+                break
+            mine_before += verdict.series_values(mine, "total_iops")
+            theirs_before += verdict.series_values(theirs, "total_iops")
+        return [self.conclude(v, workload, mine, started) for v in found]
+
+    def check_sweep(self, claim: str, what: str, pattern: str, sizes: Sequence[str | int]
+                    ) -> Verdict:
+        """Run ``pattern`` at each block size; judge the curve against min(IOPS cap,
+        throughput cap / bs) — flat, then throughput-bound (seed 002, S2-08/S2-10).
+
+        Each point stops as soon as its seconds settle it; the sweep stops at the first point
+        that is off the model beyond its noise (one such point fails the curve)."""
+        started = time.perf_counter()
+        policy = self.session.policy
+        point_policy = policy.split(len(sizes))
+        points = []
+        for size in sizes:
+            workload = self.workload(pattern, size)
+            expectation = self.expect_cap(claim, what, workload)
+            result = self.run(workload, monitor=self._monitor(expectation, workload, "iops",
+                                                              point_policy))
+            points.append((workload.bs, expectation, result, workload))
+            if not verdict.judge_sweep(claim, what, [points[-1]], policy=point_policy,
+                                       cpu_count=self.session.cpu_count).outcome \
+                    is Outcome.PASS:
+                break  # one point off the model (or not judgeable) decides the sweep
+        found = verdict.judge_sweep(claim, what, points, cpu_count=self.session.cpu_count,
+                                    policy=policy, planned_points=len(sizes))
+        if len(points) < len(sizes):
+            skipped = ", ".join(str(size) for size in sizes[len(points):])
+            found = replace(found, message=f"{found.message} The sweep stopped there; "
+                            f"{skipped} not measured.")
+        return self.conclude(found, points[-1][3], points[-1][2], started)
+
+    def check_discard(self, claim: str, what: str) -> Verdict:
+        """Judge that the device supports TRIM/discard (sysfs ``discard_max_bytes`` > 0)."""
+        name = os.path.basename(os.path.realpath(self.target.path))
+        path = f"/sys/block/{name}/queue/discard_max_bytes"
+        text = self.session.runner.host.read_text(path).strip()
+        value = int(text) if text.isdigit() else 0
+        found = verdict.judge_discard(claim, what, self.target.path, value)
+        return self.conclude_plain(found)
+
+    # -- credit preconditions (gp2, st1, sc1) --------------------------------------------
+    def require_burst_credits(self) -> None:
+        """Skip unless the burst bucket can carry one check at burst level.
+
+        With ``--burst-balance`` unknown the bucket is assumed full and the report row says
+        so; a volume whose baseline reaches its burst level needs no credits.
+        """
+        volume = self.volume
+        if volume.type not in ("gp2", "st1", "sc1"):
+            return
+        seconds = self.settings.runtime_s + self.settings.ramp_s
+        problem = self.session.credits.burst_shortfall(volume, seconds)  # after earlier runs
+        if problem:
+            self.skip(problem)
+        if volume.burst_balance_pct is None and models.has_burst(volume):
+            self.notes.append("burst balance unknown: assumed a full bucket "
+                              "(pass --burst-balance=PERCENT)")
+
+    def require_empty_bucket(self) -> None:
+        """Skip a baseline-level check unless the burst bucket is known to be empty."""
+        volume = self.volume
+        if not models.has_burst(volume) or volume.burst_balance_pct == 0:
+            return
+        drain = models.drain_seconds(volume)
+        self.skip(f"this claim needs an empty credit bucket: pass --burst-balance=0 once "
+                    f"CloudWatch BurstBalance reads 0 (draining this {volume.label()} at "
+                    f"burst takes about {drain:,.0f} s; the credit suite does it with "
+                    "--ebsperf-long).")
+
+    # -- burst credits over time (gp2, st1, sc1; pytest_ebsperf.credits) ------------------
+    def check_burst_duration(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """TIME: run ``workload`` at burst level until the bucket is empty and judge when the
+        knee came against balance / (burst - baseline). Skips with the duration when that
+        is more than a few minutes, unless ``--ebsperf-long``."""
+        return self._credit_check("burst_duration", claim, what, workload)
+
+    def check_baseline_after_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """CAP at the baseline once the bucket is empty (drained first when needed)."""
+        return self._credit_check("baseline_after_knee", claim, what, workload)
+
+    def check_refill(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """TIME: idle N seconds on an empty bucket; the burst then lasts N x baseline /
+        (burst - baseline)."""
+        return self._credit_check("refill", claim, what, workload)
+
+    def check_no_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """A volume whose baseline reaches its burst level holds it with no knee."""
+        return self._credit_check("no_knee", claim, what, workload)
+
+    def _credit_check(self, name: str, claim: str, what: str, workload: Workload) -> Verdict:
+        from pytest_ebsperf.credits.checks import CreditChecks, NotApplicable
+
+        try:
+            found: Verdict = getattr(CreditChecks(self), name)(claim, what, workload)
+        except NotApplicable as exc:
+            self.skip(str(exc))
+        return found
+
+    # -- outcome -------------------------------------------------------------------------
+    def conclude(self, found: Verdict, workload: Workload, result: FioResult,
+                 started: float) -> Verdict:
+        """Record ``found`` in the report and turn it into the test's outcome."""
+        fio_s = getattr(self.session.runner, "last_wall_s", None)
+        measured_s = max(result.read.runtime_ms, result.write.runtime_ms) / 1000.0
+        summary = {"fio_version": result.fio_version, "fio_wall_s": fio_s,
+                   "check_wall_s": round(time.perf_counter() - started, 3),
+                   "measured_s": round(measured_s, 3), "planned_s": workload.runtime_s,
+                   "stopped_early": bool(result.stop_reason),
+                   "stop_reason": result.stop_reason or "ran its whole runtime",
+                   "host_cpu_busy_pct": None if result.host_cpu_busy_pct is None
+                   else round(result.host_cpu_busy_pct, 1)}
+        return self._finish(found, workload.label(), summary)
+
+    def conclude_plain(self, found: Verdict) -> Verdict:
+        """Record and apply a verdict that involved no fio run."""
+        return self._finish(found, "-", {})
+
+    def _finish(self, found: Verdict, workload_label: str, summary: dict[str, Any]
+                ) -> Verdict:
+        self.verdicts.append(found)
+        row = report.row_from_verdict(found, volume_label=self.target.label,
+                                      workload_label=workload_label, nodeid=self.nodeid,
+                                      fio_summary=summary)
+        if self.notes:
+            row["notes"] = list(self.notes)
+        row.update(self.row_extras)
+        self.record("row", row)
+        return self.decided(found)
+
+    def _record_measurement(self, workload: Workload, target: Target, result: FioResult,
+                            wall_s: float, phase: str = "steady",
+                            kernel: dict[str, float] | None = None) -> None:
+        self.record("measurement", {
+            "phase": phase,
+            "volume": target.label, "title": workload.title, "pattern": workload.pattern,
+            "bs": workload.bs, "iops": result.total_iops, "bw_bytes": result.total_bw_bytes,
+            "workload": workload.label(), "wall_s": round(wall_s, 3),
+            "fio_wall_s": getattr(self.session.runner, "last_wall_s", None),
+            "kernel": kernel,
+            # series, latency and volume facts for the results file, gate and history
+            **measurement_facts(workload, result, target.volume, role=target.role,
+                                device=target.path, emulated=target.emulated is not None,
+                                nodeid=self.nodeid),
+        })
