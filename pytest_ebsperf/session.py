@@ -50,6 +50,10 @@ STANDARD_EMULATED_IOPS = 200
 STANDARD_EMULATED_BPS = 90 * 1024**2
 
 
+#: The initialization read gets at least this long before it is stopped.
+INIT_READ_MIN_TIMEOUT_S = 600.0
+
+
 @dataclass
 class Target:
     """A device checks run against, with the volume it stands for."""
@@ -400,11 +404,18 @@ class EbsperfSession:
     def _initialization_read(self, found: FoundVolume) -> None:
         """AWS's documented read of every block (B-INIT), once, before the first check."""
         from pytest_ebsperf.aws import initialization_read_argv
+        from pytest_ebsperf.fio.host import KILLED_RC, TIMEOUT_RC
 
         started = time.monotonic()
-        done = self.runner.host.run(initialization_read_argv(found.path, fio=self.runner.fio))
+        # bounded: three times AWS's own estimate of reading the whole volume, at least 10 min
+        estimate = float(self.facts["initialization"].get("read_estimate_s") or 0.0)
+        limit_s = max(INIT_READ_MIN_TIMEOUT_S, 3.0 * estimate)
+        done = self.runner.host.run(initialization_read_argv(found.path, fio=self.runner.fio),
+                                    timeout_s=limit_s)
         if done.rc != 0:
             said = (done.stderr.strip() or done.stdout.strip())[:200]
+            if done.rc in (TIMEOUT_RC, KILLED_RC):
+                said = f"stopped after {limit_s:,.0f} s, three times its estimate"
             reason = (f"the initialization read of {found.path} failed (fio exit status "
                       f"{done.rc}: {said}); the volume is still not fully initialized.")
             self.found = replace(found, skip_reason=reason)

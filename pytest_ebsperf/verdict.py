@@ -544,22 +544,6 @@ def judge_floor(expectation: Expectation, result: FioResult, workload: Workload,
     return _shortfall(run, check, cpu_count)
 
 
-def judge(expectation: Expectation, result: FioResult, workload: Workload, *,
-          cpu_count: int | None) -> Verdict:
-    """Dispatch on ``expectation.policy`` (CAP, FLOOR or INFO) and its unit."""
-    metric = "throughput" if expectation.unit == "B/s" else "iops"
-    if expectation.policy == CAP:
-        return judge_cap(expectation, result, workload, metric=metric, cpu_count=cpu_count)
-    if expectation.policy == FLOOR:
-        return judge_floor(expectation, result, workload, metric=metric, cpu_count=cpu_count)
-    if expectation.policy == INFO:
-        return judge_info(expectation.claim, expectation.what, result, workload,
-                          unit=expectation.unit, expected=expectation.value,
-                          notes=expectation.notes, source=expectation.source)
-    raise ValueError(f"{expectation.claim}: policy {expectation.policy!r} needs its own judge "
-                     "(judge_rel, judge_time or judge_sweep)")
-
-
 def _judgeable(expectation: Expectation) -> bool:
     return math.isfinite(expectation.value) and expectation.value > 0
 
@@ -788,26 +772,6 @@ def judge_rel(claim: str, what: str, a_label: str, a_value: float, b_label: str,
     message = f"{what}: {pair}, ratio {ratio:.3f} ({tolerance}; {seen}). {cite}"
     return Verdict(outcome, claim, what, b_value, a_value, unit, f"{b_label} (reference)",
                    reason, message, REL, details)
-
-
-def judge_ratio(claim: str, what: str, a_label: str, a_value: float, b_label: str,
-                b_value: float, *, min_ratio: float, unit: str = "IOPS",
-                source: str = "") -> Verdict:
-    """REL "A faster than B": ``a / b >= min_ratio`` (S0-08: gp2 / standard >= 3)."""
-    cite = f"Claim {claim}" + (f", {source}" if source else "")
-    pair = (f"{a_label} {format_quantity(a_value, unit)} vs {b_label} "
-            f"{format_quantity(b_value, unit)}")
-    if b_value <= 0 or not math.isfinite(b_value):
-        reason = f"inconclusive: {b_label} measured nothing to compare with"
-        return Verdict(Outcome.INCONCLUSIVE, claim, what, None, a_value, unit, b_label,
-                       reason, f"{what}: {pair} - {reason}. {cite}", REL, {})
-    ratio = a_value / b_value
-    outcome = Outcome.PASS if ratio >= min_ratio else Outcome.FAIL
-    reason = f"{a_label} vs {b_label}: ratio {ratio:.2f} (>= {min_ratio:g} required)"
-    message = f"{what}: {pair}, ratio {ratio:.2f} (>= {min_ratio:g} required). {cite}"
-    return Verdict(outcome, claim, what, min_ratio * b_value, a_value, unit,
-                   f"{b_label} (reference)", reason, message, REL,
-                   {"ratio": ratio, "min_ratio": min_ratio})
 
 
 def judge_rel_latency(claim: str, what: str, a_label: str, a_ns: float, b_label: str,

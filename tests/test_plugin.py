@@ -12,7 +12,7 @@ import pytest
 
 from conftest import backing_file, needs_fio, needs_root
 
-pytestmark = needs_fio
+# Only the tests that run fio need it: --help, usage errors and dry runs never do.
 
 SUITE = """
 import pytest
@@ -84,6 +84,7 @@ def test_pytests_dry_runs_need_no_device(pytester: pytest.Pytester, dry_run: str
     assert "No device to check" not in result.stderr.str()
 
 
+@needs_fio
 def test_a_mistyped_device_is_reported_and_not_created(pytester: pytest.Pytester) -> None:
     write_suite(pytester)
     missing = "/dev/ebsperf-no-such-device"
@@ -93,6 +94,7 @@ def test_a_mistyped_device_is_reported_and_not_created(pytester: pytest.Pytester
     assert not os.path.exists(missing)
 
 
+@needs_fio
 def test_a_regular_file_is_refused_as_device(pytester: pytest.Pytester,
                                              tmp_path: Path) -> None:
     write_suite(pytester)
@@ -111,6 +113,7 @@ def test_missing_fio_is_a_usage_error_saying_how_to_install_it(
     result.stderr.fnmatch_lines(["*apt-get install fio*"])
 
 
+@needs_fio
 @needs_root
 def test_a_device_without_volume_type_asks_for_it(
         pytester: pytest.Pytester, loop_device: Callable[..., str]) -> None:
@@ -120,6 +123,7 @@ def test_a_device_without_volume_type_asks_for_it(
     result.stderr.fnmatch_lines(["*volume type of /dev/loop* is unknown: pass --volume-type*"])
 
 
+@needs_fio
 @needs_root
 def test_an_out_of_range_volume_fails_with_aws_limits(
         pytester: pytest.Pytester, loop_device: Callable[..., str]) -> None:
@@ -130,6 +134,7 @@ def test_an_out_of_range_volume_fails_with_aws_limits(
     result.stderr.fnmatch_lines(["*io1*100 GiB*20,000 IOPS*not a valid volume*50 IOPS per GiB*"])
 
 
+@needs_fio
 @needs_root
 def test_a_suite_of_another_type_is_skipped_with_the_reason(
         pytester: pytest.Pytester, loop_device: Callable[..., str]) -> None:
@@ -140,6 +145,7 @@ def test_a_suite_of_another_type_is_skipped_with_the_reason(
     result.stdout.fnmatch_lines(["*this suite checks gp3 volumes; the volume under test is io1*"])
 
 
+@needs_fio
 @needs_root
 def test_write_claims_are_skipped_without_opt_in_and_leave_the_device_untouched(
         pytester: pytest.Pytester, loop_device: Callable[..., str]) -> None:
@@ -156,6 +162,7 @@ def test_write_claims_are_skipped_without_opt_in_and_leave_the_device_untouched(
     assert hashlib.sha256(backing_file(device).read_bytes()).hexdigest() == before
 
 
+@needs_fio
 @needs_root
 def test_writes_on_a_mounted_device_are_refused_even_with_opt_in(
         pytester: pytest.Pytester, loop_device: Callable[..., str], tmp_path: Path) -> None:
@@ -180,6 +187,7 @@ def test_writes_on_a_mounted_device_are_refused_even_with_opt_in(
     assert hashlib.sha256(backing_file(device).read_bytes()).hexdigest() == before
 
 
+@needs_fio
 @needs_root
 def test_fio_failing_during_a_check_fails_it_with_a_sentence_not_a_traceback(
         pytester: pytest.Pytester, tmp_path: Path) -> None:
@@ -200,6 +208,7 @@ def test_fio_failing_during_a_check_fails_it_with_a_sentence_not_a_traceback(
     result.stdout.no_fnmatch_line("*raise *")
 
 
+@needs_fio
 def test_an_engine_fio_does_not_have_stops_the_run_with_the_engines_it_has(
         pytester: pytest.Pytester) -> None:
     write_suite(pytester)

@@ -57,7 +57,7 @@ _DIAGNOSES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     for p, s in (
         (
             r"permission denied|err=13\b",
-            "fio could not open {target}: permission denied. Run as root or pass --sudo.",
+            "fio could not open {target}: permission denied. Run pytest as root (sudo pytest ...), or give this user read access to the device.",
         ),
         (
             r"does not support O_DIRECT|direct=1/buffered=0",
