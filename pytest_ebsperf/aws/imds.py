@@ -227,8 +227,3 @@ def _imds_config(endpoint: str | None, env: Mapping[str, str]) -> dict[str, Any]
         "ec2_metadata_service_endpoint_mode": resolve_imds_endpoint_mode(session),
         "ec2_metadata_v1_disabled": session.get_config_variable("ec2_metadata_v1_disabled"),
     }
-
-
-def fetch_identity(**options: Any) -> InstanceIdentity:
-    """Shortcut for ``ImdsClient(**options).identity()``."""
-    return ImdsClient(**options).identity()

@@ -21,7 +21,7 @@ from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.models import accounting
 from pytest_ebsperf.models.credits import BurstPlan, burst_plan
 from pytest_ebsperf.units import MIB
-from pytest_ebsperf.volume import DEFAULT, HDD_TYPES, Volume
+from pytest_ebsperf.volume import HDD_TYPES, Volume
 
 _MIB = float(MIB)
 
@@ -155,8 +155,3 @@ def run_credit_rates(volume: Volume, workload: Workload, series_iops: Sequence[f
         values += [rate] * int(whole_tail)
         values[-1] += rate * part_tail
     return [value * cost for value in values]
-
-
-def is_default_volume(volume: Volume) -> bool:
-    """True when the volume is the plugin's default for a suite (no size given)."""
-    return volume.provenance.get("size_gib") == DEFAULT

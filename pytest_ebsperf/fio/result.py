@@ -67,12 +67,6 @@ class Series:
     def mean(self) -> float:
         return statistics.fmean(self.values) if self.values else 0.0
 
-    def fraction_at_least(self, threshold: float) -> float:
-        """Share of windows whose value is >= threshold (0.0 when empty)."""
-        if not self.values:
-            return 0.0
-        return sum(1 for v in self.values if v >= threshold) / len(self.values)
-
 
 #: Keys of :attr:`FioResult.series`.
 SERIES_KEYS = (
