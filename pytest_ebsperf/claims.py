@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, NoReturn
 
-from pytest_ebsperf import evidence, models, report, verdict
+from pytest_ebsperf import diagnosis, evidence, models, report, verdict
 from pytest_ebsperf.errors import (
     DeviceError,
     EbsperfError,
@@ -333,9 +333,9 @@ class ClaimRunner:
         if found.outcome is not Outcome.FAIL or found.measured is None or \
                 found.expected is None or found.measured >= found.expected:
             return found, workload, result
-        probe = verdict.probe_queue_depth(workload)
+        probe = diagnosis.probe_queue_depth(workload)
         probe_result = self.run(probe, phase="probe")
-        probed = verdict.judge_with_probe(found, workload, probe, probe_result, metric=metric)
+        probed = diagnosis.judge_with_probe(found, workload, probe, probe_result, metric=metric)
         if not probed.details.get("probe_reached") or self.settings.iodepth:
             # A queue depth the user chose is not overridden: inconclusive, both figures.
             return probed, workload, result

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from pytest_ebsperf import evidence, units, verdict
+from pytest_ebsperf import diagnosis, evidence, units, verdict
 from pytest_ebsperf.fio.result import DirectionStats, FioResult, Latency, Series
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.models.types import (
@@ -433,7 +433,7 @@ def test_a_percentage_below_one_never_rounds_up_to_100() -> None:
 ])
 def test_the_queue_depth_probe_is_short_and_deeper(runtime: float, ramp: float, iodepth: int,
                                                    want: tuple[int, float, float]) -> None:
-    probe = verdict.probe_queue_depth(Workload("randread", bs=4096, iodepth=iodepth,
+    probe = diagnosis.probe_queue_depth(Workload("randread", bs=4096, iodepth=iodepth,
                                                runtime_s=runtime, ramp_s=ramp))
     assert (probe.iodepth, probe.runtime_s, probe.ramp_s) == want
     assert probe.pattern == "randread" and probe.bs == 4096
