@@ -132,6 +132,12 @@ class ClaimRunner:
         iodepth, numjobs = models.default_queue_depth(self.volume, base, expected,
                                                       cpu_count=self.session.cpu_count)
         tuned = base.replace(iodepth=s.iodepth or iodepth, numjobs=s.numjobs or numjobs)
+        try:
+            mine = s.user_fio_options  # --ebsperf-job-file, --ebsperf-fio-options
+        except EbsperfError as exc:
+            self.refuse(str(exc))
+        if mine:
+            tuned = tuned.replace(extra=(*mine, *overrides.pop("extra", ())))
         return tuned.replace(**overrides) if overrides else tuned
 
     def _rate_for_queue_depth(self, workload: Workload) -> float:
@@ -519,6 +525,9 @@ class ClaimRunner:
 
         Each point stops as soon as its seconds settle it; the sweep stops at the first point
         that is off the model beyond its noise (one such point fails the curve)."""
+        chosen = self.settings.sweep_sizes_bytes  # --ebsperf-sweep-sizes
+        if chosen:
+            sizes = chosen
         started = time.perf_counter()
         policy = self.session.policy
         point_policy = policy.split(len(sizes))
@@ -649,6 +658,8 @@ class ClaimRunner:
             "workload": workload.label(), "wall_s": round(wall_s, 3),
             "fio_wall_s": getattr(self.session.runner, "last_wall_s", None),
             "kernel": kernel,
+            # the job's own options beyond what the check builds (yours included)
+            "fio_options": [f"{k}={v}" if v != "" else k for k, v in workload.extra],
             # series, latency and volume facts for the results file, gate and history
             **measurement_facts(workload, result, target.volume, role=target.role,
                                 device=target.path, emulated=target.emulated is not None,

@@ -118,6 +118,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("no_discovery", "--ebsperf-no-discovery", "ebsperf_no_discovery",
            "EBSPERF_NO_DISCOVERY", "bool", None, "never call AWS: volume facts that are not "
            "given are not discovered from EC2 metadata and the API.", False),
+    Option("fio_options", "--ebsperf-fio-options", "ebsperf_fio_options",
+           "EBSPERF_FIO_OPTIONS", "str", "OPTIONS", "your own fio options for every check's "
+           "job, comma-separated name[=value] (norandommap,randrepeat=0). Options the checks "
+           "build themselves, and options that could write, change the device or run "
+           "commands, are refused."),
+    Option("job_file", "--ebsperf-job-file", "ebsperf_job_file", "EBSPERF_JOB_FILE", "str",
+           "FILE", "a fio job file whose [global] and first job section's options join every "
+           "check's job (the same rules as --ebsperf-fio-options)."),
+    Option("sweep_sizes", "--ebsperf-sweep-sizes", "ebsperf_sweep_sizes",
+           "EBSPERF_SWEEP_SIZES", "str", "SIZES", "block sizes of the block-size sweeps "
+           "(S2-08, S2-10), comma-separated (4k,16k,64k,256k,1M); each point's expectation "
+           "is worked out for its size. Default: the suite's own."),
     Option("initialize", "--ebsperf-initialize", "ebsperf_initialize", "EBSPERF_INITIALIZE",
            "bool", None, "a volume restored from a snapshot that is not fully initialized: "
            "read every block once (AWS's documented fio read, as long as reading the whole "
@@ -189,6 +201,9 @@ class Settings:
     false_alarm: float = 0.001
     miss_spell: float = 1.0
     no_discovery: bool = False
+    fio_options: str | None = None
+    job_file: str | None = None
+    sweep_sizes: str | None = None
     initialize: bool = False
     emulate_bucket_factor: float | None = None
     emulate_burst_balance: float | None = None
@@ -197,6 +212,26 @@ class Settings:
     compare_threshold: float = 10.0
     price_region: str | None = None
     origin: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def user_fio_options(self) -> tuple[tuple[str, str], ...]:
+        """The fio options of --ebsperf-job-file, then --ebsperf-fio-options (checked)."""
+        from pytest_ebsperf.fio.options import parse_fio_options, parse_job_file
+
+        found: tuple[tuple[str, str], ...] = ()
+        if self.job_file:
+            found += parse_job_file(self.job_file)
+        if self.fio_options:
+            found += parse_fio_options(self.fio_options)
+        return found
+
+    @property
+    def sweep_sizes_bytes(self) -> tuple[int, ...]:
+        """--ebsperf-sweep-sizes in bytes (empty: the suites' own)."""
+        from pytest_ebsperf.fio.workload import parse_size
+
+        parts = [p.strip() for p in (self.sweep_sizes or "").split(",") if p.strip()]
+        return tuple(parse_size(p, what="--ebsperf-sweep-sizes block size") for p in parts)
 
     @property
     def runtime_s(self) -> float:
@@ -330,6 +365,14 @@ def validate(settings: Settings) -> None:
         raise ConfigError("--emulate-timescale only applies with --emulate (a real volume's "
                           "credits run on real time).")
     _check_emulation_aids(settings)
+    settings.user_fio_options  # noqa: B018 (parsed now: a bad option stops the run at once)
+    sizes = settings.sweep_sizes_bytes
+    if settings.sweep_sizes is not None and not sizes:
+        raise ConfigError("--ebsperf-sweep-sizes is empty: give block sizes such as "
+                          "4k,16k,64k,256k,1M.")
+    if any(size % 512 for size in sizes):
+        raise ConfigError(f"--ebsperf-sweep-sizes={settings.sweep_sizes}: every block size "
+                          "must be a multiple of 512 bytes (direct I/O).")
 
 
 def parse_timescale(text: str, where: str = "--emulate-timescale") -> float | None:

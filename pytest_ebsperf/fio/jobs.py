@@ -10,7 +10,7 @@ PERCENTILES = (1, 5, 10, 50, 90, 99, 99.9, 99.99)
 
 # Options the builder owns: letting ``Workload.extra`` override them could turn a read-only
 # check into a write, point fio at another file or break the parsing of its output.
-_RESERVED = frozenset(
+RESERVED = frozenset(
     {
         "name", "filename", "filename_format", "directory", "rw", "readwrite", "rwmixread",
         "rwmixwrite", "readonly", "output", "output-format", "allow_file_create", "bs",
@@ -82,7 +82,7 @@ def _check(workload: Workload, readonly: bool, engine: str, log_interval_ms: int
         )
     if log_interval_ms < 1:
         raise ConfigError(f"The log interval must be at least 1 ms, got {log_interval_ms}.")
-    reserved = sorted({k for k, _ in workload.extra} & _RESERVED)
+    reserved = sorted({k for k, _ in workload.extra} & RESERVED)
     if reserved:
         raise ConfigError(
             f"Workload {workload.label()!r} sets {', '.join(reserved)} in its extra fio options; "
