@@ -501,10 +501,9 @@ class EbsperfSession:
         rate = models.cap_expectation("", "", volume, workload, credits=credits,
                                       instance_limits=self.instance_limits).value
         pieces = -(-workload.bs // exact_io_bytes)
-        # 1.5x: when the IOPS and bytes/s limits bind at the same moment blk-throttle loses
-        # about a sixth of the rate (20.2 of 24 MiB/s on an sc1 baseline); the bytes/s limit
-        # must be the only one that binds.
-        return rate * pieces * 1.5, rate * workload.bs
+        from pytest_ebsperf.emulate.throttle import HDD_SPLIT_HEADROOM
+
+        return rate * pieces * HDD_SPLIT_HEADROOM, rate * workload.bs
 
     def hold(self, path: str) -> bool:
         """Claim ``path`` (and its aliases) for writing until the run ends; True when it was

@@ -45,8 +45,6 @@ if TYPE_CHECKING:
 
 #: ``--emulate-timescale=auto`` shrinks a full bucket so its burst lasts about this long.
 AUTO_BURST_S = 20.0
-#: Headroom on the IOPS limit of large, split HDD I/Os (see CreditBook.pace).
-HDD_SPLIT_HEADROOM = 1.5
 #: Credit types: volumes whose bucket the plugin tracks and emulates.
 CREDIT_TYPES = frozenset({"gp2", "st1", "sc1"})
 
@@ -191,17 +189,10 @@ class CreditBook:
             device.set_rates(iops, bps)
             return
 
-        split = target.volume.is_hdd and workload.bs > exact
-
         def for_state(credits: bool) -> tuple[float | None, float | None]:
+            # the session's rates carry the HDD split headroom already (applied once there)
             volume = target.volume.replace(burst_balance_pct=100.0 if credits else 0.0)
             iops, bps, _ = rates(volume, workload, exact)
-            if split and iops is not None:
-                # Large HDD I/Os are paced by bytes/s; when the IOPS limit for the split
-                # pieces binds at the same moment, blk-throttle loses about a sixth of the
-                # rate (measured: 20.2 of 24 MiB/s for 1 MiB reads at 48 IOPS + 24 MiB/s,
-                # 24.0 with 60 IOPS). Headroom keeps bytes/s the only binding limit.
-                iops *= HDD_SPLIT_HEADROOM
             return iops, bps
 
         controller.use_rates(for_state, IoHint(workload.bs, sequential=not workload.is_random))
