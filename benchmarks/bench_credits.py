@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_ebsperf.credits.controller import BASELINE, CgroupCounter
 from pytest_ebsperf.credits.knee import find_knee
+from pytest_ebsperf.emulate.bucket import BASELINE, CgroupCounter
 from pytest_ebsperf.fio.workload import Workload, parse_size
 from pytest_ebsperf.session import EbsperfSession
 from pytest_ebsperf.settings import Settings

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import needs_fio, needs_root
-from pytest_ebsperf.credits.controller import (
+from pytest_ebsperf.emulate import EmulatedDevice, cleanup
+from pytest_ebsperf.emulate.bucket import (
     BASELINE,
     BURST,
     Bucket,
@@ -27,7 +28,6 @@ from pytest_ebsperf.credits.controller import (
     parse_v2,
     ssd_cost,
 )
-from pytest_ebsperf.emulate import EmulatedDevice, cleanup
 
 KIB, MIB = 1024, 1024 * 1024
 

@@ -1,7 +1,7 @@
 """Credit state of one pytest run: a ledger per volume, a bucket controller per emulated device.
 
 The session owns one :class:`CreditBook`. It decides the time scale of emulated volumes,
-starts and stops their :class:`~pytest_ebsperf.credits.controller.CreditController`, sets
+starts and stops their :class:`~pytest_ebsperf.emulate.bucket.CreditController`, sets
 their limits before each fio run, books every run in the volume's
 :class:`~pytest_ebsperf.credits.ledger.CreditLedger`, and answers "are there credits for a
 burst-level check?" from that ledger rather than from the starting balance alone.
@@ -16,7 +16,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_ebsperf.credits.controller import (
+from pytest_ebsperf.credits.ledger import (
+    CreditLedger,
+    balance_origin,
+    run_credit_rates,
+    scaled_plan,
+)
+from pytest_ebsperf.credits.progress import ProgressWriter
+from pytest_ebsperf.emulate.bucket import (
     RESUME_BURST_S,
     Bucket,
     CgroupCounter,
@@ -25,13 +32,6 @@ from pytest_ebsperf.credits.controller import (
     hdd_cost,
     ssd_cost,
 )
-from pytest_ebsperf.credits.ledger import (
-    CreditLedger,
-    balance_origin,
-    run_credit_rates,
-    scaled_plan,
-)
-from pytest_ebsperf.credits.progress import ProgressWriter
 from pytest_ebsperf.models.credits import burst_shortfall, has_burst
 from pytest_ebsperf.settings import parse_timescale
 from pytest_ebsperf.volume import Volume
