@@ -11,7 +11,6 @@ takes tabulate's ``tablefmt``, so the HTML report shows the same tables.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeAlias
 
 from pytest_ebsperf.fio.workload import format_size
-from pytest_ebsperf.units import MIB, format_number, format_quantity
+from pytest_ebsperf.units import MIB, format_number, format_quantity, plain_json
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 
 #: Seed-table columns in the order the seed documents print them; others follow as seen.
@@ -59,7 +58,7 @@ class ReportRow:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only (safe for ``user_properties`` and xdist)."""
-        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return {f.name: plain_json(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ReportRow:
@@ -80,21 +79,6 @@ def row_from_verdict(verdict: Verdict, *, volume_label: str, workload_label: str
         measured_value=verdict.measured, volume=volume_label, workload=workload_label,
         nodeid=nodeid, fio=dict(fio_summary or {}), details=dict(verdict.details))
     return row.to_dict()
-
-
-def _plain(value: Any) -> Any:
-    """Recursively turn a value into JSON types; NaN/inf become None (JSON has neither)."""
-    if isinstance(value, enum.Enum):
-        return _plain(value.value)
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_plain(item) for item in value]
-    return str(value)
 
 
 # -- claims table -------------------------------------------------------------------------

@@ -7,7 +7,10 @@ percentages). Light on purpose: it imports nothing of the package.
 
 from __future__ import annotations
 
+import enum
 import math
+from collections.abc import Mapping
+from typing import Any
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -73,3 +76,19 @@ def format_percent(fraction: float) -> str:
     if text == "100" and fraction < 1.0:
         text = "99.99"
     return f"{text} %"
+
+
+# -- JSON ------------------------------------------------------------------------------
+def plain_json(value: Any) -> Any:
+    """Recursively turn a value into JSON types; NaN/inf become None (JSON has neither)."""
+    if isinstance(value, enum.Enum):
+        return plain_json(value.value)
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(key): plain_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [plain_json(item) for item in value]
+    return str(value)

@@ -8,7 +8,6 @@ additive, and teach :mod:`.baseline` to read the old version.
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
 import tempfile
@@ -19,6 +18,7 @@ from typing import Any
 
 from pytest_ebsperf import __version__
 from pytest_ebsperf.results import records
+from pytest_ebsperf.units import plain_json
 
 FORMAT_NAME = "pytest-ebsperf-results"
 FORMAT_VERSION = 1
@@ -52,7 +52,7 @@ def build_document(rows: Sequence[Mapping[str, Any]], measurements: Sequence[Map
     by_test = records.by_nodeid(numbered)
     fio_versions = sorted({str(m["fio_version"]) for m in numbered if m.get("fio_version")})
     volumes = _volumes(numbered)
-    document: dict[str, Any] = _plain({
+    document: dict[str, Any] = plain_json({
         "$schema": SCHEMA_ID,
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -130,16 +130,6 @@ def _summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
         if status:
             counts[f"compare {status}"] = counts.get(f"compare {status}", 0) + 1
     return counts
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def write_document(document: Mapping[str, Any], path: Path) -> None:
