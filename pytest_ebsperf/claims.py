@@ -42,8 +42,9 @@ from pytest_ebsperf.fio.workload import Workload, parse_size
 from pytest_ebsperf.kernelstat import BlockStat
 from pytest_ebsperf.models.types import Expectation
 from pytest_ebsperf.results.records import measurement_facts
-from pytest_ebsperf.session import EbsperfSession, SuiteMismatch, Target
+from pytest_ebsperf.session import EbsperfSession, Target
 from pytest_ebsperf.settings import Settings
+from pytest_ebsperf.target import SuiteMismatch
 from pytest_ebsperf.units import MIB, format_quantity
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 from pytest_ebsperf.volume import Volume

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 from pytest_ebsperf import models
 from pytest_ebsperf.errors import ConfigError, EbsperfError, VolumeSpecError
 from pytest_ebsperf.settings import Settings
-from pytest_ebsperf.volume import DEFAULT, EMULATED, GIVEN, VOLUME_TYPES, Volume
+from pytest_ebsperf.target import (
+    EMULATED_DEFAULTS,
+    SuiteMismatch,
+    given_volume,
+    volume_from_settings,
+)
+from pytest_ebsperf.volume import DEFAULT, VOLUME_TYPES, Volume
 
 if TYPE_CHECKING:
     from pytest_ebsperf import evidence
@@ -29,20 +35,6 @@ if TYPE_CHECKING:
     from pytest_ebsperf.hold import DeviceHold
     from pytest_ebsperf.safety import DeviceReport
 
-#: The volume ``--emulate`` creates for a suite when no volume options are given: the seed
-#: documents' own examples where they fit, sized so every check runs in seconds.
-EMULATED_DEFAULTS: dict[str, Volume] = {
-    "gp2": Volume("gp2", size_gib=100),  # S0-09..S0-12: 300 baseline, 3,000 burst
-    "gp3": Volume("gp3", size_gib=100, iops=3000, throughput_mibps=125),  # B-GP3 defaults
-    "io1": Volume("io1", size_gib=100, iops=4000),  # seed 002's 4,000-PIOPS io1
-    "io2": Volume("io2", size_gib=100, iops=16000),  # B-IO2, throughput cap 4,000 MiB/s
-    "st1": Volume("st1", size_gib=2048),  # seed 003's 2 TB st1: 500 MiB/s burst
-    "sc1": Volume("sc1", size_gib=2048),  # seed 003's 2 TB sc1: 160 MiB/s burst
-    "standard": Volume("standard", size_gib=100),  # seed 000's 100 GB Magnetic
-    "instance-store": Volume("instance-store", instance_type="i4i.large"),  # B-IS
-}
-#: Type emulated for suites that take any volume type (encryption).
-ANY_TYPE_DEFAULT = "io1"
 #: Size of the emulated device's backing file (the model uses the nominal size).
 EMULATED_DEVICE_BYTES = 512 * 1024**2
 #: Documented Magnetic maxima (B-STD), used to pace an emulated ``standard`` volume.
@@ -243,47 +235,7 @@ class EbsperfSession:
         """
         if self.found is not None or self.settings.provision:
             return self._found_for(suite_type)
-        s = self.settings
-        vtype = s.volume_type or suite_type or ANY_TYPE_DEFAULT
-        if suite_type and vtype != suite_type:
-            where = s.origin.get("volume_type", "")
-            raise SuiteMismatch(f"this suite checks {suite_type} volumes; the volume under "
-                                f"test is {vtype} (--volume-type, from {where}).")
-        self._check_options_apply(vtype)
-        volume = self._volume_from_settings(vtype)
-        return models.validate(volume)
-
-    def _check_options_apply(self, vtype: str) -> None:
-        s = self.settings
-        mismatch = []
-        if s.volume_iops is not None and vtype not in ("gp3", "io1", "io2", "gp2"):
-            mismatch.append("--volume-iops")
-        if s.volume_throughput is not None and vtype != "gp3":
-            mismatch.append("--volume-throughput")
-        if mismatch and not s.given("volume_type"):
-            raise SuiteMismatch(f"{' and '.join(mismatch)} do not apply to {vtype} volumes.")
-
-    def _volume_from_settings(self, vtype: str) -> Volume:
-        s = self.settings
-        given = {
-            "size_gib": s.volume_size,
-            "iops": s.volume_iops,
-            "throughput_mibps": s.volume_throughput,
-            "instance_type": s.instance_type,
-            "burst_balance_pct": s.burst_balance,
-        }
-        sized = any(given[k] is not None for k in ("size_gib", "iops", "throughput_mibps"))
-        if s.emulate and not sized:
-            base = EMULATED_DEFAULTS[vtype]
-            provenance = {k: DEFAULT for k in ("type", "size_gib", "iops", "throughput_mibps")}
-        else:
-            base = Volume(vtype)
-            provenance = {"type": GIVEN if s.given("volume_type") else DEFAULT}
-        changes = {k: v for k, v in given.items() if v is not None}
-        provenance.update({k: GIVEN for k in changes})
-        if s.emulate:
-            provenance["device"] = EMULATED
-        return base.replace(provenance=provenance, **changes)
+        return volume_from_settings(self.settings, suite_type)
 
     def _record_given_volume(self) -> None:
         try:
@@ -309,15 +261,7 @@ class EbsperfSession:
 
     def given_volume(self) -> Volume:
         """The facts the options give, each marked GIVEN so that discovery keeps them."""
-        s = self.settings
-        values: dict[str, Any] = {
-            "size_gib": s.volume_size, "iops": s.volume_iops,
-            "throughput_mibps": s.volume_throughput, "instance_type": s.instance_type,
-            "burst_balance_pct": s.burst_balance,
-        }  # fmt: skip
-        given = {name: value for name, value in values.items() if value is not None}
-        provenance = dict.fromkeys([*given, *(["type"] if s.volume_type else [])], GIVEN)
-        return Volume(s.volume_type or "", provenance=provenance, **given)
+        return given_volume(self.settings)
 
     def discover(self) -> None:
         """Ask AWS what ``--device`` is when facts are missing; a failure is kept as a
@@ -536,10 +480,6 @@ class EbsperfSession:
             if target.emulated is not None:
                 target.emulated.close()
         self._targets.clear()
-
-
-class SuiteMismatch(Exception):
-    """The suite or check does not apply to the volume under test (a skip, with this reason)."""
 
 
 def volume_facts(volume: Volume) -> dict[str, dict[str, Any]]:

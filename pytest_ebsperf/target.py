@@ -1,0 +1,91 @@
+"""The volume under test, from the settings: one function, :func:`volume_from_settings`.
+
+Each fact of the returned :class:`~pytest_ebsperf.volume.Volume` carries where it came from
+(``given`` on the command line, environment or ini; ``default`` for an emulated suite's own
+volume). Discovery (:mod:`pytest_ebsperf.aws`) merges what AWS says into
+:func:`given_volume`, keeping every given fact.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_ebsperf import models
+from pytest_ebsperf.settings import Settings
+from pytest_ebsperf.volume import DEFAULT, EMULATED, GIVEN, Volume
+
+
+class SuiteMismatch(Exception):
+    """The suite or check does not apply to the volume under test (a skip, with this reason)."""
+
+
+#: The volume ``--emulate`` creates for a suite when no volume options are given: the seed
+#: documents' own examples where they fit, sized so every check runs in seconds.
+EMULATED_DEFAULTS: dict[str, Volume] = {
+    "gp2": Volume("gp2", size_gib=100),  # S0-09..S0-12: 300 baseline, 3,000 burst
+    "gp3": Volume("gp3", size_gib=100, iops=3000, throughput_mibps=125),  # B-GP3 defaults
+    "io1": Volume("io1", size_gib=100, iops=4000),  # seed 002's 4,000-PIOPS io1
+    "io2": Volume("io2", size_gib=100, iops=16000),  # B-IO2, throughput cap 4,000 MiB/s
+    "st1": Volume("st1", size_gib=2048),  # seed 003's 2 TB st1: 500 MiB/s burst
+    "sc1": Volume("sc1", size_gib=2048),  # seed 003's 2 TB sc1: 160 MiB/s burst
+    "standard": Volume("standard", size_gib=100),  # seed 000's 100 GB Magnetic
+    "instance-store": Volume("instance-store", instance_type="i4i.large"),  # B-IS
+}
+#: Type emulated for suites that take any volume type (encryption).
+ANY_TYPE_DEFAULT = "io1"
+
+
+def given_volume(settings: Settings) -> Volume:
+    """The facts the options give, each marked GIVEN (the type may be empty)."""
+    s = settings
+    values: dict[str, Any] = {
+        "size_gib": s.volume_size, "iops": s.volume_iops,
+        "throughput_mibps": s.volume_throughput, "instance_type": s.instance_type,
+        "burst_balance_pct": s.burst_balance,
+    }  # fmt: skip
+    given = {name: value for name, value in values.items() if value is not None}
+    provenance = dict.fromkeys([*given, *(["type"] if s.volume_type else [])], GIVEN)
+    return Volume(s.volume_type or "", provenance=provenance, **given)
+
+
+def volume_from_settings(settings: Settings, suite_type: str | None) -> Volume:
+    """The validated volume a suite of ``suite_type`` checks, from the settings alone.
+
+    Raises :class:`SuiteMismatch` when the suite does not apply (its reason is a skip
+    reason) and VolumeSpecError when the options describe no valid volume. With
+    ``--emulate`` and no size given, the suite's own emulated volume
+    (:data:`EMULATED_DEFAULTS`) is used.
+    """
+    s = settings
+    vtype = s.volume_type or suite_type or ANY_TYPE_DEFAULT
+    if suite_type and vtype != suite_type:
+        where = s.origin.get("volume_type", "")
+        raise SuiteMismatch(f"this suite checks {suite_type} volumes; the volume under "
+                            f"test is {vtype} (--volume-type, from {where}).")
+    _check_options_apply(s, vtype)
+    given = given_volume(s)
+    changes = {k: getattr(given, k) for k in ("size_gib", "iops", "throughput_mibps",
+                                                "instance_type", "burst_balance_pct")
+               if getattr(given, k) is not None}
+    sized = any(k in changes for k in ("size_gib", "iops", "throughput_mibps"))
+    if s.emulate and not sized:
+        base = EMULATED_DEFAULTS[vtype]
+        provenance = {k: DEFAULT for k in ("type", "size_gib", "iops", "throughput_mibps")}
+    else:
+        base = Volume(vtype)
+        provenance = {"type": GIVEN if s.given("volume_type") else DEFAULT}
+    provenance.update({k: GIVEN for k in changes})
+    if s.emulate:
+        provenance["device"] = EMULATED
+    return models.validate(base.replace(provenance=provenance, **changes))
+
+
+def _check_options_apply(settings: Settings, vtype: str) -> None:
+    s = settings
+    mismatch = []
+    if s.volume_iops is not None and vtype not in ("gp3", "io1", "io2", "gp2"):
+        mismatch.append("--volume-iops")
+    if s.volume_throughput is not None and vtype != "gp3":
+        mismatch.append("--volume-throughput")
+    if mismatch and not s.given("volume_type"):
+        raise SuiteMismatch(f"{' and '.join(mismatch)} do not apply to {vtype} volumes.")
