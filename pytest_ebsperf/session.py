@@ -8,7 +8,6 @@ errors or skips.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -40,10 +39,6 @@ EMULATED_DEVICE_BYTES = 512 * 1024**2
 #: Documented Magnetic maxima (B-STD), used to pace an emulated ``standard`` volume.
 STANDARD_EMULATED_IOPS = 200
 STANDARD_EMULATED_BPS = 90 * 1024**2
-
-
-#: The initialization read gets at least this long before it is stopped.
-INIT_READ_MIN_TIMEOUT_S = 600.0
 
 
 @dataclass
@@ -347,26 +342,16 @@ class EbsperfSession:
 
     def _initialization_read(self, found: FoundVolume) -> None:
         """AWS's documented read of every block (B-INIT), once, before the first check."""
-        from pytest_ebsperf.aws import initialization_read_argv
-        from pytest_ebsperf.fio.host import KILLED_RC, TIMEOUT_RC
+        from pytest_ebsperf.aws.initialization import initialization_read
 
-        started = time.monotonic()
-        # bounded: three times AWS's own estimate of reading the whole volume, at least 10 min
         estimate = float(self.facts["initialization"].get("read_estimate_s") or 0.0)
-        limit_s = max(INIT_READ_MIN_TIMEOUT_S, 3.0 * estimate)
-        done = self.runner.host.run(initialization_read_argv(found.path, fio=self.runner.fio),
-                                    timeout_s=limit_s)
-        if done.rc != 0:
-            said = (done.stderr.strip() or done.stdout.strip())[:200]
-            if done.rc in (TIMEOUT_RC, KILLED_RC):
-                said = f"stopped after {limit_s:,.0f} s, three times its estimate"
-            reason = (f"the initialization read of {found.path} failed (fio exit status "
-                      f"{done.rc}: {said}); the volume is still not fully initialized.")
-            self.found = replace(found, skip_reason=reason)
-            self.facts["initialization"]["error"] = reason
-            raise SuiteMismatch(reason)
+        read_s, problem = initialization_read(self.runner, found.path, estimate)
+        if problem:
+            self.found = replace(found, skip_reason=problem)
+            self.facts["initialization"]["error"] = problem
+            raise SuiteMismatch(problem)
         self.found = replace(found, skip_reason=None)
-        self.facts["initialization"]["read_s"] = round(time.monotonic() - started, 1)
+        self.facts["initialization"]["read_s"] = round(read_s, 1)
 
     # -- devices -------------------------------------------------------------------------
     def target_for(self, volume: Volume, role: str = "device") -> Target:

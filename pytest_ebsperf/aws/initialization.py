@@ -158,3 +158,28 @@ def _duration(seconds: float) -> str:
     if seconds >= 60:
         return f"{seconds / 60:.0f} min"
     return f"{seconds:.0f} s"
+
+
+#: The initialization read gets at least this long before it is stopped.
+INIT_READ_MIN_TIMEOUT_S = 600.0
+
+
+def initialization_read(runner: Any, device: str, estimate_s: float) -> tuple[float, str | None]:
+    """Run the initialization read through ``runner``'s host (a ``FioRunner``), bounded by
+    three times ``estimate_s`` (at least :data:`INIT_READ_MIN_TIMEOUT_S`). Returns the
+    seconds it took and None, or the seconds and the sentence saying why it failed."""
+    import time
+
+    from pytest_ebsperf.fio.host import KILLED_RC, TIMEOUT_RC
+
+    started = time.monotonic()
+    limit_s = max(INIT_READ_MIN_TIMEOUT_S, 3.0 * estimate_s)
+    done = runner.host.run(initialization_read_argv(device, fio=runner.fio), timeout_s=limit_s)
+    took = time.monotonic() - started
+    if done.rc == 0:
+        return took, None
+    said = (done.stderr.strip() or done.stdout.strip())[:200]
+    if done.rc in (TIMEOUT_RC, KILLED_RC):
+        said = f"stopped after {limit_s:,.0f} s, three times its estimate"
+    return took, (f"the initialization read of {device} failed (fio exit status {done.rc}: "
+                  f"{said}); the volume is still not fully initialized.")
