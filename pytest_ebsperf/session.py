@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf import models
 from pytest_ebsperf.errors import ConfigError, EbsperfError, VolumeSpecError
+from pytest_ebsperf.facts import DiscoveryFacts, RunFacts, VolumeEntry
 from pytest_ebsperf.settings import Settings
 from pytest_ebsperf.target import (
     EMULATED_DEFAULTS,
@@ -90,7 +91,7 @@ class EbsperfSession:
     #: ``volumes`` (per device each fact with its source: given, discovered, default, and
     #: notes), ``discovery`` (status, error, what AWS said), ``initialization`` and
     #: ``provisioning`` (cost, sweep, clean-up) when they apply.
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: RunFacts = field(default_factory=lambda: RunFacts())
     #: The instance's EBS-optimized limits from DescribeInstanceTypes; when set, the models
     #: use them instead of the built-in instance table.
     instance_limits: models.EbsLimits | None = None
@@ -262,7 +263,7 @@ class EbsperfSession:
         """Ask AWS what ``--device`` is when facts are missing; a failure is kept as a
         sentence (:meth:`_discovery_hint`) for the error the missing facts then cause."""
         s, missing = self.settings, self.missing_facts()
-        info: dict[str, Any] = {"missing": list(missing)}
+        info: DiscoveryFacts = {"missing": list(missing)}
         self.facts["discovery"] = info
         if s.no_discovery or not missing or s.host not in ("", "local://"):
             info["status"] = ("off (--ebsperf-no-discovery)" if s.no_discovery else
@@ -311,11 +312,18 @@ class EbsperfSession:
             return f" Discovery could not tell: {info['error']}"
         return " (Discovery is off: --ebsperf-no-discovery.)" if self.settings.no_discovery else ""
 
-    def record_volume(self, path: str, volume: Volume, notes: Sequence[str] = (),
-                      **extra: Any) -> None:
+    def record_volume(self, path: str, volume: Volume, notes: Sequence[str] = (), *,
+                      emulated: bool | None = None, noswap: bool | None = None,
+                      spec: str | None = None) -> None:
         """Add ``volume`` on ``path`` to :attr:`facts` (each fact with where it came from)."""
-        entry = {"device": path, "label": volume.label(), "facts": volume_facts(volume),
-                 "notes": list(notes), **extra}
+        entry: VolumeEntry = {"device": path, "label": volume.label(),
+                              "facts": volume_facts(volume), "notes": list(notes)}
+        if emulated is not None:
+            entry["emulated"] = emulated
+        if noswap is not None:
+            entry["noswap"] = noswap
+        if spec is not None:
+            entry["spec"] = spec
         self.facts.setdefault("volumes", []).append(entry)
 
     def use_volume(self, found: FoundVolume | None) -> None:

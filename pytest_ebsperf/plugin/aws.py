@@ -33,6 +33,7 @@ from pytest_ebsperf.plugin.outcomes import fail_plainly
 
 if TYPE_CHECKING:
     from pytest_ebsperf.aws import Provisioner, SweepReport
+    from pytest_ebsperf.facts import ProvisionedVolume, ProvisioningFacts
     from pytest_ebsperf.plugin import EbsperfPlugin
     from pytest_ebsperf.session import EbsperfSession
     from pytest_ebsperf.volume import Volume
@@ -240,8 +241,8 @@ class AwsRun:
         provisioner = aws.Provisioner(specs, duration_s=hold_s, max_cost_usd=self.settings.max_cost,
                                       **self.session.aws_options)
         facts = self.session.facts.setdefault("provisioning", {})
-        facts.update(specs=[spec_text(s) for s in specs], run_id=provisioner.run_id,
-                     max_cost_usd=self.settings.max_cost, volumes=[])
+        facts.update({"specs": [spec_text(s) for s in specs], "run_id": provisioner.run_id,
+                      "max_cost_usd": self.settings.max_cost, "volumes": []})
         if collect_only:
             self._cost_line(provisioner.estimate(), facts)
             return
@@ -253,8 +254,8 @@ class AwsRun:
         self.lines.append(f"ebsperf: leftovers of earlier runs: {sweep.sentence()}")
         self._instance_limits(provisioner)
 
-    def _cost_line(self, estimate: Any, facts: dict[str, Any]) -> None:
-        facts.update(cost=estimate.sentence(), cost_usd=round(estimate.total_usd, 6))
+    def _cost_line(self, estimate: Any, facts: ProvisioningFacts) -> None:
+        facts.update({"cost": estimate.sentence(), "cost_usd": round(estimate.total_usd, 6)})
         self.lines.append(f"ebsperf: estimated cost: {estimate.sentence()}; the limit is "
                           f"${self.settings.max_cost:g} (--ebsperf-max-cost). Each volume is "
                           "held only while its own tests run.")
@@ -308,7 +309,8 @@ class AwsRun:
         except EbsperfError as exc:
             self._release_all(provisioner)
             fail_plainly(f"Could not provision {label} for these tests: {exc}", pytrace=False)
-        record = {"spec": label, "volume_id": volume.volume_id, "device": device, "deleted": False}
+        record: ProvisionedVolume = {"spec": label, "volume_id": volume.volume_id,
+                                     "device": device, "deleted": False}
         self.session.facts["provisioning"]["volumes"].append(record)
         from pytest_ebsperf.session import FoundVolume
 
