@@ -297,3 +297,42 @@ def test_the_hosts_cpu_times_count_iowait_as_idle() -> None:
     assert after.busy_pct_since(before) == pytest.approx(200 / 300 * 100)
     with pytest.raises(ValueError):
         CpuTimes.parse("intr 1 2 3")
+
+
+# -- output other tools and modes produce (real fio 3.33 output, made here) -----------------
+def _golden(name: str) -> str:
+    return (Path(__file__).parent / "data" / "fio" / name).read_text()
+
+
+def test_stonewalled_groups_are_never_blended_into_one_figure() -> None:
+    from pytest_ebsperf.errors import FioOutputError
+    from pytest_ebsperf.fio.parse import parse_groups
+
+    text = _golden("fio-3.33-stonewall-two-groups.json")  # randread QD4, then randwrite QD1
+    with pytest.raises(FioOutputError, match=r"holds 2 groups \(0, 1\) that ran one after "
+                                             "another"):
+        FioResult.from_json(text)
+    reads = FioResult.from_json(text, group=0)
+    assert reads.read.iops > 0 and reads.write.iops == 0
+    groups = parse_groups(text)
+    assert sorted(groups) == [0, 1]
+    assert groups[1].write.iops > 0 and groups[1].read.iops == 0
+    with pytest.raises(FioOutputError, match="no group 7"):
+        FioResult.from_json(text, group=7)
+
+
+def test_client_server_output_sums_the_clients_and_keeps_the_global_options() -> None:
+    import json
+
+    text = _golden("fio-3.33-client-server-two-clients.json")
+    raw = json.loads(text[text.find("{"):])
+    clients = [e for e in raw["client_stats"] if e["jobname"] != "All clients"]
+    result = FioResult.from_json(text)
+    assert result.read.iops == pytest.approx(sum(c["read"]["iops"] for c in clients))
+    assert result.job_options["rw"] == "randread"  # from "global options"
+
+
+def test_global_options_given_as_a_list_are_merged() -> None:
+    from pytest_ebsperf.fio.parse import _string_map
+
+    assert _string_map([{"rw": "randread"}, {"bs": "4k"}]) == {"rw": "randread", "bs": "4k"}

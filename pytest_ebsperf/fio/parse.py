@@ -48,10 +48,27 @@ def parse_version(text: str) -> tuple[int, int, int]:
     return int(major), int(minor), int(patch or 0)
 
 
-def parse_result(text: str) -> FioResult:
-    """Parse fio's ``--output-format=json`` or ``json+`` output (text before the JSON is fine)."""
+def parse_result(text: str, group: int | None = None) -> FioResult:
+    """Parse fio's ``--output-format=json`` or ``json+`` output (text before the JSON is fine).
+
+    A report of several groups that ran one after another (``stonewall``, or a job file with
+    ``new_group``) has no single figure: summing them would blend their rates and percentiles.
+    Such a report needs ``group`` (fio's ``groupid``); :func:`parse_groups` gives each.
+    """
     data = extract_json(text)
     entries = _entries(data, text)
+    groups = sorted({int(_num(e.get("groupid"))) for e in entries})
+    if group is not None:
+        entries = [e for e in entries if int(_num(e.get("groupid"))) == group]
+        if not entries:
+            raise FioOutputError(f"fio's report has no group {group}; its groups are "
+                                 f"{', '.join(map(str, groups))}.")
+    elif len(groups) > 1:
+        raise FioOutputError(
+            f"fio's report holds {len(groups)} groups ({', '.join(map(str, groups))}) that ran "
+            "one after another (stonewall / new_group): one figure for all of them would blend "
+            "different workloads. Judge one group: FioResult.from_json(text, group=N), or "
+            "parse_groups(text) for each.")
     global_options = _string_map(data.get("global options"))
     return FioResult(
         fio_version=str(data.get("fio version", "")),
@@ -265,7 +282,21 @@ def _merge_percentiles(parts: Sequence[Latency]) -> dict[float, float]:
 
 
 def _string_map(raw: Any) -> dict[str, str]:
+    """Options as a dict; client/server reports give the global options as a list of
+    dicts (one per client), merged here."""
+    if isinstance(raw, list):
+        merged: dict[str, str] = {}
+        for item in raw:
+            merged.update(_string_map(item))
+        return merged
     return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+
+
+def parse_groups(text: str) -> dict[int, FioResult]:
+    """Each group of a report (``groupid`` -> its result), for stonewalled job files."""
+    data = extract_json(text)
+    groups = sorted({int(_num(e.get("groupid"))) for e in _entries(data, text)})
+    return {gid: parse_result(text, group=gid) for gid in groups}
 
 
 def _int_option(value: str | None, default: int) -> int:

@@ -114,7 +114,7 @@ class FioResult:
     live: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_json(cls, text: str) -> FioResult:
+    def from_json(cls, text: str, group: int | None = None) -> FioResult:
         """Parse fio's ``--output-format=json`` (or ``json+``) output.
 
         Tolerates text before the JSON (notes, error lines), fio 2.x units, duplicate keys,
@@ -123,7 +123,7 @@ class FioResult:
         """
         from pytest_ebsperf.fio.parse import parse_result
 
-        return parse_result(text)
+        return parse_result(text, group)
 
     @property
     def version_tuple(self) -> tuple[int, int, int]:
