@@ -336,3 +336,38 @@ def test_global_options_given_as_a_list_are_merged() -> None:
     from pytest_ebsperf.fio.parse import _string_map
 
     assert _string_map([{"rw": "randread"}, {"bs": "4k"}]) == {"rw": "randread", "bs": "4k"}
+
+
+def test_a_histogram_log_is_refused_not_read_as_rates() -> None:
+    from pytest_ebsperf.errors import FioOutputError
+    from pytest_ebsperf.fio.logs import build_series
+
+    hist = _golden("fio-3.33-clat-hist.1.log")  # --write_hist_log: time, ddir, bs, 1856 bins
+    with pytest.raises(FioOutputError, match="is a latency histogram log"):
+        build_series({"iops": [hist]})
+
+
+def test_fio_2_latency_logs_are_microseconds() -> None:
+    from pytest_ebsperf.fio.logs import build_series
+
+    log = "1000, 250, 0, 4096\n2000, 250, 0, 4096\n"
+    assert build_series({"clat": [log]}, fio_version="fio-2.18")["read_clat"].values == (
+        250_000.0, 250_000.0)
+    assert build_series({"clat": [log]}, fio_version="fio-3.33")["read_clat"].values == (
+        250.0, 250.0)
+
+
+def test_gtod_reduce_reports_no_latency_rather_than_zeros() -> None:
+    import json
+
+    # fio 3.33 with gtod_reduce=1: clat_ns all zero with N 0 (real output, made here)
+    modern = FioResult.from_json(_golden("fio-3.33-gtod-reduce.json"))
+    assert modern.read.iops > 0 and modern.read.clat.percentiles == {}
+    assert modern.read.clat.mean_ns == 0 and modern.read.clat.p(99.0) is None
+    # fio 2.x printed zeros with a full percentile table: the same report in 2.x's shape
+    old = json.loads(_golden("fio-2.1.4_two_jobs.json"))
+    for job in old["jobs"]:
+        job["read"]["clat"] = {"min": 0, "max": 0, "mean": 0.0, "stdev": 0.0,
+                               "percentile": {"50.000000": 0, "99.000000": 0}}
+    result = FioResult.from_json(json.dumps(old))
+    assert result.read.clat.percentiles == {} and result.read.clat.p(99.0) is None

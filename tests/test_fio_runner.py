@@ -179,7 +179,7 @@ def _golden_failure(name: str, rc: int = 1) -> RunResult:
 @pytest.mark.parametrize(
     ("name", "errors", "expected"),
     [
-        ("permission_denied", (13,), "permission denied. Run as root or pass --sudo."),
+        ("permission_denied", (13,), "permission denied. Run pytest as root"),
         ("odirect_einval", (22,), "does not support O_DIRECT"),
         ("file_creation_disallowed", (), "vanished before fio opened it"),
         ("missing_readonly", (), "vanished before fio opened it"),
@@ -434,7 +434,7 @@ def test_permission_denied_tells_the_user_to_run_as_root_or_use_sudo(
     os.chmod(node, 0)
     no_dac = ("setpriv", "--bounding-set=-dac_override,-dac_read_search",
               "--inh-caps=-dac_override,-dac_read_search", "--")  # fmt: skip
-    with pytest.raises(FioRunError, match="permission denied. Run as root or pass --sudo.") as info:
+    with pytest.raises(FioRunError, match="permission denied. Run pytest as root") as info:
         runner.run(READ, str(node), readonly=True, prefix=no_dac)
     assert info.value.rc == 1 and "Permission denied" in info.value.stderr
 

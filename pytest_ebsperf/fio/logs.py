@@ -57,14 +57,7 @@ def parse_log(text: str, *, name: str = "fio log") -> list[LogRow]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        fields = [f.strip() for f in line.split(",")]
-        try:
-            rows.append(LogRow(int(fields[0]), float(fields[1]), int(fields[2])))
-        except (IndexError, ValueError):
-            raise FioOutputError(
-                f"Line {number} of {name} is not an fio log line (time, value, direction, ...): "
-                f"{line[:120]!r}. The log may be truncated; run the check again."
-            ) from None
+        rows.append(LogRow(*_fields(line, number, name)))
     return rows
 
 
@@ -86,6 +79,7 @@ def build_series(
     *,
     interval_ms: int = 1000,
     runtime_ms: float | None = None,
+    fio_version: str | None = None,
 ) -> dict[str, Series]:
     """Series for every key in :data:`SERIES_KEYS` from logs per kind (one per job), each a
     whole text or an iterable of lines (an open file: read as it streams).
@@ -114,10 +108,16 @@ def build_series(
     for ddir, direction in _DDIRS.items():
         series[f"{direction}_iops"] = iops.series(ddir, interval_ms, 1.0)
         series[f"{direction}_bw"] = bw.series(ddir, interval_ms, _KIB)
-        series[f"{direction}_clat"] = lat.series(ddir, interval_ms)
+        series[f"{direction}_clat"] = lat.series(ddir, interval_ms, _latency_scale(fio_version))
     series["total_iops"] = _added(series["read_iops"], series["write_iops"])
     series["total_bw"] = _added(series["read_bw"], series["write_bw"])
     return series
+
+
+def _latency_scale(fio_version: str | None) -> float:
+    """fio 3.x logs completion latency in nanoseconds, fio 2.x in microseconds."""
+    match = re.search(r"fio-(\d+)\.", fio_version or "")
+    return 1000.0 if match and int(match.group(1)) < 3 else 1.0
 
 
 #: One job's windows: per data direction, an array indexed by window (NaN: not logged).
@@ -165,14 +165,29 @@ def _job(source: LogSource, interval_ms: int, runtime_ms: float | None,
     return windows
 
 
+#: A line with more fields than this is a histogram log (``--write_hist_log``: time, ddir,
+#: bs and ~1,800 bins), whose second column is a direction, not a value.
+_MAX_FIELDS = 16
+
+
 def _fields(line: str, number: int, name: str) -> tuple[int, float, int]:
-    parts = line.split(",", 3)
+    parts = line.split(",", _MAX_FIELDS)
+    if len(parts) > _MAX_FIELDS:
+        raise FioOutputError(
+            f"{name} is a latency histogram log (--write_hist_log: time, direction, block "
+            "size and a bin per latency), not an IOPS, bandwidth or latency log; read it with "
+            "fio's fiologparser_hist.py.")
     try:
-        return int(parts[0]), float(parts[1]), int(parts[2])
+        row = int(parts[0]), float(parts[1]), int(parts[2])
     except (IndexError, ValueError):
         raise FioOutputError(
             f"Line {number} of {name} is not an fio log line (time, value, direction, ...): "
             f"{line[:120]!r}. The log may be truncated; run the check again.") from None
+    if row[2] not in (0, 1, 2):
+        raise FioOutputError(
+            f"Line {number} of {name} names direction {row[2]} (fio logs 0 read, 1 write, "
+            f"2 trim): {line[:120]!r}; this is not an fio interval log.")
+    return row
 
 
 class _Sum:
@@ -241,7 +256,8 @@ class _Weighted(_Sum):
         wsum, wtot = self.weighted[ddir], self.weights[ddir]
         indexes = [i for i in self.complete() if i < len(sums) and counts[i]]
         # no IOPS log for a window: plain mean over jobs
-        values = [wsum[i] / wtot[i] if wtot[i] > 0 else sums[i] / counts[i] for i in indexes]
+        values = [scale * (wsum[i] / wtot[i] if wtot[i] > 0 else sums[i] / counts[i])
+                  for i in indexes]
         return _series(indexes, values, interval_ms)
 
 

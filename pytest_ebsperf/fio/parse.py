@@ -224,6 +224,10 @@ def _latency(d: Mapping[str, Any], name: str, total_ios: int) -> Latency:
     else:
         return Latency()
     samples = int(raw["N"]) if "N" in raw else total_ios
+    if total_ios and not _num(raw.get("max")) and not _num(raw.get("mean")):
+        # gtod_reduce: no clock was read per I/O; fio 2.x still printed a distribution of
+        # zeros (percentiles included). No latency was measured, so none is reported.
+        return Latency()
     return Latency(
         mean_ns=_num(raw.get("mean")) * scale,
         min_ns=_num(raw.get("min")) * scale,

@@ -416,6 +416,7 @@ class FioRunner:
                 logs,
                 interval_ms=self.log_interval_ms,
                 runtime_ms=runtime_ms or workload.runtime_s * 1000,
+                fio_version=result.fio_version,
             )
 
 
