@@ -158,16 +158,9 @@ class ClaimRunner:
         target = target or self.target
         self._guard_writes(workload, target)
         if target.emulated is not None:
-            if workload.engine == "auto":
-                # io_uring submits a direct I/O above 256 KiB as more bios than libaio does
-                # (5 instead of 4 for 1 MiB on Linux 6.18), and blk-throttle charges each bio:
-                # the emulated volume would count I/O unlike EBS. libaio splits exactly.
-                workload = workload.replace(engine="libaio")
-            if workload.writes:
-                target.emulated.allocate()
+            workload = target.emulated.prepare(workload)  # the emulator's own needs
             # gp2/st1/sc1: the credit controller's burst or baseline limits for this workload
             self.session.credits.pace(target, workload, self.session.emulated_rates)
-            target.emulated.set_mix(workload.read_fraction)
         started = time.perf_counter()
         before = self._kernel_stat(target)
         from pytest_ebsperf.kernelstat import read_cpu

@@ -273,13 +273,3 @@ def terminal_sections(rows: Sequence[RowLike], measurements: Sequence[Measuremen
             lines = ["cells: IOPS per run, their mean and coefficient of variation"]
             sections.append((RUNS_TITLE, lines + runs.splitlines()))
     return sections
-
-
-def terminal_lines(rows: Sequence[RowLike], measurements: Sequence[MeasurementLike]
-                   ) -> list[str]:
-    """The summary as lines; a section title is a line ``== title ==``."""
-    lines: list[str] = []
-    for title, body in terminal_sections(rows, measurements):
-        lines.append(f"== {title} ==")
-        lines.extend(body)
-    return lines

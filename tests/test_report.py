@@ -134,10 +134,18 @@ def test_an_empty_seed_table_is_empty() -> None:
 
 
 # -- terminal summary ---------------------------------------------------------------------
-def test_terminal_lines_have_titled_sections_and_spell_out_findings() -> None:
-    lines = report.terminal_lines([row(), row(Outcome.PASS, claim="S2-06")], seed_000())
-    assert lines[0] == "== ebsperf: claims =="
-    assert "== ebsperf: measured (seed table shape) ==" in lines
+def _lines(rows: object, measurements: object) -> list[str]:
+    out: list[str] = []
+    for title, body in report.terminal_sections(rows, measurements):  # type: ignore[arg-type]
+        out += [f"== {title} ==", *body]
+    return out
+
+
+def test_terminal_sections_have_titles_and_spell_out_findings() -> None:
+    sections = report.terminal_sections([row(), row(Outcome.PASS, claim="S2-06")], seed_000())
+    assert [title for title, _ in sections] == ["ebsperf: claims",
+                                                "ebsperf: measured (seed table shape)"]
+    lines = [line for _, body in sections for line in body]
     assert "1 pass, 1 fail" in lines
     assert any(line.startswith("FAIL S0-04: io1 random read 16 KiB: 1,512") for line in lines)
     assert not any(line.startswith("PASS S2-06") for line in lines)
@@ -149,9 +157,9 @@ def test_terminal_lines_have_titled_sections_and_spell_out_findings() -> None:
     ("one row", [], ["== ebsperf: claims =="]),
     ([], "seed", ["== ebsperf: measured (seed table shape) =="]),
 ])
-def test_terminal_lines_leave_out_empty_sections(rows: object, measurements: object,
+def test_terminal_sections_leave_out_empty_ones(rows: object, measurements: object,
                                                  titles: list[str]) -> None:
     given_rows = [row()] if rows else []
     given_measurements = seed_000() if measurements else []
-    lines = report.terminal_lines(given_rows, given_measurements)
+    lines = _lines(given_rows, given_measurements)
     assert [line for line in lines if line.startswith("== ")] == titles

@@ -28,6 +28,8 @@ pytest_plugins = [
     "pytest_ebsperf.plugin.aws",
 ]
 
+#: Summary lines that start so are printed in red (the run left something behind).
+ALARMS = ("provisioning clean-up: Could", "NOT SAVED:")
 MARKER_HELP = (
     "ebsperf(volume_type=None, **settings): the volume type a suite checks (other volumes "
     "skip it) and per-test settings (runtime=..., iodepth=...), which win over the command line."
@@ -185,15 +187,20 @@ class EbsperfPlugin:
             self.config.hook.pytest_ebsperf_report_rows(rows=self.rows, config=self.config)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.rows and not self.measurements:
-            return
-        from pytest_ebsperf import report
+        """The one summary: sections as data ``(title, lines)`` from each feature, in order:
+        volume facts, claims and seed-shaped tables, cost and results."""
+        from pytest_ebsperf.plugin import aws, results
 
-        for line in report.terminal_lines(self.rows, self.measurements):
-            if line.startswith("== "):
-                terminalreporter.write_sep("=", line.strip("= "))
-            else:
-                terminalreporter.write_line(line)
+        sections = aws.summary_sections(self.config)
+        if self.rows or self.measurements:
+            from pytest_ebsperf import report
+
+            sections += report.terminal_sections(self.rows, self.measurements)
+        sections += results.summary_sections(self.config)
+        for title, lines in sections:
+            terminalreporter.write_sep("=", title)
+            for line in lines:
+                terminalreporter.write_line(line, red=line.startswith(ALARMS))
 
 
 @pytest.fixture(scope="session")

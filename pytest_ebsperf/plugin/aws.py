@@ -359,15 +359,17 @@ class AwsRun:
         return True
 
     # -- report ------------------------------------------------------------------------------
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def summary_lines(self) -> list[str]:
         if not self._state.session_made:
-            return
-        lines = facts_lines(self.session.facts)
-        if not lines:
-            return
-        terminalreporter.write_sep("=", "ebsperf volume facts")
-        for line in lines:
-            terminalreporter.write_line(line, red=line.startswith("provisioning clean-up: Could"))
+            return []
+        return facts_lines(self.session.facts)
+
+
+def summary_sections(config: pytest.Config) -> list[tuple[str, list[str]]]:
+    """The "volume facts" part of the terminal summary (none when no check ran)."""
+    run = config.stash.get(AWS_KEY, None)
+    lines = run.summary_lines() if run is not None else []
+    return [("ebsperf volume facts", lines)] if lines else []
 
 
 def facts_lines(facts: Mapping[str, Any]) -> list[str]:

@@ -229,22 +229,19 @@ def _cost_dict(run: ResultsRun, measurements: list[dict[str, Any]]) -> dict[str,
     return table.as_dict() if table is not None else None
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+def summary_sections(config: pytest.Config) -> list[tuple[str, list[str]]]:
+    """The results part of the terminal summary: the cost table and the results notes."""
     run = config.stash.get(RUN_KEY, None)
     if run is None:
-        return
+        return []
     state = config.stash.get(STATE_KEY, None)
     rows, measurements = (state.rows, state.measurements) if state is not None else ([], [])
-    for title, lines in _summary_sections(run, rows, measurements):
-        terminalreporter.write_sep("=", title)
-        for line in lines:
-            terminalreporter.write_line(line)
+    return _summary_sections(run, rows, measurements)
 
 
 def _summary_sections(run: ResultsRun, rows: list[dict[str, Any]],
                       measurements: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
-    sections = []
+    sections: list[tuple[str, list[str]]] = []
     table = None
     if measurements:
         from pytest_ebsperf.results.cost import cost_table
