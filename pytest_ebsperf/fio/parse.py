@@ -67,7 +67,7 @@ def parse_result(text: str, group: int | None = None) -> FioResult:
         raise FioOutputError(
             f"fio's report holds {len(groups)} groups ({', '.join(map(str, groups))}) that ran "
             "one after another (stonewall / new_group): one figure for all of them would blend "
-            "different workloads. Judge one group: FioResult.from_json(text, group=N), or "
+            "different workloads. Judge one group (group=N; --group=N on the command line), or "
             "parse_groups(text) for each.")
     global_options = _string_map(data.get("global options"))
     return FioResult(
