@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TextIO
 
 from pytest_ebsperf.errors import EbsperfError
@@ -83,7 +84,7 @@ def judge_report(argv: Sequence[str]) -> tuple[Verdict, Workload]:
         files = group_log_files(names, prefix)
         if not any(files.values()):
             raise EbsperfError(f"--logs={args.logs}: no {prefix}_iops/_bw/_clat logs there.")
-        logs = {kind: [open(os.path.join(directory or ".", n), encoding="utf-8").read()
+        logs = {kind: [Path(directory or ".", n).read_text(encoding="utf-8")
                        for n in found] for kind, found in files.items()}
         series = build_series(logs, runtime_ms=workload.runtime_s * 1000,
                               fio_version=result.fio_version)
