@@ -11,6 +11,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pytest_ebsperf.errors import ConfigError
@@ -130,6 +131,10 @@ OPTIONS: tuple[Option, ...] = (
            "EBSPERF_SWEEP_SIZES", "str", "SIZES", "block sizes of the block-size sweeps "
            "(S2-08, S2-10), comma-separated (4k,16k,64k,256k,1M); each point's expectation "
            "is worked out for its size. Default: the suite's own."),
+    Option("keep_fio", "--ebsperf-keep-fio", "ebsperf_keep_fio", "EBSPERF_KEEP_FIO", "str",
+           "DIR|none", "keep each fio run's JSON report, interval logs and command line in "
+           "DIR (one folder per run) for fio's own tools. Default: beside the results file "
+           "(REPORT-fio/) when --ebsperf-report is given; 'none' keeps nothing."),
     Option("initialize", "--ebsperf-initialize", "ebsperf_initialize", "EBSPERF_INITIALIZE",
            "bool", None, "a volume restored from a snapshot that is not fully initialized: "
            "read every block once (AWS's documented fio read, as long as reading the whole "
@@ -204,6 +209,7 @@ class Settings:
     fio_options: str | None = None
     job_file: str | None = None
     sweep_sizes: str | None = None
+    keep_fio: str | None = None
     initialize: bool = False
     emulate_bucket_factor: float | None = None
     emulate_burst_balance: float | None = None
@@ -232,6 +238,21 @@ class Settings:
 
         parts = [p.strip() for p in (self.sweep_sizes or "").split(",") if p.strip()]
         return tuple(parse_size(p, what="--ebsperf-sweep-sizes block size") for p in parts)
+
+    def keep_fio_dir(self, base: Path) -> Path | None:
+        """Where fio's evidence is kept (relative paths from ``base``), or None."""
+        text = (self.keep_fio or "").strip()
+        if text.lower() in ("none", "off", "no"):
+            return None
+        if not text:
+            if not self.report:
+                return None
+            report = Path(self.report).expanduser()
+            if str(report).startswith(("/dev/", "/proc/")):
+                return None  # written into a device or pipe: nothing to keep beside it
+            text = str(report.with_name(report.stem + "-fio"))
+        path = Path(text).expanduser()
+        return path if path.is_absolute() else base / path
 
     @property
     def runtime_s(self) -> float:

@@ -117,3 +117,30 @@ def test_a_report_whose_directory_vanishes_is_kept_and_the_summary_says_where(
                                  "results.json*; they were kept in *ebsperf-unsaved-*.json*")])
     kept = list(pytester.path.glob("ebsperf-unsaved-*.json"))
     assert len(kept) == 1 and "checks" in json.loads(kept[0].read_text())
+
+
+# -- fio's own evidence beside the results --------------------------------------------------
+IO1_READ = (f"{Path(__file__).resolve().parent.parent}/suites/io1/test_io1.py::"
+            "test_random_read_holds_provisioned_iops_999_percent_of_seconds")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="emulated volumes need root")
+def test_each_fio_run_is_kept_beside_the_results_file(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(IO1_READ, "--emulate", "--ebsperf-report=out/r.json")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    (run,) = (pytester.path / "out" / "r-fio").iterdir()
+    kept = sorted(p.name for p in run.iterdir())
+    assert "fio.json" in kept and "cmdline.txt" in kept and "fio_iops.1.log" in kept
+    assert "--rw=randread" in (run / "cmdline.txt").read_text()
+    from pytest_ebsperf.fio.parse import extract_json
+
+    assert extract_json((run / "fio.json").read_text())["jobs"]  # fio's whole report
+    result.stdout.fnmatch_lines(["*fio evidence (report, logs, command line): 1 runs in *r-fio*"])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="emulated volumes need root")
+def test_keeping_fio_evidence_can_be_turned_off(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(IO1_READ, "--emulate", "--ebsperf-report=out/r.json",
+                                           "--ebsperf-keep-fio=none")
+    assert result.ret == 0
+    assert not (pytester.path / "out" / "r-fio").exists()

@@ -12,9 +12,11 @@ import dataclasses
 import os
 import posixpath
 import re
+import shlex
 import signal
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from pytest_ebsperf.errors import (
@@ -115,6 +117,10 @@ class FioRunner:
         self.log_interval_ms = 1000
         self.last_argv: list[str] = []
         self.last_wall_s: float | None = None
+        #: Where each run's report, logs and command line are kept (None: not kept).
+        self.keep_dir: Path | None = None
+        self.kept_runs = 0
+        self.keep_problems: list[str] = []
         self._version: str | None = None
         self._engines: dict[str, bool] = {}
         self._listed_engines: list[str] | None = None
@@ -260,10 +266,31 @@ class FioRunner:
             return dataclasses.replace(result, stop_reason=reason,
                                        live=series if series.iops else None)
         finally:
+            self._keep_evidence(tmp, workload)
             if owned is not None:
                 owned.close()
             else:
                 self.host.remove_tree(tmp)
+
+    def _keep_evidence(self, tmp: str, workload: Workload) -> None:
+        """Copy fio's report, its interval logs and its command line to :attr:`keep_dir`
+        (one numbered folder per run), so a failure can be re-examined with fio's own tools.
+        Best effort: a copy that fails is noted, never an error of the check."""
+        if self.keep_dir is None:
+            return
+        self.kept_runs += 1
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", workload.name or workload.pattern)[:60]
+        worker = os.environ.get("PYTEST_XDIST_WORKER")  # xdist workers share the folder
+        target = self.keep_dir / f"{worker + '-' if worker else ''}{self.kept_runs:04d}-{name}"
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+            for entry in self.host.listdir(tmp):
+                if entry == _OUTPUT or entry.endswith(".log"):
+                    (target / entry).write_text(self.host.read_text(posixpath.join(tmp, entry)))
+            (target / "cmdline.txt").write_text(" ".join(shlex.quote(a) for a in
+                                                         self.last_argv) + "\n")
+        except (OSError, FioRunError) as exc:
+            self.keep_problems.append(f"{target}: {exc}")
 
     def _execute_live(self, argv: list[str], timeout_s: float, tmp: str, output: str,
                       series: LiveSeries, monitor: Monitor | None) -> tuple[RunResult, str]:

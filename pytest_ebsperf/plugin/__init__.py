@@ -135,6 +135,9 @@ class EbsperfPlugin:
         self.on_session(lambda session: setattr(session, "progress", writer))
         if not hasattr(self.config, "workerinput") and not self.config.option.collectonly:
             self._check_output_paths()
+        keep = self.settings.keep_fio_dir(Path(self.config.invocation_params.dir))
+        if keep is not None:  # fio's own evidence of each run, beside the results
+            self.on_session(lambda session: setattr(session.runner, "keep_dir", keep))
 
     def _check_output_paths(self) -> None:
         """Every path the run will write, checked before the first fio run (exit code 4)."""
@@ -149,6 +152,9 @@ class EbsperfPlugin:
             html = self.config.getoption(HTML_DEST, None)
             if html:
                 check_output_file(str(html), "--html", base=base)
+            keep = self.settings.keep_fio_dir(base)
+            if keep is not None:
+                check_output_dir(str(keep), "--ebsperf-keep-fio", base=base)
             plots = str(self.settings.plots or "")
             if self.settings.given("plots") and plots.strip().lower() not in ("", "none", "off"):
                 check_output_dir(plots, "--ebsperf-plots", base=base)

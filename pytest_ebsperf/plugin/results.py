@@ -236,11 +236,12 @@ def summary_sections(config: pytest.Config) -> list[tuple[str, list[str]]]:
         return []
     state = config.stash.get(STATE_KEY, None)
     rows, measurements = (state.rows, state.measurements) if state is not None else ([], [])
-    return _summary_sections(run, rows, measurements)
+    return _summary_sections(run, rows, measurements, state)
 
 
 def _summary_sections(run: ResultsRun, rows: list[dict[str, Any]],
-                      measurements: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+                      measurements: list[dict[str, Any]], state: Any = None
+                      ) -> list[tuple[str, list[str]]]:
     sections: list[tuple[str, list[str]]] = []
     table = None
     if measurements:
@@ -252,13 +253,13 @@ def _summary_sections(run: ResultsRun, rows: list[dict[str, Any]],
 
         sections.append(("ebsperf: cost per performance (seed 003 shape)",
                          [caption(table), *format_cost_table(table).splitlines()]))
-    notes = _notes(run, rows)
+    notes = _notes(run, rows, state)
     if notes:
         sections.append(("ebsperf: results", notes))
     return sections
 
 
-def _notes(run: ResultsRun, rows: list[dict[str, Any]]) -> list[str]:
+def _notes(run: ResultsRun, rows: list[dict[str, Any]], state: Any = None) -> list[str]:
     notes = []
     if run.baseline is not None:
         compared, regressed = gate_counts(rows)
@@ -271,6 +272,11 @@ def _notes(run: ResultsRun, rows: list[dict[str, Any]]) -> list[str]:
         notes.append(f"NOT SAVED: {run.unsaved}")
     elif run.options.report:
         notes.append(f"results file: {run.options.report}")
+    runner = state.session.runner if state is not None and state.session_made else None
+    if runner is not None and runner.keep_dir is not None and runner.kept_runs:
+        notes.append(f"fio evidence (report, logs, command line): {runner.kept_runs} runs in "
+                     f"{runner.keep_dir}")
+        notes += [f"could not keep fio evidence: {p}" for p in runner.keep_problems[:3]]
     if run.pictures:
         notes.append(f"pictures: {len(run.pictures)} in {run.pictures[0].parent}")
     return notes
