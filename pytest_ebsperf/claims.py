@@ -623,7 +623,8 @@ class ClaimRunner:
                    "stopped_early": bool(result.stop_reason),
                    "stop_reason": result.stop_reason or "ran its whole runtime",
                    "host_cpu_busy_pct": None if result.host_cpu_busy_pct is None
-                   else round(result.host_cpu_busy_pct, 1)}
+                   else round(result.host_cpu_busy_pct, 1),
+                   **_latency_percentiles(result, workload)}
         return self._finish(found, workload.label(), summary)
 
     def conclude_plain(self, found: Verdict) -> Verdict:
@@ -659,3 +660,11 @@ class ClaimRunner:
                                 device=target.path, emulated=target.emulated is not None,
                                 nodeid=self.nodeid),
         })
+
+
+def _latency_percentiles(result: FioResult, workload: Workload) -> dict[str, float | None]:
+    """p50/p99/p99.9 completion latency (ns) of the workload's main direction."""
+    stats = result.mixed if result.mixed.total_ios else (
+        result.read if workload.read_fraction >= 0.5 else result.write)
+    return {f"clat_p{label}_ns": stats.clat.p(q)
+            for label, q in (("50", 50.0), ("99", 99.0), ("99.9", 99.9))}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeAlias
 
 from pytest_ebsperf.fio.workload import format_size
-from pytest_ebsperf.units import MIB, format_number, format_quantity, plain_json
+from pytest_ebsperf.units import MIB, format_latency, format_number, format_quantity, plain_json
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 
 #: Seed-table columns in the order the seed documents print them; others follow as seen.
@@ -84,7 +84,8 @@ def row_from_verdict(verdict: Verdict, *, volume_label: str, workload_label: str
 # -- claims table -------------------------------------------------------------------------
 RowLike: TypeAlias = ReportRow | Mapping[str, Any]
 
-_CLAIM_HEADERS = ("Claim", "What", "Expected", "Measured", "Verdict", "Binding limit", "Ran")
+_CLAIM_HEADERS = ("Claim", "What", "Expected", "Measured", "Verdict", "Binding limit", "Ran",
+                  "Latency p50 / p99 / p99.9")
 
 
 def _as_row(row: RowLike) -> ReportRow:
@@ -106,7 +107,7 @@ def claims_table(rows: Iterable[RowLike], tablefmt: str = "simple") -> str:
     table = []
     for row in parsed:
         cells = [row.claim, row.what, row.expected, row.measured, row.outcome.upper(),
-                 row.binding, ran_text(row.fio)]
+                 row.binding, ran_text(row.fio), latency_text(row.fio)]
         if several:
             cells.append(row.volume)
         if compared:
@@ -115,6 +116,15 @@ def claims_table(rows: Iterable[RowLike], tablefmt: str = "simple") -> str:
     from tabulate import tabulate  # only when a table is drawn
 
     return tabulate(table, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+
+def latency_text(fio: Mapping[str, Any]) -> str:
+    """Completion latency ``p50 / p99 / p99.9`` of the check's run (``-`` without fio)."""
+    values = [fio.get(f"clat_p{q}_ns") for q in ("50", "99", "99.9")]
+    if not any(isinstance(v, (int, float)) for v in values):
+        return "-"
+    return " / ".join(format_latency(v) if isinstance(v, (int, float)) else "-"
+                      for v in values)
 
 
 def ran_text(fio: Mapping[str, Any]) -> str:

@@ -153,6 +153,9 @@ OPTIONS: tuple[Option, ...] = (
            "write every check and measurement (with per-second series), the model's "
            "expectation, verdict, fio, kernel, instance and volume facts and the settings to "
            "FILE as JSON (docs/results-file.md)."),
+    Option("csv", "--ebsperf-csv", "ebsperf_csv", "EBSPERF_CSV", "str", "FILE",
+           "write every measurement as one CSV row to FILE (workload, IOPS, bytes/s, "
+           "latency percentiles, what the kernel counted)."),
     Option("compare", "--ebsperf-compare", "ebsperf_compare", "EBSPERF_COMPARE", "str",
            "RUN|FILE", "compare IOPS, throughput and latency of each check with a stored run: "
            "a file from --ebsperf-report, a pytest-benchmark JSON, or a saved pytest-benchmark "
@@ -214,6 +217,7 @@ class Settings:
     emulate_bucket_factor: float | None = None
     emulate_burst_balance: float | None = None
     report: str | None = None
+    csv: str | None = None
     compare: str | None = None
     compare_threshold: float = 10.0
     price_region: str | None = None

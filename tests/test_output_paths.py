@@ -144,3 +144,28 @@ def test_keeping_fio_evidence_can_be_turned_off(pytester: pytest.Pytester) -> No
                                            "--ebsperf-keep-fio=none")
     assert result.ret == 0
     assert not (pytester.path / "out" / "r-fio").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="emulated volumes need root")
+def test_measurements_go_to_a_csv_with_latency_percentiles(pytester: pytest.Pytester) -> None:
+    import csv
+
+    result = pytester.runpytest_subprocess(IO1_READ, "--emulate", "--ebsperf-csv=out/m.csv",
+                                           "--ebsperf-report=out/r.json")
+    assert result.ret == 0
+    rows = list(csv.DictReader((pytester.path / "out" / "m.csv").open()))
+    document = json.loads((pytester.path / "out" / "r.json").read_text())
+    assert len(rows) == len(document["measurements"]) >= 1
+    first = rows[0]
+    assert first["claim"] == "S0-04" and first["pattern"] == "randread"
+    assert 3000 <= float(first["iops"]) <= 5000  # the emulated io1's 4,000 IOPS
+    assert 0 < float(first["read_clat_p50_ns"]) <= float(first["read_clat_p99_ns"])
+    result.stdout.fnmatch_lines(["*measurements as CSV: out/m.csv*"])
+
+
+def test_the_claims_table_shows_latency_percentiles() -> None:
+    from pytest_ebsperf.report import latency_text
+
+    assert latency_text({"clat_p50_ns": 250_000, "clat_p99_ns": 1_200_000,
+                         "clat_p99.9_ns": None}) == "0.25 ms / 1.2 ms / -"
+    assert latency_text({}) == "-"

@@ -149,6 +149,8 @@ class EbsperfPlugin:
             report = self.settings.report
             if report:
                 check_output_file(str(report), "--ebsperf-report", base=base)
+            if self.settings.csv:
+                check_output_file(self.settings.csv, "--ebsperf-csv", base=base)
             html = self.config.getoption(HTML_DEST, None)
             if html:
                 check_output_file(str(html), "--html", base=base)

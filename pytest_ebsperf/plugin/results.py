@@ -183,6 +183,7 @@ def _attach_pictures(item: pytest.Item, report: pytest.TestReport) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
+    _write_csv(config)
     run = config.stash.get(RUN_KEY, None)
     if run is None or hasattr(config, "workerinput") or not run.options.report:
         return
@@ -200,6 +201,24 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
                             base=Path(config.invocation_params.dir))
     if problem:
         run.unsaved = problem
+
+
+def _write_csv(config: pytest.Config) -> None:
+    """``--ebsperf-csv``: the measurements, one row each (on the xdist controller)."""
+    state = config.stash.get(STATE_KEY, None)
+    run = config.stash.get(RUN_KEY, None)
+    if state is None or run is None or not state.settings.csv or hasattr(config, "workerinput"):
+        return
+    from pytest_ebsperf.results.csv_export import to_csv
+    from pytest_ebsperf.results.document import annotate_measurements
+
+    annotate_measurements(state.rows, state.measurements)
+    path = Path(config.invocation_params.dir) / Path(state.settings.csv).expanduser()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(to_csv(state.measurements))
+    except OSError as exc:
+        run.unsaved = f"the CSV could not be written to {path} ({exc.strerror or exc})"
 
 
 def _run_state(config: pytest.Config) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
@@ -272,6 +291,8 @@ def _notes(run: ResultsRun, rows: list[dict[str, Any]], state: Any = None) -> li
         notes.append(f"NOT SAVED: {run.unsaved}")
     elif run.options.report:
         notes.append(f"results file: {run.options.report}")
+    if state is not None and state.settings.csv:
+        notes.append(f"measurements as CSV: {state.settings.csv}")
     runner = state.session.runner if state is not None and state.session_made else None
     if runner is not None and runner.keep_dir is not None and runner.kept_runs:
         notes.append(f"fio evidence (report, logs, command line): {runner.kept_runs} runs in "
