@@ -21,6 +21,7 @@ import contextlib
 import math
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -162,6 +163,7 @@ class ClaimRunner:
             # gp2/st1/sc1: the credit controller's burst or baseline limits for this workload
             self.session.credits.pace(target, workload, self.session.emulated_rates)
         started = time.perf_counter()
+        nvme_before = self._ebs_nvme_stats(target)
         before = self._kernel_stat(target)
         from pytest_ebsperf.kernelstat import read_cpu
 
@@ -184,8 +186,9 @@ class ClaimRunner:
                 result = replace(result, host_cpu_busy_pct=cpu_after.busy_pct_since(cpu_before))
             booked(result)
         seen = self._kernel_seen(target, before, result)
+        volume_said = self._ebs_nvme_seen(target, nvme_before, result)
         self._record_measurement(workload, target, result, time.perf_counter() - started,
-                                 phase, seen)
+                                 phase, seen, volume_said)
         return result
 
     def _kernel_stat(self, target: Target) -> BlockStat | None:
@@ -215,6 +218,45 @@ class ClaimRunner:
         if problem and problem not in self.notes:
             self.notes.append(problem)
         return seen.facts()
+
+    def _ebs_nvme_stats(self, target: Target) -> Any:
+        """The volume's own counters (EBS NVMe log page 0xD0), when it has them."""
+        if target.emulated is not None or not self.session.runner.host.is_local:
+            return None
+        from pytest_ebsperf import ebsnvme
+
+        if not ebsnvme.is_ebs_nvme(target.path):
+            if not self.session.ebs_nvme_said:  # said once per run, then out of the way
+                self.session.ebs_nvme_said = True
+                self.notes.append(f"{target.path} is not an EBS NVMe device: the volume's own "
+                                  "statistics (NVMe log page 0xD0) are not available")
+            return None
+        try:
+            return ebsnvme.parse_log_page(ebsnvme.read_log_page(target.path))
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            if not self.session.ebs_nvme_said:
+                self.session.ebs_nvme_said = True
+                self.notes.append(f"the volume's own statistics of {target.path} could not "
+                                  f"be read ({exc})")
+            return None
+
+    def _ebs_nvme_seen(self, target: Target, before: Any, result: FioResult
+                       ) -> dict[str, int] | None:
+        """What the volume itself counted during the run, and which limit it says bound."""
+        if before is None:
+            return None
+        from pytest_ebsperf import ebsnvme
+
+        after = self._ebs_nvme_stats(target)
+        if after is None:
+            return None
+        delta = after - before
+        seconds = max(result.read.runtime_ms, result.write.runtime_ms) / 1000.0
+        said = ebsnvme.bound_sentence(delta, seconds)
+        if said and said not in self.notes:
+            self.notes.append(said)
+        facts: dict[str, int] = delta.facts()
+        return facts
 
     def _one_load_at_a_time(self, target: Target) -> Any:
         """A real device is measured by one fio at a time (pytest-xdist workers, other runs):
@@ -645,7 +687,8 @@ class ClaimRunner:
 
     def _record_measurement(self, workload: Workload, target: Target, result: FioResult,
                             wall_s: float, phase: str = "steady",
-                            kernel: dict[str, float] | None = None) -> None:
+                            kernel: dict[str, float] | None = None,
+                            volume_said: dict[str, int] | None = None) -> None:
         self.record("measurement", {
             "phase": phase,
             "volume": target.label, "title": workload.title, "pattern": workload.pattern,
@@ -653,6 +696,8 @@ class ClaimRunner:
             "workload": workload.label(), "wall_s": round(wall_s, 3),
             "fio_wall_s": getattr(self.session.runner, "last_wall_s", None),
             "kernel": kernel,
+            # the EBS volume's own counters over the run (NVMe log page 0xD0), if it has them
+            "ebs_nvme": volume_said,
             # the job's own options beyond what the check builds (yours included)
             "fio_options": [f"{k}={v}" if v != "" else k for k, v in workload.extra],
             # series, latency and volume facts for the results file, gate and history

@@ -87,6 +87,8 @@ class EbsperfSession:
     #: Why the remote device could not be inspected (no python3 there): writes are refused.
     remote_uninspected: str | None = None
     _written: set[str] = field(default_factory=set)
+    #: Whether the run has said that the device keeps no EBS NVMe statistics.
+    ebs_nvme_said: bool = False
     #: The volume(s) under test as plain JSON-friendly data, for reports and result files:
     #: ``volumes`` (per device each fact with its source: given, discovered, default, and
     #: notes), ``discovery`` (status, error, what AWS said), ``initialization`` and
