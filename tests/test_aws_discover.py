@@ -241,3 +241,27 @@ def test_a_nitro_serial_of_a_volume_from_another_region_is_a_sentence_naming_the
     with pytest.raises(Exception, match=r"Volume vol-0123456789abcdef0 does not exist in region "
                        r"us-east-1\. If the instance runs in another region, set AWS_REGION"):
         run(fake_system, fake_system.nvme("nvme1n1", "vol0123456789abcdef0"))
+
+
+def test_cloudwatch_exceeded_checks_become_a_note_in_discovery(
+    instance: str, fake_system: FakeSystem
+) -> None:
+    volume_id = attach(instance, Size=100, VolumeType="gp3")
+    now = datetime.now(timezone.utc)
+    boto3.client("cloudwatch", region_name="us-east-1").put_metric_data(
+        Namespace="AWS/EBS", MetricData=[
+            {"MetricName": "VolumeIOPSExceededCheck",
+             "Dimensions": [{"Name": "VolumeId", "Value": volume_id}],
+             "Timestamp": now - timedelta(minutes=2), "Value": value, "Unit": "None"}
+            for value in (0.0, 1.0)])
+    found = run(fake_system, nitro_device(fake_system, volume_id), now=now)
+    said = [note for note in found.notes if note.startswith("CloudWatch: in the last")]
+    assert said == [f"CloudWatch: in the last 10 minutes the application drove more IOPS than "
+                    f"{volume_id} is provisioned for (VolumeIOPSExceededCheck = 1): something "
+                    "else was using the volume, or its limits bound"]
+
+
+def test_no_exceeded_datapoints_say_nothing(instance: str, fake_system: FakeSystem) -> None:
+    volume_id = attach(instance, Size=100, VolumeType="gp3")
+    found = run(fake_system, nitro_device(fake_system, volume_id))
+    assert not [note for note in found.notes if "ExceededCheck" in note]

@@ -34,7 +34,13 @@ from pytest_ebsperf.aws.instance import (
     describe_instance_type,
 )
 from pytest_ebsperf.aws.merge import given_fields, merge
-from pytest_ebsperf.aws.metrics import BURST_TYPES, BurstReading, read_burst_balance
+from pytest_ebsperf.aws.metrics import (
+    BURST_TYPES,
+    BurstReading,
+    exceeded_note,
+    read_burst_balance,
+    read_exceeded_checks,
+)
 from pytest_ebsperf.aws.session import AwsClients
 from pytest_ebsperf.aws.volumes import VolumeRecord, find_attached_volume
 from pytest_ebsperf.volume import Volume
@@ -154,6 +160,11 @@ def _ebs(
         if burst is not None:
             found["burst_balance_pct"] = burst.percent
             notes.extend([burst.note] if burst.note else [])
+    exceeded = _optional(
+        notes, lambda: read_exceeded_checks(clients.cloudwatch(), record.volume_id, now=now))
+    if exceeded is not None:
+        said = exceeded_note(record.volume_id, exceeded)
+        notes.extend([said] if said else [])
     init = _optional(
         notes,
         lambda: read_initialization(

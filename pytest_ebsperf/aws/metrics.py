@@ -85,3 +85,48 @@ def newest_datapoint(
         )
     stamp, value = max(points, key=lambda point: point[0])
     return BurstReading(volume_id, value, stamp)
+
+
+#: CloudWatch's own verdict per minute: 1 when the application consistently drove more IOPS
+#: (throughput) than the volume's provisioned performance that minute (Nitro, not standard).
+EXCEEDED_CHECKS = ("VolumeIOPSExceededCheck", "VolumeThroughputExceededCheck")
+
+
+def read_exceeded_checks(cloudwatch: Any, volume_id: str, *, now: datetime | None = None,
+                         window: timedelta = WINDOW) -> dict[str, float | None]:
+    """The highest VolumeIOPSExceededCheck and VolumeThroughputExceededCheck of the last
+    ``window`` (None: not published for this volume in that time)."""
+    end = now or datetime.now(timezone.utc)
+    queries = [{
+        "Id": name[0].lower() + name[1:],
+        "MetricStat": {
+            "Metric": {"Namespace": "AWS/EBS", "MetricName": name,
+                       "Dimensions": [{"Name": "VolumeId", "Value": volume_id}]},
+            "Period": PERIOD_S, "Stat": "Maximum"},
+        "ReturnData": True,
+    } for name in EXCEEDED_CHECKS]
+    with aws_call("cloudwatch:GetMetricData", what=f"exceeded checks of {volume_id}"):
+        response = cloudwatch.get_metric_data(MetricDataQueries=queries, StartTime=end - window,
+                                              EndTime=end)
+    found: dict[str, float | None] = dict.fromkeys(EXCEEDED_CHECKS)
+    by_id = {q["Id"]: name for q, name in zip(queries, EXCEEDED_CHECKS)}
+    for result in response.get("MetricDataResults", []):
+        values = [float(v) for v in result.get("Values", [])]
+        name = by_id.get(result.get("Id", ""))
+        if name and values:
+            found[name] = max(values)
+    return found
+
+
+def exceeded_note(volume_id: str, checks: dict[str, float | None],
+                  window: timedelta = WINDOW) -> str | None:
+    """A sentence when CloudWatch saw the volume's limits exceeded recently, else None."""
+    hit = [name for name, value in checks.items() if value and value >= 1]
+    if not hit:
+        return None
+    minutes = int(window.total_seconds() // 60)
+    what = " and ".join({"VolumeIOPSExceededCheck": "IOPS",
+                         "VolumeThroughputExceededCheck": "throughput"}[n] for n in hit)
+    return (f"CloudWatch: in the last {minutes} minutes the application drove more {what} "
+            f"than {volume_id} is provisioned for ({', '.join(hit)} = 1): something else "
+            "was using the volume, or its limits bound")
