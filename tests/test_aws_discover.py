@@ -256,9 +256,9 @@ def test_cloudwatch_exceeded_checks_become_a_note_in_discovery(
             for value in (0.0, 1.0)])
     found = run(fake_system, nitro_device(fake_system, volume_id), now=now)
     said = [note for note in found.notes if note.startswith("CloudWatch: in the last")]
-    assert said == [f"CloudWatch: in the last 10 minutes the application drove more IOPS than "
+    assert said == [(f"CloudWatch: in the last 10 minutes the application drove more IOPS than "
                     f"{volume_id} is provisioned for (VolumeIOPSExceededCheck = 1): something "
-                    "else was using the volume, or its limits bound"]
+                    "else was using the volume, or its limits bound")]
 
 
 def test_no_exceeded_datapoints_say_nothing(instance: str, fake_system: FakeSystem) -> None:
