@@ -185,7 +185,7 @@ class ClaimRunner:
             if cpu_before is not None and cpu_after is not None:
                 result = replace(result, host_cpu_busy_pct=cpu_after.busy_pct_since(cpu_before))
             booked(result)
-        seen = self._kernel_seen(target, before, result)
+        seen = self._kernel_seen(target, before, result, workload)
         volume_said = self._ebs_nvme_seen(target, nvme_before, result)
         self._record_measurement(workload, target, result, time.perf_counter() - started,
                                  phase, seen, volume_said)
@@ -201,8 +201,8 @@ class ClaimRunner:
             return None
         return kernelstat.read_on(host, target.report.name)
 
-    def _kernel_seen(self, target: Target, before: BlockStat | None, result: FioResult
-                     ) -> dict[str, float] | None:
+    def _kernel_seen(self, target: Target, before: BlockStat | None, result: FioResult,
+                     workload: Workload | None = None) -> dict[str, float] | None:
         """What the kernel counted on the device during the run (a second witness)."""
         if before is None:
             return None
@@ -215,8 +215,10 @@ class ClaimRunner:
         # fio's bytes exclude its ramp; the kernel counts it too, so it never sees less
         fio_bytes = result.read.io_bytes + result.write.io_bytes
         problem = kernelstat.mismatch(seen, fio_bytes, target.path)
-        if problem and problem not in self.notes:
-            self.notes.append(problem)
+        merged = kernelstat.merge_note(seen, workload.bs, target.path) if workload else None
+        for said in (problem, merged):
+            if said and said not in self.notes:
+                self.notes.append(said)
         return seen.facts()
 
     def _ebs_nvme_stats(self, target: Target) -> Any:

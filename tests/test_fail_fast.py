@@ -164,3 +164,15 @@ def test_fio_measuring_the_page_cache_is_flagged_by_the_kernels_count() -> None:
     note = kernelstat.mismatch(seen, 4 * 2**20, "/dev/loop9")
     assert note is not None and "fio measured something else" in note
     assert kernelstat.mismatch(seen, 40 * 1024, "/dev/loop9") is None
+
+
+def test_merged_io_is_named_with_the_size_the_device_really_saw() -> None:
+    from pytest_ebsperf import kernelstat
+
+    # 1,000 operations of 64 KiB (128 sectors each) for fio's 16 KiB reads, 3,000 merges
+    merged = kernelstat.BlockStat(1000, 3000, 1000 * 128, 0, 0, 0, 5)
+    note = kernelstat.merge_note(merged, 16 * 1024, "/dev/nvme1n1")
+    assert note is not None
+    assert "1,000 operations of 64 KiB on average for fio's 16 KiB requests" in note
+    plain = kernelstat.BlockStat(1000, 0, 1000 * 32, 0, 0, 0, 5)  # 16 KiB each, no merges
+    assert kernelstat.merge_note(plain, 16 * 1024, "/dev/nvme1n1") is None
