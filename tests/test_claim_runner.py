@@ -69,3 +69,36 @@ def test_a_script_gets_a_failing_verdict_back_not_an_exception() -> None:
     assert slow["outcome"] == "fail"
     assert "Claim S0-04" in slow["message"]
     assert 900 <= slow["measured"] <= 1100
+
+
+PAGE_CACHE = textwrap.dedent("""
+    import json
+    from pytest_ebsperf.claims import ClaimRunner
+    from pytest_ebsperf.session import EbsperfSession
+    from pytest_ebsperf.settings import Settings
+
+    session = EbsperfSession(Settings(emulate=True, volume_type="io1", volume_size=100,
+                                      volume_iops=2000, runtime=3.0))
+    try:
+        session.preflight()
+        runner = ClaimRunner(session, name="cached")
+        # buffered reads of a 4 MiB region: after the first pass they come from the page cache
+        job = runner.workload("randread", "16k").replace(direct=False, size=4 * 2**20)
+        runner.run(job)
+    finally:
+        session.close()
+    kernel = runner.measurements[-1]["kernel"]
+    print(json.dumps({"notes": runner.notes, "kernel_bytes": kernel["bytes"],
+                      "fio_iops": runner.measurements[-1]["iops"]}))
+""")
+
+
+@needs_root
+@needs_fio
+def test_fio_reading_the_page_cache_is_flagged_by_the_kernels_count() -> None:
+    proc = subprocess.run([sys.executable, "-c", PAGE_CACHE], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["kernel_bytes"] <= 8 * 2**20  # the device saw about one pass of the region
+    assert any("fio measured something else than the device" in n for n in found["notes"])
