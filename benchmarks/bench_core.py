@@ -47,6 +47,8 @@ from pytest_ebsperf.volume import Volume
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME_S = DEFAULT_RUNTIME_EMULATED_S
 RAMP_S = DEFAULT_RAMP_EMULATED_S
+#: Rounds of the driving-power final (the default against the grid's top three).
+FINAL_ROUNDS = 5
 
 
 def default_job(volume: Volume, bs: int = 4096) -> Workload:
@@ -121,13 +123,29 @@ def driving_power(rounds: int = 3) -> dict[str, Any]:
                     key = "default" if job is ours else (
                         f"{job.engine}{'+registered' if job.extra else ''} {job.label()}")
                     scores.setdefault(key, []).append(result.total_iops)
-        medians = {k: statistics.median(v) for k, v in scores.items()}
-        best_key = max((k for k in medians if k != "default"), key=medians.__getitem__)
+            medians = {k: statistics.median(v) for k, v in scores.items()}
+            # The best of 30 noisy medians is biased high (the winner's curse): the default
+            # and the grid's top three run again, alternately, and that final decides.
+            top = sorted((k for k in medians if k != "default"), key=medians.__getitem__,
+                         reverse=True)[:3]
+            jobs = {"default": ours, **{k: j for j in grid for k in [
+                f"{j.engine}{'+registered' if j.extra else ''} {j.label()}"] if k in top}}
+            final: dict[str, list[float]] = {k: [] for k in jobs}
+            for _ in range(FINAL_ROUNDS):
+                for key, job in jobs.items():
+                    final[key].append(runner.run(job, device.path, readonly=True).total_iops)
+        final_medians = {k: statistics.median(v) for k, v in final.items()}
+        best_key = max((k for k in final_medians if k != "default"),
+                       key=final_medians.__getitem__)
         out[f"{bs // 1024}KiB"] = {
             "default_job": f"{runner.resolve_engine('auto')} {ours.label()}"
                            f"{' +registered' if runner._registered else ''}",
-            "default_iops": medians["default"], "best_hand_tuned": best_key,
-            "best_iops": medians[best_key], "ratio": medians["default"] / medians[best_key]}
+            "grid_default_iops": medians["default"],
+            "grid_best": max((k for k in medians if k != "default"), key=medians.__getitem__),
+            "final_rounds": FINAL_ROUNDS,
+            "default_iops": final_medians["default"], "best_hand_tuned": best_key,
+            "best_iops": final_medians[best_key],
+            "ratio": final_medians["default"] / final_medians[best_key]}
     return out
 
 
