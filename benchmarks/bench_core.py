@@ -99,7 +99,7 @@ def ramp(repeats: int = 3) -> list[dict[str, Any]]:
     return rows
 
 
-def driving_power(rounds: int = 3) -> dict[str, Any]:
+def driving_power(rounds: int = 2) -> dict[str, Any]:
     """The default random-read job for a very fast volume against a grid of hand-tuned jobs
     (io_uring with and without registered buffers/files, libaio; 2-8 jobs x QD 8-64) on an
     unthrottled tmpfs loop device, at 4 KiB and 16 KiB, run alternately."""
