@@ -19,9 +19,14 @@ MIB = 1024 * 1024
         # 128 outstanding: 8 jobs of 16 (up to 4 jobs per CPU)
         (Volume("io1", size_gib=1_280, iops=64_000), Workload("randread"), 64_000, 8, (16, 8)),
         (Volume("io2", size_gib=256, iops=256_000), Workload("randread"), 256_000, 8, (16, 16)),
-        # one CPU: at most 64 outstanding, 4 jobs of 16
-        (Volume("io2", size_gib=256, iops=256_000), Workload("randread"), 256_000, 1, (16, 4)),
-        (Volume("gp3", size_gib=500, iops=80_000), Workload("randread"), 80_000, 2, (16, 8)),
+        # one CPU: at most 64 outstanding; 16 KiB I/O: 2 jobs of 32 (2 per CPU from 16 KiB)
+        (Volume("io2", size_gib=256, iops=256_000), Workload("randread"), 256_000, 1, (32, 2)),
+        (Volume("gp3", size_gib=500, iops=80_000), Workload("randread"), 80_000, 2, (32, 4)),
+        # 4 KiB I/O: up to 4 jobs per CPU at about 16 each
+        (Volume("io2", size_gib=256, iops=256_000), Workload("randread", bs=4096), 256_000, 1,
+         (16, 4)),
+        (Volume("gp3", size_gib=500, iops=80_000), Workload("randread", bs=4096), 80_000, 2,
+         (16, 8)),
     ],
 )
 def test_outstanding_ios_are_twice_littles_law_spread_over_shallow_jobs(
