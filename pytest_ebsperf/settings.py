@@ -226,9 +226,11 @@ class Settings:
     @property
     def user_fio_options(self) -> tuple[tuple[str, str], ...]:
         """The fio options of --ebsperf-job-file, then --ebsperf-fio-options (checked)."""
+        found: tuple[tuple[str, str], ...] = ()
+        if not (self.job_file or self.fio_options):
+            return found
         from pytest_ebsperf.fio.options import parse_fio_options, parse_job_file
 
-        found: tuple[tuple[str, str], ...] = ()
         if self.job_file:
             found += parse_job_file(self.job_file)
         if self.fio_options:
@@ -390,8 +392,9 @@ def validate(settings: Settings) -> None:
         raise ConfigError("--emulate-timescale only applies with --emulate (a real volume's "
                           "credits run on real time).")
     _check_emulation_aids(settings)
-    settings.user_fio_options  # noqa: B018 (parsed now: a bad option stops the run at once)
-    sizes = settings.sweep_sizes_bytes
+    if settings.fio_options or settings.job_file:
+        settings.user_fio_options  # noqa: B018 (parsed now: a bad option stops the run at once)
+    sizes = settings.sweep_sizes_bytes if settings.sweep_sizes is not None else ()
     if settings.sweep_sizes is not None and not sizes:
         raise ConfigError("--ebsperf-sweep-sizes is empty: give block sizes such as "
                           "4k,16k,64k,256k,1M.")
