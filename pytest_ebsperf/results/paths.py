@@ -53,11 +53,8 @@ def _probe_directory(directory: Path, what: str) -> None:
                           "directory this user may write, e.g. ebsperf-results/.") from None
 
 
-def check_output_file(text: str, flag: str, *, base: Path | None = None) -> Path:
-    """Check that a results file (or HTML report) can be written at ``text``; returns the
-    absolute path. Refuses directories, block devices, kernel pseudo-filesystems and
-    directories this user cannot write; makes missing parent directories."""
-    what = f"{flag}={text}"
+def _resolved(text: str, what: str, example: str, base: Path | None) -> Path:
+    """``text`` as an absolute real path; a kernel pseudo-filesystem is refused."""
     path = Path(text).expanduser()
     if not path.is_absolute():
         path = (base or Path.cwd()) / path
@@ -65,7 +62,16 @@ def check_output_file(text: str, flag: str, *, base: Path | None = None) -> Path
     root = _pseudo_root(path)
     if root is not None:
         raise ConfigError(f"{what} is under {root}, a kernel pseudo-filesystem: nothing can be "
-                          "saved there. Give a file such as ebsperf-results/results.json.")
+                          f"saved there. Give {example}.")
+    return path
+
+
+def check_output_file(text: str, flag: str, *, base: Path | None = None) -> Path:
+    """Check that a results file (or HTML report) can be written at ``text``; returns the
+    absolute path. Refuses directories, block devices, kernel pseudo-filesystems and
+    directories this user cannot write; makes missing parent directories."""
+    what = f"{flag}={text}"
+    path = _resolved(text, what, "a file such as ebsperf-results/results.json", base)
     if path.exists():
         mode = path.stat().st_mode
         if stat.S_ISDIR(mode):
@@ -88,14 +94,7 @@ def check_output_file(text: str, flag: str, *, base: Path | None = None) -> Path
 def check_output_dir(text: str, flag: str, *, base: Path | None = None) -> Path:
     """Check (and make) an output directory such as the plots directory."""
     what = f"{flag}={text}"
-    path = Path(text).expanduser()
-    if not path.is_absolute():
-        path = (base or Path.cwd()) / path
-    path = Path(os.path.realpath(path))
-    root = _pseudo_root(path)
-    if root is not None:
-        raise ConfigError(f"{what} is under {root}, a kernel pseudo-filesystem: nothing can be "
-                          "saved there. Give a directory such as ebsperf-results/plots.")
+    path = _resolved(text, what, "a directory such as ebsperf-results/plots", base)
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{what} is not a directory; give a directory such as "
                           "ebsperf-results/plots.")
