@@ -330,7 +330,8 @@ class ClaimRunner:
         if credits is None:
             credits = self.volume.burst_balance_pct != 0
         return models.cap_expectation(claim, what, self.volume, workload, credits=credits,
-                                      metric=metric, instance_limits=self.session.instance_limits)
+                                      metric=metric, instance_limits=self.session.instance_limits,
+                                      era=self.settings.era)
 
     # -- checks --------------------------------------------------------------------------
     def check_cap(self, claim: str, what: str, workload: Workload, *, metric: str = "iops",

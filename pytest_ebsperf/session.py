@@ -7,6 +7,7 @@ errors or skips.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -419,8 +420,8 @@ class EbsperfSession:
         if volume.type == "standard":
             return STANDARD_EMULATED_IOPS * factor, STANDARD_EMULATED_BPS * factor, 256 * 1024
         credits = volume.burst_balance_pct != 0
-        caps = models.volume_caps(volume, credits=credits)
-        iops, bps = caps.iops, caps.throughput_bps
+        caps = models.volume_caps(volume, credits=credits, era=self.settings.era)
+        iops, bps = caps.iops, caps.throughput_bps  # bps infinite: no ceiling in that era
         limits = self.instance_limits or (
             models.ebs_limits(volume.instance_type) if volume.instance_type else None)
         if limits is not None:
@@ -428,7 +429,7 @@ class EbsperfSession:
             bps = min(bps, limits.max_mbps * 1e6)
         if volume.is_hdd and workload is not None and exact_io_bytes:
             iops, bps = self._hdd_rates(volume, workload, exact_io_bytes, credits)
-        return iops * factor, bps * factor, caps.io_unit_bytes
+        return iops * factor, (bps * factor if math.isfinite(bps) else None), caps.io_unit_bytes
 
     def _hdd_rates(self, volume: Volume, workload: Workload, exact_io_bytes: int,
                    credits: bool) -> tuple[float, float]:

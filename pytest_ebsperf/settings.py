@@ -47,6 +47,10 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option("device", "--device", "ebsperf_device", "EBSPERF_DEVICE", "str", "PATH",
            "block device under test (e.g. /dev/nvme1n1)."),
+    Option("volume_count", "--volume-count", "ebsperf_volume_count", "EBSPERF_VOLUME_COUNT",
+           "int", "N", "volumes measured together as one set (RAID0 stripe) by the raid0 suite: "
+           "with --emulate, N emulated volumes; with --device=A,B,..., the number of devices "
+           "(default)."),
     Option("reference_device", "--reference-device", None, "EBSPERF_REFERENCE_DEVICE", "str",
            "PATH", "second device for relative claims (e.g. the unencrypted twin of an "
            "encrypted volume)."),
@@ -77,6 +81,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("emulate", "--emulate", None, None, "bool", None,
            "create an emulated volume (kernel-throttled loop device) of the given or the "
            "suite's type instead of using --device. Needs root.", False),
+    Option("emulate_member_factors", "--emulate-member-factors", None,
+           "EBSPERF_EMULATE_MEMBER_FACTORS", "str", "F1,F2,...",
+           "testing aid: scale each emulated member of a set (--volume-count) by its factor, "
+           "e.g. 1,1,1,0.75 makes the fourth one slow."),
+    Option("era", "--ebsperf-era", "ebsperf_era", "EBSPERF_ERA", "str", "ERA",
+           "judge against the specs of a seed document's year: 2013, 2014, 2016 or now "
+           "(default).", "now"),
     Option("emulate_factor", "--emulate-factor", None, "EBSPERF_EMULATE_FACTOR", "float",
            "FACTOR", "make the emulated volume deliver this fraction of its documented "
            "performance (0.75 shows what a failing volume looks like).", 1.0),
@@ -183,6 +194,7 @@ class Settings:
     """Every ebsperf setting after precedence was applied; ``origin`` says where each came from."""
 
     device: str | None = None
+    volume_count: int | None = None
     reference_device: str | None = None
     volume_type: str | None = None
     volume_size: int | None = None
@@ -221,6 +233,10 @@ class Settings:
     compare: str | None = None
     compare_threshold: float = 10.0
     price_region: str | None = None
+    emulate_member_factors: str | None = None
+    era: str = "now"
+    #: Every device of ``--device=A,B,...`` (``device`` is the first).
+    devices: tuple[str, ...] = ()
     origin: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @property
@@ -236,6 +252,30 @@ class Settings:
         if self.fio_options:
             found += parse_fio_options(self.fio_options)
         return found
+
+    @property
+    def set_size(self) -> int:
+        """Volumes in the set under test: --volume-count, else the devices named (1)."""
+        return self.volume_count or max(1, len(self.devices))
+
+    @property
+    def member_factors(self) -> tuple[float, ...]:
+        """--emulate-member-factors as numbers (empty: every member at full rate)."""
+        text = (self.emulate_member_factors or "").strip()
+        if not text:
+            return ()
+        found = []
+        for part in text.split(","):
+            try:
+                value = float(part)
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value) or value <= 0:
+                raise ConfigError(f"--emulate-member-factors={text}: {part.strip()!r} is not a "
+                                  "positive number (1 keeps a member at its rate, 0.75 makes "
+                                  "it 25 % slow).")
+            found.append(value)
+        return tuple(found)
 
     @property
     def sweep_sizes_bytes(self) -> tuple[int, ...]:
@@ -302,6 +342,14 @@ def resolve(cli: Lookup, env: Mapping[str, str], ini: Lookup) -> Settings:
         else:
             values[option.dest] = convert(option, value, where)
         origin[option.dest] = where
+    raw = values.get("device")
+    if raw:
+        devices = tuple(part.strip() for part in str(raw).split(","))
+        if any(not part for part in devices):
+            raise ConfigError(f"--device={raw} (from {origin['device']}) has an empty entry: "
+                              "give block devices separated by commas, e.g. "
+                              "--device=/dev/nvme1n1,/dev/nvme2n1.")
+        values["device"], values["devices"] = devices[0], devices
     settings = Settings(origin=origin, **values)
     validate(settings)
     return settings
@@ -392,6 +440,7 @@ def validate(settings: Settings) -> None:
         raise ConfigError("--emulate-timescale only applies with --emulate (a real volume's "
                           "credits run on real time).")
     _check_emulation_aids(settings)
+    _check_set(settings)
     if settings.fio_options or settings.job_file:
         settings.user_fio_options  # noqa: B018 (parsed now: a bad option stops the run at once)
     sizes = settings.sweep_sizes_bytes if settings.sweep_sizes is not None else ()
@@ -401,6 +450,40 @@ def validate(settings: Settings) -> None:
     if any(size % 512 for size in sizes):
         raise ConfigError(f"--ebsperf-sweep-sizes={settings.sweep_sizes}: every block size "
                           "must be a multiple of 512 bytes (direct I/O).")
+
+
+#: Most volumes one set may hold (AWS attaches at most 28 to most Nitro instances; the seed
+#: documents striped 4, and seed 002 used 24 to find an instance's ceiling).
+MAX_VOLUME_COUNT = 28
+
+
+def _check_set(settings: Settings) -> None:
+    """--ebsperf-era, --volume-count, --device=A,B and --emulate-member-factors together."""
+    o = settings.origin
+    from pytest_ebsperf.models.ebs import ERAS
+
+    if settings.era not in ERAS:
+        raise ConfigError(f"{settings.era!r} (from {o.get('era', 'default')}) is not an era for "
+                          f"--ebsperf-era: give one of {', '.join(ERAS)} (now: today's specs).")
+    count, devices = settings.volume_count, settings.devices
+    if count is not None and not 1 <= count <= MAX_VOLUME_COUNT:
+        raise ConfigError(f"--volume-count={count} (from {o['volume_count']}) must be between 1 "
+                          f"and {MAX_VOLUME_COUNT} (volumes measured together as one set).")
+    if len(set(devices)) != len(devices):
+        raise ConfigError(f"--device={','.join(devices)} names a device twice: each member of "
+                          "a set is a different volume.")
+    if count is not None and len(devices) > 1 and count != len(devices):
+        raise ConfigError(f"--volume-count={count} (from {o['volume_count']}) but --device "
+                          f"names {len(devices)} devices: drop --volume-count (the devices "
+                          "make the set) or name that many devices.")
+    factors = settings.member_factors
+    if factors and not settings.emulate:
+        raise ConfigError("--emulate-member-factors only applies with --emulate (it slows "
+                          "emulated members, not volumes).")
+    if factors and len(factors) != (count or 1):
+        raise ConfigError(f"--emulate-member-factors={settings.emulate_member_factors} gives "
+                          f"{len(factors)} factors for --volume-count={count or 1}: give one "
+                          "per member, e.g. 1,1,1,0.75 for four.")
 
 
 def parse_timescale(text: str, where: str = "--emulate-timescale") -> float | None:

@@ -33,6 +33,15 @@ EMULATED_DEFAULTS: dict[str, Volume] = {
 }
 #: Type emulated for suites that take any volume type (encryption).
 ANY_TYPE_DEFAULT = "io1"
+#: Emulated volumes of a seed era where today's default was not sold then (--ebsperf-era).
+EMULATED_ERA_DEFAULTS: dict[tuple[str, str], Volume] = {
+    ("2013", "io1"): Volume("io1", size_gib=200, iops=2000),  # seed 004's 200 GB, 2,000 PIOPS
+}
+
+
+def emulated_default(vtype: str, era: str) -> Volume:
+    """The volume ``--emulate`` makes for a suite of ``vtype`` under ``--ebsperf-era``."""
+    return EMULATED_ERA_DEFAULTS.get((era, vtype), EMULATED_DEFAULTS[vtype])
 
 
 def given_volume(settings: Settings) -> Volume:
@@ -63,13 +72,16 @@ def volume_from_settings(settings: Settings, suite_type: str | None) -> Volume:
         raise SuiteMismatch(f"this suite checks {suite_type} volumes; the volume under "
                             f"test is {vtype} (--volume-type, from {where}).")
     _check_options_apply(s, vtype)
+    if not models.era_applies(vtype, s.era):
+        raise SuiteMismatch(f"{vtype} volumes did not exist in {s.era} (--ebsperf-era, from "
+                            f"{s.origin.get('era', 'default')}).")
     given = given_volume(s)
     changes = {k: getattr(given, k) for k in ("size_gib", "iops", "throughput_mibps",
                                                 "instance_type", "burst_balance_pct")
                if getattr(given, k) is not None}
     sized = any(k in changes for k in ("size_gib", "iops", "throughput_mibps"))
     if s.emulate and not sized:
-        base = EMULATED_DEFAULTS[vtype]
+        base = emulated_default(vtype, s.era)
         provenance = {k: DEFAULT for k in ("type", "size_gib", "iops", "throughput_mibps")}
     else:
         base = Volume(vtype)
@@ -77,7 +89,7 @@ def volume_from_settings(settings: Settings, suite_type: str | None) -> Volume:
     provenance.update({k: GIVEN for k in changes})
     if s.emulate:
         provenance["device"] = EMULATED
-    return models.validate(base.replace(provenance=provenance, **changes))
+    return models.validate(base.replace(provenance=provenance, **changes), era=s.era)
 
 
 def _check_options_apply(settings: Settings, vtype: str) -> None:

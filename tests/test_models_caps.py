@@ -53,7 +53,8 @@ def test_seed_era_caps_reproduce_the_2013_and_2014_limits() -> None:
     io1 = Volume("io1", size_gib=200, iops=4_000)
     assert volume_caps(io1, era="2014") == VolumeCaps(4_000, 128 * MIB, SSD)
     old = Volume("io1", size_gib=200, iops=2_000)
-    assert volume_caps(old, era="2013") == VolumeCaps(2_000, 31.25 * MIB, 16 * 1024)
+    # 2013: random I/O counted in 16 KiB units; no per-volume throughput ceiling published
+    assert volume_caps(old, era="2013") == VolumeCaps(2_000, math.inf, 16 * 1024)
     assert volume_caps(Volume("gp2", size_gib=1_000), era="2014").throughput_mibps == 128
 
 

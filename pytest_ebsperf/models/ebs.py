@@ -12,12 +12,14 @@ import math
 
 from pytest_ebsperf.models import sources
 
-#: Eras the models can reproduce. ``now`` is claims.md Part B; ``2014`` the AWS Summit 2014
-#: slides (seed 002) and the gp2 launch docs; ``2013`` the io1 post of seed 004.
+#: Eras the models can reproduce. ``now`` is claims.md Part B; ``2016`` the limits of seed 003's
+#: time (gp2 and io1 as raised in November 2014, st1/sc1 at their launch); ``2014`` the AWS
+#: Summit 2014 slides (seed 002) and the gp2 launch docs; ``2013`` the io1 post of seed 004.
 NOW = "now"
+ERA_2016 = "2016"
 ERA_2014 = "2014"
 ERA_2013 = "2013"
-ERAS: tuple[str, ...] = (NOW, ERA_2014, ERA_2013)
+ERAS: tuple[str, ...] = (NOW, ERA_2016, ERA_2014, ERA_2013)
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -39,6 +41,9 @@ GP2_TPUT_LARGE_MIBPS = 250.0  # >= 334 GiB, or 171-333 GiB while burst credits l
 GP2_TPUT_SMALL_MAX_GIB = 170
 GP2_TPUT_FULL_MIN_GIB = 334  # 250 MiB/s / (256 KiB x 3 IOPS/GiB) = 333.3
 GP2_TPUT_2014_MIBPS = 128.0  # per-volume limit of the seed era (the "~130 MB/s" of seed 002)
+GP2_MAX_GIB_2014 = 1_024  # gp2 topped out at 1 TiB until November 2014
+GP2_MAX_BASELINE_2016 = 10_000  # November 2014 to December 2018 (reached at 3,334 GiB)
+GP2_TPUT_2016_MIBPS = 160.0  # November 2014 to December 2018 (128 MiB/s up to 170 GiB)
 
 # --- B-GP3 ----------------------------------------------------------------------------------
 GP3_DEFAULT_IOPS = 3_000  # included in the price
@@ -60,11 +65,15 @@ IO1_MAX_MIBPS_LARGE = 1_000.0  # > 32,000 IOPS on Nitro: 16 KiB per IOPS
 IO1_MAX_IOPS_2014 = 4_000  # seed 002 (AWS Summit 2014)
 IO1_MAX_IOPS_2013 = 2_000  # seed 004 (April 2013)
 IO1_TPUT_2014_MIBPS = 128.0
+IO1_MAX_IOPS_2016 = 20_000  # November 2014 to December 2017
+IO1_TPUT_2016_MIBPS = 320.0
+IO1_MAX_GIB_2014 = 1_024  # io1 topped out at 1 TiB until November 2014
 
 # --- B-IO2 (io2 Block Express since 2025-04-30) -----------------------------------------------
 IO2_MIN_IOPS = 100
 IO2_MAX_IOPS_NITRO = 256_000
-IO2_MAX_IOPS_OTHER = 32_000
+IO2_MAX_IOPS_OTHER = 32_000  # delivered on instances not built on Nitro
+IO2_MAX_PROVISIONED_OTHER = 64_000  # most AWS lets you provision for such an instance
 IO2_IOPS_PER_GIB = 1_000
 IO2_MIBPS_PER_IOPS = 0.256
 IO2_MAX_MIBPS = 4_000.0
@@ -105,6 +114,13 @@ CITATIONS: dict[str, tuple[str, str]] = {
     "IO1_MAX_IOPS_2014": ("S2-06", sources.DOCS_2014),
     "IO1_MAX_IOPS_2013": ("S4-01", sources.SEEDS[4]),
     "IO1_TPUT_2014_MIBPS": ("S2-07", sources.LIMIT_128_2014),
+    "IO1_MAX_IOPS_2016": ("S2-07", sources.VOLUME_TYPES_2016),
+    "IO1_TPUT_2016_MIBPS": ("S2-07", sources.VOLUME_TYPES_2016),
+    "IO1_MAX_GIB_2014": ("S2-07", sources.DOCS_2014),
+    "GP2_MAX_GIB_2014": ("S2-09", sources.DOCS_2014),
+    "GP2_MAX_BASELINE_2016": ("S3-07", sources.VOLUME_TYPES_2016),
+    "GP2_TPUT_2016_MIBPS": ("S3-07", sources.VOLUME_TYPES_2016),
+    "IO2_MAX_PROVISIONED_OTHER": ("B-IO2", _PIOPS),
     "IO2_MIN_IOPS": ("B-IO2", _PIOPS),
     "IO2_MAX_IOPS_NITRO": ("B-IO2", _PIOPS),
     "IO2_MAX_IOPS_OTHER": ("B-IO2", _PIOPS),
@@ -124,7 +140,8 @@ def check_era(era: str) -> None:
 def gp2_baseline_iops(size_gib: int, era: str = NOW) -> int:
     """gp2 baseline: 3 IOPS per GiB, at least 100, at most 16,000 (3,000 in 2014). B-GP2."""
     check_era(era)
-    ceiling = GP2_MAX_BASELINE if era == NOW else GP2_MAX_BASELINE_2014
+    ceiling = {NOW: GP2_MAX_BASELINE, ERA_2016: GP2_MAX_BASELINE_2016}.get(
+        era, GP2_MAX_BASELINE_2014)
     return min(max(GP2_MIN_BASELINE, GP2_IOPS_PER_GIB * size_gib), ceiling)
 
 
@@ -141,6 +158,9 @@ def gp2_max_throughput_mibps(size_gib: int, credits: bool = True, era: str = NOW
     credits last. With an empty bucket below 334 GiB the ceiling is baseline IOPS x 256 KiB
     (100 GiB -> 75 MiB/s). ``era="2014"`` gives the seed era's flat 128 MiB/s.
     """
+    if era == ERA_2016:
+        ceiling = GP2_TPUT_SMALL_MIBPS if size_gib <= GP2_TPUT_SMALL_MAX_GIB else GP2_TPUT_2016_MIBPS
+        return min(ceiling, gp2_max_iops(size_gib, credits, era) * SSD_IO_UNIT / MIB)
     if era != NOW:
         check_era(era)
         return min(GP2_TPUT_2014_MIBPS, gp2_max_iops(size_gib, credits, era) * SSD_IO_UNIT / MIB)
@@ -197,6 +217,8 @@ def io1_max_iops(size_gib: int, nitro: bool = True, era: str = NOW) -> int:
     is not modelled because no source in claims.md states it.
     """
     check_era(era)
+    if era == ERA_2016:
+        return min(IO1_IOPS_PER_GIB * size_gib, IO1_MAX_IOPS_2016)
     if era == ERA_2014:
         return IO1_MAX_IOPS_2014
     if era == ERA_2013:
@@ -208,12 +230,17 @@ def io1_max_throughput_mibps(prov_iops: int, nitro: bool = True, era: str = NOW)
     """io1 throughput ceiling in MiB/s for its provisioned IOPS. B-IO1.
 
     Up to 32,000 IOPS (or off Nitro): 256 KiB per IOPS, at most 500 MiB/s; above that on
-    Nitro: 16 KiB per IOPS, at most 1,000 MiB/s. 2014: 256 KiB per IOPS, at most 128 MiB/s.
-    2013: 16 KiB per IOPS (the I/O unit of the time), no separate ceiling.
+    Nitro: 16 KiB per IOPS, at most 1,000 MiB/s. 2016: 256 KiB per IOPS, at most 320 MiB/s.
+    2014: 256 KiB per IOPS, at most 128 MiB/s. 2013: no per-volume throughput ceiling was
+    published (infinity): random I/O was counted in 16 KiB units, which bounds it through the
+    IOPS, but seed 004 moved 41.9 MB/s with one 2,000-IOPS volume and 83.7 MB/s with two,
+    more than 2,000 x 16 KiB, so nothing bounds sequential I/O but the instance.
     """
     check_era(era)
     if era == ERA_2013:
-        return prov_iops * SSD_IO_UNIT_2013 / MIB
+        return math.inf
+    if era == ERA_2016:
+        return min(prov_iops * SSD_IO_UNIT / MIB, IO1_TPUT_2016_MIBPS)
     if era == ERA_2014:
         return min(prov_iops * SSD_IO_UNIT / MIB, IO1_TPUT_2014_MIBPS)
     if prov_iops <= IO1_SMALL_IO_LIMIT or not nitro:

@@ -121,6 +121,45 @@ EBS_OPTIMIZED: dict[str, tuple[int, float, int, float] | None] = {
     "t3.large": (4_000, 86.875, 15_700, 347.5),
     "t3.xlarge": (4_000, 86.875, 15_700, 347.5),
     "t3.2xlarge": (4_000, 86.875, 15_700, 347.5),
+    "m4.large": (3_600, 56.25, 3_600, 56.25),
+    "m4.xlarge": (6_000, 93.75, 6_000, 93.75),
+    "m4.2xlarge": (8_000, 125, 8_000, 125),
+    "m4.4xlarge": (16_000, 250, 16_000, 250),
+    "m4.10xlarge": (32_000, 500, 32_000, 500),
+    "m4.16xlarge": (65_000, 1250, 65_000, 1250),
+    "r4.large": (3_000, 53.125, 3_000, 53.125),
+    "r4.xlarge": (6_000, 106.25, 6_000, 106.25),
+    "r4.2xlarge": (12_000, 212.5, 12_000, 212.5),
+    "r4.4xlarge": (18_750, 437.5, 18_750, 437.5),
+    "r4.8xlarge": (37_500, 875, 37_500, 875),
+    "r4.16xlarge": (75_000, 1750, 75_000, 1750),
+    "m5a.large": (3_600, 81.25, 16_000, 360),
+    "m5a.xlarge": (6_000, 135.625, 16_000, 360),
+    "m5a.2xlarge": (8_333, 197.5, 16_000, 360),
+    "m5a.4xlarge": (16_000, 360, 16_000, 360),
+    "m5a.8xlarge": (20_000, 593.75, 20_000, 593.75),
+    "m5a.12xlarge": (30_000, 847.5, 30_000, 847.5),
+    "m5a.16xlarge": (40_000, 1187.5, 40_000, 1187.5),
+    "m5a.24xlarge": (60_000, 1718.75, 60_000, 1718.75),
+    "c5d.large": (4_000, 81.25, 20_000, 593.75),
+    "c5d.xlarge": (6_000, 143.75, 20_000, 593.75),
+    "c5d.2xlarge": (10_000, 287.5, 20_000, 593.75),
+    "c5d.4xlarge": (20_000, 593.75, 20_000, 593.75),
+    "c5d.9xlarge": (40_000, 1187.5, 40_000, 1187.5),
+    "c5d.12xlarge": (40_000, 1187.5, 40_000, 1187.5),
+    "c5d.18xlarge": (80_000, 2375, 80_000, 2375),
+    "c5d.24xlarge": (80_000, 2375, 80_000, 2375),
+    "c5d.metal": (80_000, 2375, 80_000, 2375),
+    "c7g.medium": (2_500, 39.375, 40_000, 1250),
+    "c7g.large": (3_600, 78.75, 40_000, 1250),
+    "c7g.xlarge": (6_000, 156.25039999999998,  # as the API reports it
+                   40_000, 1250),
+    "c7g.2xlarge": (12_000, 312.5, 40_000, 1250),
+    "c7g.4xlarge": (20_000, 625, 40_000, 1250),
+    "c7g.8xlarge": (40_000, 1250, 40_000, 1250),
+    "c7g.12xlarge": (60_000, 1875, 60_000, 1875),
+    "c7g.16xlarge": (80_000, 2500, 80_000, 2500),
+    "c7g.metal": (80_000, 2500, 80_000, 2500),
     "i3.large": (3_000, 53.125, 3_000, 53.125),
     "i3.xlarge": (6_000, 106.25, 6_000, 106.25),
     "i3.2xlarge": (12_000, 212.5, 12_000, 212.5),
@@ -177,7 +216,8 @@ EBS_OPTIMIZED: dict[str, tuple[int, float, int, float] | None] = {
 
 #: Families on the Xen hypervisor (not built on the Nitro System): io1/io2 deliver at most
 #: 32,000 IOPS there (B-IO1, B-IO2). Bare-metal types are Nitro-system instances.
-XEN_FAMILIES: frozenset[str] = frozenset({"c1", "c3", "c4", "d2", "i2", "i3", "m3", "r3"})
+XEN_FAMILIES: frozenset[str] = frozenset({"c1", "c3", "c4", "d2", "i2", "i3", "m3", "m4", "r3",
+                                          "r4"})
 NITRO_EXCEPTIONS: frozenset[str] = frozenset({"i3.metal"})
 
 #: Why a type without dedicated EBS bandwidth has no instance limit (S2-21).
@@ -195,7 +235,7 @@ SEED_NOTES: dict[str, str] = {
 
 #: Published random 4,096-byte IOPS at queue-depth saturation using all instance-store
 #: volumes: type -> (read, write, devices). B-IS; awsdocs storage-optimized-instances.md.
-#: Device counts from the moto snapshot's InstanceStorageInfo (i3.metal as i3.16xlarge).
+#: Device counts from the moto snapshot's InstanceStorageInfo (i3.metal as i3.16xlarge, i4i.metal as i4i.32xlarge).
 #: i2.xlarge is a secondary, 2013-era figure (read, first write).
 INSTANCE_STORE_4K: dict[str, tuple[int, int, int]] = {
     "i3.large": (100_125, 35_000, 1),
@@ -220,6 +260,7 @@ INSTANCE_STORE_4K: dict[str, tuple[int, int, int]] = {
     "i4i.8xlarge": (800_000, 440_000, 2),
     "i4i.16xlarge": (1_600_000, 880_000, 4),
     "i4i.32xlarge": (3_200_000, 1_760_000, 8),
+    "i4i.metal": (3_200_000, 1_760_000, 8),
     "i2.xlarge": (35_000, 35_000, 1),
 }
 

@@ -82,6 +82,10 @@ LIMIT_128_2014 = (
     "https://examsnet.com/test/aws-certified-solutions-architect-associate-test-7/q-40"
 )
 #: Seed era (2012-2013): Provisioned IOPS counted in 16 KB units.
+#: The EBS volume types page as it stood in 2016 (gp2 10,000 IOPS / 160 MiB/s, io1 20,000 IOPS /
+#: 320 MiB/s, st1/sc1 from 500 GiB).
+VOLUME_TYPES_2016 = ("https://web.archive.org/web/2016/https://docs.aws.amazon.com/AWSEC2/"
+                     "latest/UserGuide/EBSVolumeTypes.html")
 PIOPS_LAUNCH = "https://aws.amazon.com/blogs/aws/fast-forward-provisioned-iops-ebs/"
 #: The snapshot of DescribeInstanceTypes the instance table was taken from.
 MOTO_INSTANCE_TYPES = "moto 5.2.1: moto/ec2/resources/instance_types.json.gz (DescribeInstanceTypes)"

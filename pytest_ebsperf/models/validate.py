@@ -187,13 +187,60 @@ def _check_instance_store(volume: Volume) -> None:
         raise VolumeSpecError(f"--volume-size must be at least 1 GiB, got {volume.size_gib}.")
 
 
-def validate(volume: Volume) -> Volume:
+def _check_era(volume: Volume, era: str) -> None:
+    """The limits of ``era`` (``--ebsperf-era``): a type that did not exist yet, a size or
+    provisioned IOPS AWS did not sell then."""
+    if era == ebs.NOW:
+        return
+    from pytest_ebsperf.models.caps import INTRODUCED, era_applies
+
+    vtype, where = volume.type, f"--ebsperf-era={era}"
+    if not era_applies(vtype, era):
+        raise VolumeSpecError(
+            f"{vtype} volumes did not exist in {era} (introduced in {INTRODUCED[vtype]}); "
+            f"{where} checks volumes as the seed documents of that year knew them. Drop "
+            f"{where} for today's specs, or test a volume type of that time.")
+    size, iops = volume.size_gib or 0, volume.iops or 0
+    rules: list[tuple[bool, str]] = [
+        (vtype in ("gp2", "io1") and era in (ebs.ERA_2013, ebs.ERA_2014)
+         and size > ebs.GP2_MAX_GIB_2014,
+         f"{vtype} volumes topped out at 1 TiB ({ebs.GP2_MAX_GIB_2014:,} GiB) in {era}"),
+        (vtype == "io1" and era == ebs.ERA_2013 and iops > ebs.IO1_MAX_IOPS_2013,
+         f"io1 allowed at most {ebs.IO1_MAX_IOPS_2013:,} IOPS per volume in April 2013 (S4-01)"),
+        (vtype == "io1" and era == ebs.ERA_2014 and iops > ebs.IO1_MAX_IOPS_2014,
+         f"io1 allowed at most {ebs.IO1_MAX_IOPS_2014:,} IOPS per volume in 2014 (seed 002)"),
+        (vtype == "io1" and era == ebs.ERA_2016 and iops > ebs.IO1_MAX_IOPS_2016,
+         f"io1 allowed at most {ebs.IO1_MAX_IOPS_2016:,} IOPS per volume in 2016"),
+        (vtype in HDD_TYPES and era == ebs.ERA_2016 and 0 < size < hdd.HDD_MIN_GIB_2016,
+         f"st1 and sc1 started at {hdd.HDD_MIN_GIB_2016} GiB in 2016 (seed 003)"),
+    ]
+    for broken, rule in rules:
+        if broken:
+            raise VolumeSpecError(f"{volume.label()} is not a valid {era} volume: {rule}. "
+                                  f"Drop {where} for today's specs, or pass a volume of "
+                                  "that time.")
+
+
+def _check_io2_off_nitro(volume: Volume) -> None:
+    if volume.type == "io2" and not volume.nitro and \
+            (volume.iops or 0) > ebs.IO2_MAX_PROVISIONED_OTHER:
+        raise VolumeSpecError(
+            f"io2 with {volume.iops:,} IOPS is not a valid volume on "
+            f"{volume.instance_type or 'an instance'}: it is not built on the Nitro System, "
+            f"where AWS lets you provision at most {ebs.IO2_MAX_PROVISIONED_OTHER:,} IOPS and "
+            f"delivers at most {ebs.IO2_MAX_IOPS_OTHER:,} (B-IO2). Pass --volume-iops<="
+            f"{ebs.IO2_MAX_PROVISIONED_OTHER} or a Nitro instance type.")
+
+
+def validate(volume: Volume, era: str = ebs.NOW) -> Volume:
     """Return ``volume`` normalised, or raise :class:`VolumeSpecError` with a sentence.
 
     Normalising: the type is lower-cased; gp3 gets its included 3,000 IOPS / 125 MiB/s when
     not given (provenance ``default``); gp2's IOPS (which may only restate the baseline) are
-    dropped; ``nitro`` follows the instance type unless given explicitly.
+    dropped; ``nitro`` follows the instance type unless given explicitly. ``era`` adds the
+    limits of that year (see :data:`~pytest_ebsperf.models.ebs.ERAS`).
     """
+    ebs.check_era(era)
     volume = _check_type(volume)
     provenance = dict(volume.provenance)
     if volume.type == "instance-store":
@@ -204,4 +251,6 @@ def validate(volume: Volume) -> Volume:
         volume = _check_throughput(volume, provenance)
     _check_burst_balance(volume)
     volume = _check_instance(volume, provenance)
+    _check_io2_off_nitro(volume)
+    _check_era(volume, era)
     return volume.replace(provenance=provenance) if provenance != volume.provenance else volume
