@@ -37,7 +37,6 @@ HDD_RATES: dict[str, HddRates] = {"st1": ST1, "sc1": SC1}
 
 HDD_MIN_GIB = 125  # today; 500 GiB when st1/sc1 launched in 2016 (seed 003 used 2 TB and 6 TB)
 HDD_MIN_GIB_2016 = 500
-HDD_MIN_GIB_2016 = 500
 HDD_MAX_GIB = 16_384
 
 #: B-STD: Magnetic "max IOPS per volume" 40-200, throughput 40-90 MiB/s, 1 GiB-1 TiB.
@@ -52,7 +51,6 @@ CITATIONS: dict[str, tuple[str, str]] = {
     "ST1": ("B-HDD", sources.HDD_VOLUMES),
     "SC1": ("B-HDD", sources.HDD_VOLUMES),
     "HDD_MIN_GIB": ("B-HDD", sources.HDD_VOLUMES),
-    "HDD_MIN_GIB_2016": ("S3-01", sources.VOLUME_TYPES_2016),
     "HDD_MIN_GIB_2016": ("S3-06", sources.SEEDS[3]),
     "HDD_MAX_GIB": ("B-HDD", sources.HDD_VOLUMES),
     "STANDARD_IOPS_RANGE": ("B-STD", sources.PREVIOUS_GENERATION),
