@@ -18,6 +18,7 @@ Where a test would be skipped or fail without a verdict, the runner raises
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import os
 import statistics
@@ -77,8 +78,11 @@ class ClaimRunner:
 
     def __init__(self, session: EbsperfSession, settings: Settings | None = None,
                  suite_type: str | None = None, *, name: str = "ebsperf",
-                 nodeid: str | None = None) -> None:
+                 nodeid: str | None = None, emulated: dict[str, Any] | None = None) -> None:
         self.session = session
+        #: The volume --emulate makes for these claims (a suite's own, e.g. seed 004's
+        #: 2,000-IOPS io1 on c1.xlarge); None: the type's default.
+        self.emulated_default = None if emulated is None else _volume_of(emulated)
         self.settings = settings or session.settings
         self.suite_type = suite_type
         self.name = name
@@ -91,6 +95,19 @@ class ClaimRunner:
         self.notes: list[str] = []
         #: Extra report-row fields (``plot``: the PNG of a time-based check).
         self.row_extras: dict[str, Any] = {}
+        #: Volumes measured together by this runner's checks (None: the one volume).
+        self.set_count: int | None = None
+
+    def over(self, count: int | None = None) -> ClaimRunner:
+        """A runner whose checks measure the first ``count`` volumes of the set together
+        (default: all of them, ``--volume-count`` or the devices of ``--device=A,B,...``),
+        against ``count`` x a member's ceiling, bounded by the instance (S4-04, S2-22).
+        Rows, measurements and verdicts go where this runner's go."""
+        twin = copy.copy(self)
+        twin.set_count = count or self.session.set_size
+        twin.notes = []
+        twin.row_extras = {}
+        return twin
 
     # -- what is under test --------------------------------------------------------------
     @property
@@ -98,7 +115,8 @@ class ClaimRunner:
         """The validated :class:`~pytest_ebsperf.volume.Volume` this suite checks."""
         if self._volume is None:
             try:
-                self._volume = self.session.volume_for(self.suite_type)
+                self._volume = self.session.volume_for(self.suite_type,
+                                                       self.emulated_default)
             except SuiteMismatch as exc:
                 self.skip(str(exc))
             except VolumeSpecError as exc:
@@ -117,6 +135,8 @@ class ClaimRunner:
 
     def _target(self, role: str) -> Target:
         try:
+            if self.set_count is not None and role == "device":
+                return self.session.set_target(self.volume, self.set_count)
             return self.session.target_for(self.volume, role)
         except SuiteMismatch as exc:
             self.skip(str(exc))
@@ -157,11 +177,17 @@ class ClaimRunner:
         settled (see :meth:`check_cap`); without one the live line still shows progress.
         """
         target = target or self.target
-        self._guard_writes(workload, target)
+        for member in self._members_alone(target):
+            self._guard_writes(workload, member)
         if target.emulated is not None:
             workload = target.emulated.prepare(workload)  # the emulator's own needs
             # gp2/st1/sc1: the credit controller's burst or baseline limits for this workload
             self.session.credits.pace(target, workload, self.session.emulated_rates)
+        elif target.emulated_set is not None:
+            for device in target.emulated_set.members:
+                if device.path in target.members:
+                    workload = device.prepare(workload)
+            self.session.pace_set(target, workload)
         started = time.perf_counter()
         nvme_before = self._ebs_nvme_stats(target)
         before = self._kernel_stat(target)
@@ -171,7 +197,7 @@ class ClaimRunner:
         with self._one_load_at_a_time(target), \
                 self.session.credits.track(target, workload) as booked:  # the credit ledger
             try:
-                result = self.session.runner.run(workload, target.path,
+                result = self.session.runner.run(workload, target.fio_filename,
                                                  readonly=not workload.writes,
                                                  prefix=target.prefix(),
                                                  monitor=monitor or self._plain_progress(
@@ -191,9 +217,27 @@ class ClaimRunner:
                                  phase, seen, volume_said)
         return result
 
+    def _members_alone(self, target: Target) -> list[Target]:
+        """The devices a run writes to: each member of a set driven together, else itself."""
+        if not target.members or target.md is not None:
+            return [target]
+        reports = dict(zip(target.members, target.member_reports))
+        return [Target(m, target.volume, emulated=target.emulated, report=reports.get(m),
+                       role=target.role, emulated_set=target.emulated_set)
+                for m in target.members]
+
     def _kernel_stat(self, target: Target) -> BlockStat | None:
         from pytest_ebsperf import kernelstat
 
+        if target.members and target.md is None:
+            stats = [self._kernel_stat(member) for member in self._members_alone(target)
+                     if member.members == ()]
+            total: BlockStat | None = None
+            for stat in stats:
+                if stat is None:
+                    return None
+                total = stat if total is None else total + stat
+            return total
         host = self.session.runner.host
         if host.is_local:
             return kernelstat.read(target.path)
@@ -223,7 +267,7 @@ class ClaimRunner:
 
     def _ebs_nvme_stats(self, target: Target) -> Any:
         """The volume's own counters (EBS NVMe log page 0xD0), when it has them."""
-        if target.emulated is not None or not self.session.runner.host.is_local:
+        if target.emulated_any or target.members or not self.session.runner.host.is_local:
             return None
         from pytest_ebsperf import ebsnvme
 
@@ -263,16 +307,21 @@ class ClaimRunner:
     def _one_load_at_a_time(self, target: Target) -> Any:
         """A real device is measured by one fio at a time (pytest-xdist workers, other runs):
         two loads at once would each see half the volume."""
-        if target.emulated is not None or not self.session.runner.host.is_local:
+        if target.emulated_any or not self.session.runner.host.is_local:
             return contextlib.nullcontext()
         from pytest_ebsperf.devlock import device_lock
 
+        if target.members:
+            stack = contextlib.ExitStack()
+            for member in sorted({target.path, *target.members}):  # one order: no deadlock
+                stack.enter_context(device_lock(member))
+            return stack
         return device_lock(target.path)
 
     def _guard_writes(self, workload: Workload, target: Target) -> None:
         """Before every writing workload on a real device: inspect it again, claim it (and
         its aliases) exclusively for the rest of the run, and say once what will be lost."""
-        if not workload.writes or target.emulated is not None:
+        if not workload.writes or target.emulated_any:
             return
         from pytest_ebsperf.safety import check_writable, inspect_on
 
@@ -329,6 +378,13 @@ class ClaimRunner:
         limits). ``credits`` False means an empty burst bucket (gp2/st1/sc1 baseline)."""
         if credits is None:
             credits = self.volume.burst_balance_pct != 0
+        if self.set_count is not None:
+            from pytest_ebsperf.models.sets import set_expectation
+
+            members = self.session.set_members(self.volume, self.set_count)
+            return set_expectation(claim, what, members, workload, credits=credits,
+                                   metric=metric, era=self.settings.era,
+                                   instance_limits=self.session.instance_limits)
         return models.cap_expectation(claim, what, self.volume, workload, credits=credits,
                                       metric=metric, instance_limits=self.session.instance_limits,
                                       era=self.settings.era)
@@ -349,7 +405,63 @@ class ClaimRunner:
         found, result = self._measure(expectation, workload, metric)
         found, workload, result = self._confirm_shortfall(found, expectation, workload, metric,
                                                           result)
+        if self.set_count is not None and found.outcome is not Outcome.PASS and \
+                found.measured is not None and found.expected is not None and \
+                found.measured < found.expected:
+            found = self._name_slow_member(found, workload, metric, credits)
         return self.conclude(found, workload, result, started)
+
+    def _name_slow_member(self, found: Verdict, workload: Workload, metric: str,
+                          credits: bool | None) -> Verdict:
+        """The set fell short: measure each member alone (read-only) and name the slow one.
+
+        Each member runs the set's pattern as reads at the same block size for a short
+        while, against its own ceiling; the lowest share of its ceiling is named."""
+        from pytest_ebsperf.models.sets import member_expectation
+
+        target = self.target
+        pattern = {"randwrite": "randread", "randrw": "randread", "write": "read",
+                   "rw": "read", "readwrite": "read"}.get(workload.pattern, workload.pattern)
+        runtime = min(workload.runtime_s, max(3.0, workload.runtime_s / 4))
+        solo = copy.copy(self)
+        solo.set_count = None  # the queue is sized for one member, not the set
+        alone = solo.workload(pattern, workload.bs).replace(runtime_s=runtime)
+        if credits is None:
+            credits = self.volume.burst_balance_pct != 0
+        figures: list[tuple[float, str, float, float]] = []
+        members = self.session.set_members(self.volume, len(target.members))
+        for path, volume in zip(target.members, members):
+            mine = self.session.member_target(target, path)
+            expect = member_expectation(found.claim, found.what, volume, alone,
+                                        credits=credits, metric="iops",
+                                        era=self.settings.era)
+            if target.emulated_set is not None:
+                target.emulated_set.prepare(alone)
+            got = self.run(alone, target=mine, phase="probe")
+            share = got.total_iops / expect.value if expect.value else math.nan
+            figures.append((share, path, got.total_iops, expect.value))
+        figures.sort()
+        worst = figures[0]
+        said = "; ".join(f"{path} {format_quantity(iops, 'IOPS')} of "
+                         f"{format_quantity(cap, 'IOPS')} ({share:.0%})"
+                         for share, path, iops, cap in figures)
+        if worst[0] < 0.9 and (len(figures) == 1 or figures[1][0] >= 0.9 or
+                               worst[0] < figures[1][0] * 0.9):
+            named = (f" Measured alone ({alone.label()}): {said}. The slow member is "
+                     f"{worst[1]}: {format_quantity(worst[2], 'IOPS')}, {worst[0]:.0%} of its "
+                     f"{format_quantity(worst[3], 'IOPS')}; a stripe runs at the pace of its "
+                     "slowest member.")
+        elif worst[0] < 0.9:
+            named = (f" Measured alone ({alone.label()}): {said}. Several members fall short "
+                     "of their own ceilings.")
+        else:
+            named = (f" Measured alone ({alone.label()}): {said}. Every member reaches its "
+                     "ceiling alone: the set falls short only together (the instance, the "
+                     "host or the stripe's layout).")
+        details = {**found.details, "members_alone": [
+            {"device": path, "iops": iops, "expected": cap, "share": share}
+            for share, path, iops, cap in figures]}
+        return replace(found, message=found.message + named, details=details)
 
     def check_floor(self, claim: str, what: str, workload: Workload) -> Verdict:
         """Run ``workload`` and judge it against a published "at least" figure (FLOOR)."""
@@ -705,9 +817,21 @@ class ClaimRunner:
             "fio_options": [f"{k}={v}" if v != "" else k for k, v in workload.extra],
             # series, latency and volume facts for the results file, gate and history
             **measurement_facts(workload, result, target.volume, role=target.role,
-                                device=target.path, emulated=target.emulated is not None,
+                                device=" + ".join(target.members) if target.members
+                                else target.path, emulated=target.emulated_any,
                                 nodeid=self.nodeid),
         })
+
+
+def _volume_of(facts: dict[str, Any]) -> Volume:
+    """A volume from a marker's ``emulated={...}`` facts (``type`` and Volume's fields)."""
+    fields = dict(facts)
+    try:
+        return Volume(str(fields.pop("type")), **fields)
+    except (KeyError, TypeError) as exc:
+        raise EbsperfError(f"ebsperf marker: emulated={facts!r} is not a volume ({exc}); give "
+                           "type= and Volume fields such as size_gib=, iops=, "
+                           "instance_type=.") from None
 
 
 def _latency_percentiles(result: FioResult, workload: Workload) -> dict[str, float | None]:

@@ -37,6 +37,9 @@ class BlockStat:
             raise ValueError(f"not a block stat line: {text[:80]!r}")
         return cls(f[0], f[1], f[2], f[4], f[5], f[6], f[10])
 
+    def __add__(self, other: BlockStat) -> BlockStat:
+        return BlockStat(*(a + b for a, b in zip(self.as_tuple(), other.as_tuple())))
+
     def __sub__(self, other: BlockStat) -> BlockStat:
         return BlockStat(*(a - b for a, b in zip(self.as_tuple(), other.as_tuple())))
 

@@ -31,7 +31,9 @@ if TYPE_CHECKING:
     from pytest_ebsperf.credits.book import CreditBook
     from pytest_ebsperf.credits.progress import ProgressWriter
     from pytest_ebsperf.emulate import EmulatedDevice
+    from pytest_ebsperf.emulate.stripe import EmulatedSet
     from pytest_ebsperf.fio.runner import FioRunner
+    from pytest_ebsperf.mdraid import MdArray
     from pytest_ebsperf.fio.workload import Workload
     from pytest_ebsperf.hold import DeviceHold
     from pytest_ebsperf.safety import DeviceReport
@@ -52,13 +54,40 @@ class Target:
     emulated: EmulatedDevice | None = None
     report: DeviceReport | None = None
     role: str = "device"
+    #: A set measured together: its member devices (fio drives them in one job), or the md
+    #: array's members when ``path`` is the array itself.
+    members: tuple[str, ...] = ()
+    #: The emulated volumes of a set (their limits share one cgroup).
+    emulated_set: EmulatedSet | None = None
+    #: Reports of a set's real member devices (inspected where fio runs).
+    member_reports: tuple[DeviceReport, ...] = ()
+    #: The set is an md array (``path``), not devices driven together.
+    md: MdArray | None = None
+
+    @property
+    def is_set(self) -> bool:
+        return bool(self.members)
+
+    @property
+    def emulated_any(self) -> bool:
+        return self.emulated is not None or self.emulated_set is not None
+
+    @property
+    def fio_filename(self) -> str | tuple[str, ...]:
+        """What fio opens: the device, or every member of a set driven together."""
+        return self.members if self.members and self.md is None else self.path
 
     @property
     def label(self) -> str:
-        kind = "emulated " if self.emulated else ""
+        kind = "emulated " if self.emulated_any else ""
+        if self.members:
+            what = self.md.label() if self.md else " + ".join(self.members)
+            return f"{kind}set of {len(self.members)} x {self.volume.label()} ({what})"
         return f"{kind}{self.volume.label()} ({self.path})"
 
     def prefix(self) -> list[str]:
+        if self.emulated_set is not None:
+            return self.emulated_set.argv_prefix()
         return self.emulated.argv_prefix() if self.emulated else []
 
 
@@ -112,6 +141,9 @@ class EbsperfSession:
     #: Where live lines go while fio runs (a terminal line or CI heartbeat); None: nowhere.
     progress: ProgressWriter | None = None
     _holds: dict[str, DeviceHold] = field(default_factory=dict)
+    _sets: dict[Volume, EmulatedSet] = field(default_factory=dict)
+    #: The md array ``--device`` names, when it is one (its members are the set).
+    md: MdArray | None = None
 
     @property
     def policy(self) -> evidence.Policy:
@@ -172,6 +204,7 @@ class EbsperfSession:
         if not self.runner.host.is_local:
             return self._preflight_remote()
         self.device_report(self.settings.device)
+        self._preflight_set()
         if self.settings.reference_device:
             self.device_report(self.settings.reference_device)
             self._check_reference_differs()
@@ -184,6 +217,29 @@ class EbsperfSession:
             )
         if self.found is None:
             self._record_given_volume()
+
+    def _preflight_set(self) -> None:
+        """Every device of --device=A,B,... is inspected; an md array's members are read
+        from sysfs (where fio runs)."""
+        devices = self.settings.devices
+        for other in devices[1:]:
+            self.device_report(other)
+        if len(devices) > 1:
+            majors = {self._reports[d].major_minor for d in devices}
+            if len(majors) != len(devices):
+                raise ConfigError(f"--device={','.join(devices)} names one device twice "
+                                  "(two paths of the same device): each member of a set is "
+                                  "a different volume.")
+            return
+        from pytest_ebsperf import mdraid
+
+        host = self.runner.host
+        found = mdraid.read_md(self.settings.device or "") if host.is_local else \
+            mdraid.read_md_on(host, self.settings.device or "")
+        if found is not None:
+            self.md = found
+            for member in found.members:
+                self.device_report(member)
 
     def _check_reference_differs(self) -> None:
         device, reference = self.settings.device or "", self.settings.reference_device or ""
@@ -207,6 +263,7 @@ class EbsperfSession:
         device = self.settings.device or ""
         try:  # the device is inspected where fio runs, with the same code as here
             self.device_report(device)
+            self._preflight_set()
             if self.settings.reference_device:
                 self.device_report(self.settings.reference_device)
                 self._check_reference_differs()
@@ -226,15 +283,16 @@ class EbsperfSession:
         return self._reports[path]
 
     # -- the volume under test -----------------------------------------------------------
-    def volume_for(self, suite_type: str | None) -> Volume:
-        """The validated volume a suite of ``suite_type`` checks.
+    def volume_for(self, suite_type: str | None, emulated: Volume | None = None) -> Volume:
+        """The validated volume a suite of ``suite_type`` checks (``emulated``: the volume
+        ``--emulate`` makes for it when no volume options are given).
 
         Raises :class:`SuiteMismatch` when the suite does not apply (its reason is a skip
         reason) and VolumeSpecError when the options describe no valid volume.
         """
         if self.found is not None or self.settings.provision:
             return self._found_for(suite_type)
-        return volume_from_settings(self.settings, suite_type)
+        return volume_from_settings(self.settings, suite_type, emulated)
 
     def _record_given_volume(self) -> None:
         try:
@@ -243,6 +301,9 @@ class EbsperfSession:
             raise VolumeSpecError(f"{exc}{self._discovery_hint()}") from None
         notes = [self.facts["discovery"]["error"]] if "error" in self.facts["discovery"] else []
         self.record_volume(str(self.settings.device), volume, notes)
+        for other in self.settings.devices[1:]:
+            self.record_volume(other, volume, ["a member of the set: facts taken as the "
+                                               f"first device's ({self.settings.device})"])
 
     # -- discovery and provisioning (pytest_ebsperf.aws; boto3 only when AWS is asked) ----
     def missing_facts(self) -> tuple[str, ...]:
@@ -387,6 +448,99 @@ class EbsperfSession:
             return Target(path, volume, role=role)
         return Target(path, volume, report=self.device_report(path), role=role)
 
+    # -- sets of volumes measured together (RAID0; the raid0 suite) -----------------------
+    @property
+    def set_size(self) -> int:
+        """Volumes in the set: an md array's members, the devices named, or --volume-count."""
+        if self.md is not None:
+            return len(self.md.members)
+        return self.settings.set_size
+
+    def set_members(self, volume: Volume, count: int) -> list[Volume]:
+        """The volumes of a set of ``count``: each member's facts as given or discovered for
+        the first (taken as the same: a stripe is built from alike volumes)."""
+        return [volume] * count
+
+    def set_target(self, volume: Volume, count: int) -> Target:
+        """The first ``count`` volumes of the set, measured together."""
+        if not 1 <= count <= self.set_size:
+            raise SuiteMismatch(
+                f"this check measures {count} volumes together; the set under test has "
+                f"{self.set_size} (--device=A,B,... or --emulate --volume-count=N).")
+        key = (volume, f"set{count}")
+        if key in self._targets:
+            return self._targets[key]
+        if self.settings.emulate:
+            pool = self._emulated_set(volume)
+            members = pool.paths[:count]
+            target = Target(members[0], volume, role=f"set{count}", members=members,
+                            emulated_set=pool)
+        elif self.md is not None and count == len(self.md.members):
+            target = Target(self.md.path, volume, report=self.device_report(self.md.path),
+                            role=f"set{count}", members=self.md.members, md=self.md)
+        else:
+            members = (self.md.members if self.md else self.settings.devices)[:count]
+            reports = () if self.remote_uninspected else tuple(
+                self.device_report(m) for m in members)
+            target = Target(members[0], volume, role=f"set{count}", members=members,
+                            member_reports=reports)
+        self._targets[key] = target
+        return target
+
+    def member_target(self, target: Target, member: str) -> Target:
+        """One member of a set alone (for naming the slow one)."""
+        if target.emulated_set is not None:
+            return Target(member, target.volume, role="member", members=(member,),
+                          emulated_set=target.emulated_set)
+        report = None if self.remote_uninspected else self.device_report(member)
+        return Target(member, target.volume, report=report, role="member")
+
+    def _emulated_set(self, volume: Volume) -> EmulatedSet:
+        """The set's emulated volumes (made once per volume, as many as --volume-count)."""
+        if volume in self._sets:
+            return self._sets[volume]
+        from pytest_ebsperf.emulate.stripe import EmulatedSet
+
+        count = self.set_size
+        factors = self.settings.member_factors or (1.0,) * count
+        iops, bps, unit = self.emulated_rates(volume.replace(instance_type=None))
+        rates = [(None if iops is None else iops * f, None if bps is None else bps * f, unit)
+                 for f in factors]
+        pool = EmulatedSet(rates, size_bytes=EMULATED_DEVICE_BYTES,
+                           name=f"ebsperf-{volume.type}").start()
+        self._sets[volume] = pool
+        risk = pool.swap_risk()
+        notes = [risk] if risk else []
+        if models.has_burst(volume):
+            notes.append("members of an emulated set run at their burst rates: their credit "
+                         "buckets are not emulated")
+        slow = [f"member {i + 1} x {f:g}" for i, f in enumerate(factors) if f != 1.0]
+        if slow:
+            notes.append("--emulate-member-factors: " + ", ".join(slow))
+        self.record_volume(", ".join(pool.paths), volume, notes, emulated=True,
+                           spec=f"set of {count}")
+        return pool
+
+    def pace_set(self, target: Target, workload: Workload | None = None) -> None:
+        """Give each active member of an emulated set its share of the instance's limit: a
+        set's I/O is spread evenly, so ``count`` members share it equally."""
+        pool, count = target.emulated_set, len(target.members)
+        if pool is None:
+            return
+        volume = target.volume
+        limits = self.instance_limits or (
+            models.ebs_limits(volume.instance_type) if volume.instance_type else None)
+        factors = self.settings.member_factors or (1.0,) * len(pool.members)
+        iops, bps, _ = self.emulated_rates(volume.replace(instance_type=None))
+        scale = self.settings.emulate_factor
+        for member, factor in zip(pool.members, factors):
+            m_iops = None if iops is None else iops * factor
+            m_bps = None if bps is None else bps * factor
+            if limits is not None:
+                m_iops = min(m_iops or math.inf, limits.max_iops * scale / count)
+                m_bps = min(m_bps or math.inf, limits.max_mbps * 1e6 * scale / count)
+            member.set_rates(m_iops, m_bps)
+
     def _start_emulated(self, volume: Volume) -> EmulatedDevice:
         from pytest_ebsperf.emulate import EmulatedDevice
 
@@ -475,6 +629,9 @@ class EbsperfSession:
         for target in list(self._targets.values()):
             if target.emulated is not None:
                 target.emulated.close()
+        for pool in list(self._sets.values()):
+            pool.close()
+        self._sets.clear()
         self._targets.clear()
 
 

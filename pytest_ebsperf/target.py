@@ -57,7 +57,8 @@ def given_volume(settings: Settings) -> Volume:
     return Volume(s.volume_type or "", provenance=provenance, **given)
 
 
-def volume_from_settings(settings: Settings, suite_type: str | None) -> Volume:
+def volume_from_settings(settings: Settings, suite_type: str | None,
+                         emulated: Volume | None = None) -> Volume:
     """The validated volume a suite of ``suite_type`` checks, from the settings alone.
 
     Raises :class:`SuiteMismatch` when the suite does not apply (its reason is a skip
@@ -66,7 +67,8 @@ def volume_from_settings(settings: Settings, suite_type: str | None) -> Volume:
     (:data:`EMULATED_DEFAULTS`) is used.
     """
     s = settings
-    vtype = s.volume_type or suite_type or ANY_TYPE_DEFAULT
+    vtype = s.volume_type or suite_type or (emulated.type if emulated and s.emulate else
+                                            ANY_TYPE_DEFAULT)
     if suite_type and vtype != suite_type:
         where = s.origin.get("volume_type", "")
         raise SuiteMismatch(f"this suite checks {suite_type} volumes; the volume under "
@@ -81,8 +83,11 @@ def volume_from_settings(settings: Settings, suite_type: str | None) -> Volume:
                if getattr(given, k) is not None}
     sized = any(k in changes for k in ("size_gib", "iops", "throughput_mibps"))
     if s.emulate and not sized:
-        base = emulated_default(vtype, s.era)
+        base = emulated if emulated is not None and emulated.type == vtype else \
+            emulated_default(vtype, s.era)
         provenance = {k: DEFAULT for k in ("type", "size_gib", "iops", "throughput_mibps")}
+        if base.instance_type:
+            provenance["instance_type"] = DEFAULT
     else:
         base = Volume(vtype)
         provenance = {"type": GIVEN if s.given("volume_type") else DEFAULT}

@@ -87,6 +87,7 @@ class EmulatedDevice:
         bps: float | None = None,
         io_unit_bytes: int = 256 * KIB,
         name: str = "ebsperf",
+        share_cgroup_of: EmulatedDevice | None = None,
     ) -> None:
         if size_bytes <= 0 or size_bytes % 4096:
             raise ValueError(f"size_bytes must be a positive multiple of 4096, got {size_bytes}.")
@@ -99,6 +100,10 @@ class EmulatedDevice:
             )
         self.size_bytes, self.io_unit_bytes, self.name = size_bytes, io_unit_bytes, name
         self.iops, self.bps = iops, bps
+        #: Another emulated device whose throttle cgroup this one's limits join: one fio
+        #: process then drives both, each at its own limits (a set of volumes, see
+        #: :class:`~pytest_ebsperf.emulate.stripe.EmulatedSet`). That device owns the cgroup.
+        self.share_cgroup_of = share_cgroup_of
         #: Share of I/Os that are reads (``None``: unknown, both directions get the limit).
         self.read_fraction: float | None = None
         self.run_dir: Path | None = None
@@ -266,7 +271,12 @@ class EmulatedDevice:
         self.max_sectors_kb = loop.set_max_sectors_kb(self._loop, self.io_unit_bytes // KIB)
         self.exact_io_bytes = loop.exact_io_bytes(self._loop)
         group.major_minor = loop.major_minor(self._loop)
-        self._throttle = group.create()
+        owner = self.share_cgroup_of
+        if owner is not None:  # this device's limits join the owner's cgroup (not made here)
+            group = type(owner._need(owner._throttle))(owner.cgroup_path, group.major_minor)
+            self._throttle = group
+        else:
+            self._throttle = group.create()
         self._apply()
 
     def _apply(self) -> None:
@@ -336,8 +346,14 @@ class EmulatedDevice:
             )
 
     def _close_cgroup(self) -> None:
-        if self._throttle is not None:
-            self._throttle.remove()
+        if self._throttle is None:
+            return
+        if self.share_cgroup_of is not None:
+            # the owner removes the cgroup; this device only takes its limits out of it
+            if self._throttle.path.exists():
+                self._throttle.apply(DirectionLimits())
+            return
+        self._throttle.remove()
 
     def _close_sysfs(self) -> None:
         while self._loop is not None and self._restore:

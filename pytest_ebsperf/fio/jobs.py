@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.fio.workload import Workload
 
@@ -24,7 +26,7 @@ RESERVED = frozenset(
 
 def fio_argv(
     workload: Workload,
-    filename: str,
+    filename: str | Sequence[str],
     *,
     output_path: str,
     log_prefix: str,
@@ -65,8 +67,11 @@ def fio_argv(
     return argv
 
 
-def escape_filename(path: str) -> str:
-    """Escape ``:`` (fio's separator for several files), as in ``/dev/disk/by-path/pci-0000:00``."""
+def escape_filename(path: str | Sequence[str]) -> str:
+    """Escape ``:`` (fio's separator for several files), as in ``/dev/disk/by-path/pci-0000:00``;
+    several devices (a set) are joined with fio's separator."""
+    if not isinstance(path, str):
+        return ":".join(escape_filename(member) for member in path)
     return path.replace(":", "\\:")
 
 

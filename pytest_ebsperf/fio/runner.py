@@ -210,7 +210,7 @@ class FioRunner:
     def run(
         self,
         workload: Workload,
-        filename: str,
+        filename: str | Sequence[str],
         *,
         readonly: bool,
         prefix: Sequence[str] = (),
@@ -218,6 +218,8 @@ class FioRunner:
         monitor: Monitor | None = None,
     ) -> FioResult:
         """Run ``workload`` on block device ``filename`` and return what fio measured.
+        A sequence of devices is a set measured together in one job (fio spreads the I/O
+        over them evenly, as a RAID0 stripe does with random I/O).
 
         ``prefix`` is put before the fio command unchanged (e.g. a wrapper that enters a
         cgroup). ``timeout_s`` defaults to runtime + ramp + :data:`TIMEOUT_MARGIN_S`.
@@ -261,7 +263,8 @@ class FioRunner:
             else:
                 completed, reason = self._execute(argv, limit, marker=output), ""
             text = self._read_output(output)
-            result = self._judge(completed, text, filename, limit, interrupted=bool(reason))
+            shown = filename if isinstance(filename, str) else " + ".join(filename)
+            result = self._judge(completed, text, shown, limit, interrupted=bool(reason))
             result = result.with_series(self._series(tmp, result, workload))
             return dataclasses.replace(result, stop_reason=reason,
                                        live=series if series.iops else None)
@@ -330,8 +333,13 @@ class FioRunner:
             rc = TIMEOUT_RC if rc in (0, INTERRUPTED_RC) else KILLED_RC
         return RunResult(int(rc if rc is not None else KILLED_RC), stdout, stderr), reason
 
-    def check_target(self, filename: str) -> None:
-        """Refuse a path that is not a block device (fio would create or benchmark a file)."""
+    def check_target(self, filename: str | Sequence[str]) -> None:
+        """Refuse a path that is not a block device (fio would create or benchmark a file).
+        A sequence is a set of devices measured together: each is checked."""
+        if not isinstance(filename, str):
+            for member in filename:
+                self.check_target(member)
+            return
         if self.host.is_block_device(filename):
             return
         hint = "Pass --device=PATH with a block device (lsblk lists them)."

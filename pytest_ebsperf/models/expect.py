@@ -199,6 +199,9 @@ def cap_expectation(
         checkable, reason = False, (
             f"No documented ceiling bounds this workload on a {era} {volume.type} volume "
             f"without a known instance ({binding.name}): recorded, not judged.")
+    floor = unbounded_floor(volume, workload, era)
+    if checkable and floor is not None and binding.iops > floor:
+        checkable, reason = False, unbounded_reason(binding, floor, workload)
     notes = _notes(volume, binding, instance_limits, era)
     if volume.type == "standard":
         notes[:0] = hdd.standard_notes()
@@ -221,6 +224,24 @@ def cap_expectation(
         source=claims.source_url(claim, binding.source),
         notes=tuple(notes),
     )
+
+
+def unbounded_floor(volume: Volume, workload: Workload, era: str) -> float | None:
+    """fio IOPS a 2013 io1 volume surely sustains for sequential I/O (its provisioned IOPS
+    in 16 KiB units), where no ceiling was published; None elsewhere. A set (or volume)
+    reaches an instance limit for sure only when its members' floors add up to it."""
+    if era != ebs.ERA_2013 or volume.type != "io1" or workload.is_random:
+        return None
+    caps = volume_caps(volume, era=era)
+    return caps.iops * caps.io_unit_bytes / workload.bs
+
+
+def unbounded_reason(binding: Limit, floor: float, workload: Workload) -> str:
+    mbps = floor * workload.bs / 1e6
+    return (f"In 2013 no per-volume io1 throughput ceiling was published: the volume surely "
+            f"moves its IOPS in 16 KiB units ({mbps:,.4g} MB/s), and may go up to "
+            f"{binding.name}; a figure in between is recorded, not judged (seed 004 saw "
+            "41.9 MB/s on one 2,000-IOPS volume).")
 
 
 def crossover_bs(volume: Volume, *, credits: bool = True, era: str = NOW) -> float:

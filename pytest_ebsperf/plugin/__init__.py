@@ -31,8 +31,10 @@ pytest_plugins = [
 #: Summary lines that start so are printed in red (the run left something behind).
 ALARMS = ("provisioning clean-up: Could", "NOT SAVED:")
 MARKER_HELP = (
-    "ebsperf(volume_type=None, **settings): the volume type a suite checks (other volumes "
-    "skip it) and per-test settings (runtime=..., iodepth=...), which win over the command line."
+    "ebsperf(volume_type=None, emulated=None, **settings): the volume type a suite checks "
+    "(other volumes skip it), the volume --emulate makes for it (a dict of volume facts, e.g. "
+    "{'type': 'io1', 'size_gib': 200, 'iops': 2000}) and per-test settings (runtime=..., "
+    "iodepth=...), which win over the command line."
 )
 
 
@@ -240,4 +242,5 @@ def ebsperf(request: pytest.FixtureRequest, ebsperf_session: EbsperfSession,
         fail_plainly(str(exc), pytrace=False)
     from pytest_ebsperf.plugin.fixture import Ebsperf
 
-    yield Ebsperf(ebsperf_session, request.node, settings, marker_kwargs.get("volume_type"))
+    yield Ebsperf(ebsperf_session, request.node, settings, marker_kwargs.get("volume_type"),
+                  emulated=marker_kwargs.get("emulated"))

@@ -33,8 +33,9 @@ class Ebsperf(ClaimRunner):
     """Per-test handle on the volume under test (the ``ebsperf`` fixture)."""
 
     def __init__(self, session: EbsperfSession, item: pytest.Item, settings: Settings,
-                 suite_type: str | None) -> None:
-        super().__init__(session, settings, suite_type, name=item.name, nodeid=item.nodeid)
+                 suite_type: str | None, *, emulated: dict[str, Any] | None = None) -> None:
+        super().__init__(session, settings, suite_type, name=item.name, nodeid=item.nodeid,
+                         emulated=emulated)
         self.item = item
 
     def skip(self, reason: str) -> NoReturn:
