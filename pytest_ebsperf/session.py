@@ -33,9 +33,9 @@ if TYPE_CHECKING:
     from pytest_ebsperf.emulate import EmulatedDevice
     from pytest_ebsperf.emulate.stripe import EmulatedSet
     from pytest_ebsperf.fio.runner import FioRunner
-    from pytest_ebsperf.mdraid import MdArray
     from pytest_ebsperf.fio.workload import Workload
     from pytest_ebsperf.hold import DeviceHold
+    from pytest_ebsperf.mdraid import MdArray
     from pytest_ebsperf.safety import DeviceReport
 
 #: Size of the emulated device's backing file (the model uses the nominal size).
@@ -302,8 +302,9 @@ class EbsperfSession:
         notes = [self.facts["discovery"]["error"]] if "error" in self.facts["discovery"] else []
         self.record_volume(str(self.settings.device), volume, notes)
         for other in self.settings.devices[1:]:
-            self.record_volume(other, volume, ["a member of the set: facts taken as the "
-                                               f"first device's ({self.settings.device})"])
+            note = ("a member of the set: facts taken as the first device's "
+                    f"({self.settings.device})")
+            self.record_volume(other, volume, [note])
 
     # -- discovery and provisioning (pytest_ebsperf.aws; boto3 only when AWS is asked) ----
     def missing_facts(self) -> tuple[str, ...]:

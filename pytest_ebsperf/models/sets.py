@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.models import claims, ebs
+from pytest_ebsperf.models.accounting import is_cap_checkable
 from pytest_ebsperf.models.expect import (
     cap_expectation,
     limits,
@@ -20,7 +21,6 @@ from pytest_ebsperf.models.expect import (
     unbounded_reason,
 )
 from pytest_ebsperf.models.instances import EbsLimits
-from pytest_ebsperf.models.accounting import is_cap_checkable
 from pytest_ebsperf.models.types import CAP, INFO, INSTANCE, VOLUME, Expectation, Limit
 from pytest_ebsperf.units import format_quantity
 from pytest_ebsperf.volume import Volume
