@@ -8,4 +8,4 @@ bash scripts/install.sh
 if [ -n "${EBSPERF_DEVICE:-}" ]; then
   exec python3 -m pytest suites "$@"
 fi
-exec python3 -m pytest suites --emulate "$@"
+exec python3 -m pytest suites --emulate --volume-count=4 "$@"
