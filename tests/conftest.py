@@ -84,8 +84,13 @@ def interrupt_once_fio_runs(argv: list[str], cwd: Path, *, settle_s: float = 0.0
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not fio_descendants(proc.pid) and \
-                proc.poll() is None:
+        # a measuring fio, not the short probes (fio --version, the engine probe) that come
+        # and go before it: seen in two looks 0.5 s apart
+        while time.monotonic() < deadline and proc.poll() is None:
+            if fio_descendants(proc.pid):
+                time.sleep(0.5)
+                if fio_descendants(proc.pid):
+                    break
             time.sleep(0.2)
         if not fio_descendants(proc.pid):
             output = proc.communicate(timeout=60)[0].decode() if proc.poll() is not None else ""

@@ -18,16 +18,18 @@ def iops(volume: Volume, pattern: str, bs: int, era: str) -> float:
 
 
 def test_seed_004_2013_io1_2000_iops_on_c1_xlarge() -> None:
-    """S4-01..S4-06: 2,000 random IOPS per volume; sequential bandwidth bound by the instance
-    (125 MB/s), not by 2,000 x 16 KiB, since seed 004 moved 41.9 MB/s on one volume."""
+    """S4-01..S4-06: 2,000 random IOPS per volume; one volume's sequential bandwidth is not
+    bounded by 2,000 x 16 KiB (seed 004 moved 41.9 MB/s) and no per-volume ceiling was
+    published, so it is recorded between that floor and the instance's 125 MB/s."""
     volume = models.validate(Volume("io1", size_gib=200, iops=2000, instance_type="c1.xlarge"),
                              era="2013")
     assert iops(volume, "randread", 4 * KIB, "2013") == 2000
     assert iops(volume, "randwrite", 64 * KIB, "2013") == 500  # four 16 KiB units each
     seq = models.cap_expectation("S4-06", "x", volume, Workload("read", bs=MIB), era="2013",
                                  metric="throughput")
-    assert seq.policy == models.CAP and seq.value == pytest.approx(125e6)
+    assert seq.policy == models.INFO and seq.value == pytest.approx(125e6)
     assert seq.binding.kind == models.INSTANCE
+    assert "32.77 MB/s" in seq.notes[0] and "41.9 MB/s" in seq.notes[0]
     assert 41.86e6 > 2000 * 16 * KIB  # why the 2013 model has no 16 KiB throughput bound
 
 

@@ -141,12 +141,12 @@ def test_random_reads_scale_linearly_on_emulated_sets(pytester: pytest.Pytester,
     result = pytester.runpytest_subprocess(
         f"{RAID0}::test_random_read_iops_scale_linearly_with_the_volumes", *FAST,
         f"--volume-count={count}", "-rs")
-    outcomes = {2: dict(passed=2, skipped=1), 4: dict(passed=3)}[count]
+    outcomes = {2: {"passed": 2, "skipped": 1}, 4: {"passed": 3}}[count]
     result.assert_outcomes(**outcomes)
     result.stdout.fnmatch_lines([f"*S4-04*{count} volume(s)*{2000 * count:,} IOPS*PASS*"])
     if count == 2:
-        result.stdout.fnmatch_lines(["*SKIPPED*measures 4 volumes together; the set under "
-                                     "test has 2*"])
+        skipped = "*SKIPPED*measures 4 volumes together; the set under test has 2*"
+        result.stdout.fnmatch_lines([skipped])
     assert ours_left() == []
 
 
