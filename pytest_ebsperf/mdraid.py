@@ -78,7 +78,10 @@ def read_md_on(host: Any, device: str) -> MdArray | None:
     result = host.run(["python3", "-c", _READ_MD_SCRIPT, device])
     if result.rc != 0:
         return None
-    data = json.loads(result.stdout or "null")
+    try:
+        data = json.loads(result.stdout or "null")
+    except ValueError:
+        return None  # not what the script prints (no python3 there): treated as no array
     if data is None:
         return None
     name, level, chunk, members = data
