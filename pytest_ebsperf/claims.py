@@ -162,6 +162,10 @@ class ClaimRunner:
             tuned = tuned.replace(extra=(*mine, *overrides.pop("extra", ())))
         return tuned.replace(**overrides) if overrides else tuned
 
+    def expected_rate(self, workload: Workload) -> float:
+        """IOPS the model expects of ``workload`` on the volume under test."""
+        return self._rate_for_queue_depth(workload)
+
     def _rate_for_queue_depth(self, workload: Workload) -> float:
         if self.volume.type == "instance-store":
             return models.instance_store_rate(self.volume, workload)
@@ -172,7 +176,8 @@ class ClaimRunner:
         """Run fio once on ``target`` (default: the device under test) and record it.
 
         ``phase`` tags the measurement: "steady" runs fill the seed-shaped tables; runs over a
-        burst knee ("time-series") and confirmation runs ("probe") are kept out of them.
+        burst knee ("time-series"), confirmation runs ("probe") and the passes of seed 001's
+        write and stability checks ("pass") are kept out of them.
         ``monitor`` sees every second while fio runs and may stop it once the verdict is
         settled (see :meth:`check_cap`); without one the live line still shows progress.
         """
@@ -700,6 +705,29 @@ class ClaimRunner:
             found = replace(found, message=f"{found.message} The sweep stopped there; "
                             f"{skipped} not measured.")
         return self.conclude(found, points[-1][3], points[-1][2], started)
+
+    # -- several passes over the device (seed 001) ------------------------------------
+    def check_first_write(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """First writes into a TRIMmed region run at >= 0.90 x second writes (S1-03); see
+        :mod:`pytest_ebsperf.pass_checks`."""
+        from pytest_ebsperf import pass_checks
+
+        return pass_checks.check_first_write(self, claim, what, workload)
+
+    def check_write_after_trim(self, claim: str, what: str, workload: Workload, *,
+                               prewarm_claim: str = "") -> list[Verdict]:
+        """Fill the device (its rate recorded under ``prewarm_claim``), measure, TRIM,
+        measure: after-TRIM >= 0.90 x full (S1-08, S1-04)."""
+        from pytest_ebsperf import pass_checks
+
+        return pass_checks.check_write_after_trim(self, claim, what, workload,
+                                                  prewarm_claim=prewarm_claim)
+
+    def check_stability(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """--ebsperf-runs runs, the first dropped, CV of their means <= 10 % (S1-09)."""
+        from pytest_ebsperf import pass_checks
+
+        return pass_checks.check_stability(self, claim, what, workload)
 
     def check_discard(self, claim: str, what: str) -> Verdict:
         """Judge that the device supports TRIM/discard (sysfs ``discard_max_bytes`` > 0)."""

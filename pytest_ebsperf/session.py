@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 
 #: Size of the emulated device's backing file (the model uses the nominal size).
 EMULATED_DEVICE_BYTES = 512 * 1024**2
+#: An emulated instance store is larger: seed 001's write passes need a region that a pass
+#: at i4i.large's 27,500 write IOPS cannot cover in 5 s (about 540 MiB).
+EMULATED_INSTANCE_STORE_BYTES = 2 * 1024**3
 #: Documented Magnetic maxima (B-STD), used to pace an emulated ``standard`` volume.
 STANDARD_EMULATED_IOPS = 200
 STANDARD_EMULATED_BPS = 90 * 1024**2
@@ -546,7 +549,9 @@ class EbsperfSession:
         from pytest_ebsperf.emulate import EmulatedDevice
 
         iops, bps, unit = self.emulated_rates(volume)
-        device = EmulatedDevice(size_bytes=EMULATED_DEVICE_BYTES, iops=iops, bps=bps,
+        size = (EMULATED_INSTANCE_STORE_BYTES if volume.type == "instance-store"
+                 else EMULATED_DEVICE_BYTES)
+        device = EmulatedDevice(size_bytes=size, iops=iops, bps=bps,
                                 io_unit_bytes=unit, name=f"ebsperf-{volume.type}")
         device.start()
         risk = device.swap_risk()

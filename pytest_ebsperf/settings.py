@@ -73,6 +73,9 @@ OPTIONS: tuple[Option, ...] = (
            "SECONDS", "the most a check measures, ramp excluded (it stops earlier once its verdict is "
            "settled). Default: 60 on a device, 5 on "
            "an emulated volume."),
+    Option("runs", "--ebsperf-runs", "ebsperf_runs", "EBSPERF_RUNS", "int", "N",
+           "runs of a run-to-run stability check (S1-09); the first is dropped, so at least "
+           "4 (default 4: three kept, the fewest a coefficient of variation is judged on).", 4),
     Option("ramp", "--ebsperf-ramp", "ebsperf_ramp", "EBSPERF_RAMP", "float", "SECONDS",
            "warm-up before measuring. Default: 2 on a device, 0.5 on an emulated volume."),
     Option("long", "--ebsperf-long", None, None, "bool", None,
@@ -204,6 +207,7 @@ class Settings:
     burst_balance: float | None = None
     destructive: bool = False
     runtime: float | None = None
+    runs: int = 4
     ramp: float | None = None
     long: bool = False
     emulate: bool = False
@@ -455,6 +459,8 @@ def validate(settings: Settings) -> None:
 #: Most volumes one set may hold (AWS attaches at most 28 to most Nitro instances; the seed
 #: documents striped 4, and seed 002 used 24 to find an instance's ceiling).
 MAX_VOLUME_COUNT = 28
+#: Most runs of one stability check (each is a whole fio run).
+MAX_RUNS = 50
 
 
 def _check_set(settings: Settings) -> None:
@@ -465,6 +471,10 @@ def _check_set(settings: Settings) -> None:
     if settings.era not in ERAS:
         raise ConfigError(f"{settings.era!r} (from {o.get('era', 'default')}) is not an era for "
                           f"--ebsperf-era: give one of {', '.join(ERAS)} (now: today's specs).")
+    if not 4 <= settings.runs <= MAX_RUNS:
+        raise ConfigError(f"--ebsperf-runs={settings.runs} (from {o.get('runs', 'default')}) must "
+                          f"be between 4 and {MAX_RUNS}: the first run is dropped and a "
+                          "coefficient of variation needs three more.")
     count, devices = settings.volume_count, settings.devices
     if count is not None and not 1 <= count <= MAX_VOLUME_COUNT:
         raise ConfigError(f"--volume-count={count} (from {o['volume_count']}) must be between 1 "

@@ -165,7 +165,12 @@ class EmulatedDevice:
         bio, so the emulated volume would count I/O unlike EBS. libaio splits exactly."""
         if workload.engine == "auto":
             workload = workload.replace(engine="libaio")
-        if workload.writes:
+        if workload.pattern == "trim":
+            # TRIM punches holes in the backing file; the next write allocates it again, so
+            # the emulated device keeps no first-write cost of its own (NVMe has none).
+            with self._lock:
+                self._allocated = False
+        elif workload.writes:
             self.allocate()
         self.set_mix(workload.read_fraction)
         return workload

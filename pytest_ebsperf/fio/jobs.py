@@ -106,9 +106,9 @@ def _io_options(workload: Workload, engine: str) -> list[str]:
         f"--numjobs={workload.numjobs}",
         f"--direct={int(workload.direct)}",
         "--allow_file_create=0",  # a mistyped /dev path must fail, not become a regular file
-        "--randrepeat=0",
+        f"--randrepeat={int(workload.random_map)}",
     ]
-    if workload.is_random:
+    if workload.is_random and not workload.random_map:
         options.append("--norandommap")  # uniform random offsets, no per-block bookkeeping
     if workload.size is not None:
         options.append(f"--size={workload.size}")
@@ -116,7 +116,9 @@ def _io_options(workload: Workload, engine: str) -> list[str]:
 
 
 def _time_options(workload: Workload) -> list[str]:
-    options = ["--time_based", f"--runtime={_ms(workload.runtime_s)}ms"]
+    options = [f"--runtime={_ms(workload.runtime_s)}ms"]
+    if not workload.once:
+        options.insert(0, "--time_based")
     if workload.ramp_s > 0:
         options.append(f"--ramp_time={_ms(workload.ramp_s)}ms")
     return options

@@ -10,7 +10,7 @@ from typing import Any
 from pytest_ebsperf.errors import ConfigError
 
 #: fio ``rw=`` values the plugin uses.
-PATTERNS: tuple[str, ...] = ("read", "write", "randread", "randwrite", "randrw", "rw")
+PATTERNS: tuple[str, ...] = ("read", "write", "randread", "randwrite", "randrw", "rw", "trim")
 
 #: Names the seed documents' tables use for the patterns (column headers).
 PATTERN_TITLES: dict[str, str] = {
@@ -20,6 +20,7 @@ PATTERN_TITLES: dict[str, str] = {
     "randwrite": "Rand Write",
     "randrw": "Rand RW",
     "rw": "Seq RW",
+    "trim": "Trim",
 }
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
@@ -57,6 +58,10 @@ class Workload:
     ``rwmixread`` is the read percentage of mixed patterns (``randrw``, ``rw``).
     ``engine`` may be ``"auto"``: the runner picks the fastest engine that works here.
     ``extra`` holds further fio options as (name, value) pairs; value ``""`` is a bare switch.
+    ``once``: go over ``size`` once and stop (``runtime_s`` is then only the longest it may
+    take), instead of running for ``runtime_s``. ``random_map``: random offsets without
+    repeats within a pass, the same sequence in every run (a second pass rewrites exactly the
+    blocks of the first); by default offsets are uniform and independent.
     """
 
     pattern: str
@@ -71,6 +76,8 @@ class Workload:
     engine: str = "auto"
     name: str = ""
     extra: tuple[tuple[str, str], ...] = ()
+    once: bool = False
+    random_map: bool = False
 
     def __post_init__(self) -> None:
         if self.pattern not in PATTERNS:

@@ -1,0 +1,171 @@
+"""Checks made of several passes over one device (seed 001's instance-store claims).
+
+* :func:`check_first_write` (S1-03): TRIM a region, write it once (every block's first
+  write since the TRIM), write the same offsets again; the first pass must run at least at
+  0.90 x the second. Pre-warming (writing every block once) was needed on the virtualized
+  instance store of 2014-15; NVMe instance store needs none.
+* :func:`check_write_after_trim` (S1-08, S1-04): fill the whole device (the pre-warm, its
+  rate recorded like seed 001's ``dd``), measure random writes on the full device, TRIM it,
+  measure again; writes after TRIM must not be slower. Seed 001 saw no effect of TRIM
+  because its 1.6 GiB working set never filled its 32 GB device.
+* :func:`check_stability` (S1-09): the same workload several times, the first run dropped,
+  the coefficient of variation of the runs' means at most 10 %.
+
+The passes are recorded with phase ``pass`` (kept out of the seed-shaped tables) and judged
+by :mod:`pytest_ebsperf.passes`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import TYPE_CHECKING
+
+from pytest_ebsperf import passes, verdict
+from pytest_ebsperf.fio.result import FioResult
+from pytest_ebsperf.fio.workload import Workload, format_size
+from pytest_ebsperf.units import MIB, format_mibps, format_seconds
+from pytest_ebsperf.verdict_types import Verdict
+
+if TYPE_CHECKING:
+    from pytest_ebsperf.claims import ClaimRunner
+
+#: A pass writes into a region this many times larger than it can cover in its runtime, so
+#: fio's random map never brings it back to a block it wrote in the same pass.
+REGION_HEADROOM = 1.5
+#: A device larger than this is filled only with --ebsperf-long (seed 001 filled 32 GB in
+#: 160 s; a 3.75 TB NVMe device takes hours).
+FILL_WITHOUT_LONG_BYTES = 64 * 1024**3
+#: TRIM runs are given this rate to size their runtime (NVMe deallocates far faster).
+TRIM_PLANNING_BPS = 1024**3
+#: A sequential fill planned at this rate when the device's write rate is unknown.
+FILL_PLANNING_BPS = 100 * 1024**2
+#: What seed 001 measured for its dd pre-warm: 32 GB in 160.6 s (claims.md S1-04).
+SEED_PREWARM_BPS = 32e9 / 160.6
+
+
+def device_bytes(runner: ClaimRunner) -> int:
+    """Size of the device under test (its inspection, or the emulated backing file)."""
+    target = runner.target
+    if target.emulated is not None:
+        return int(target.emulated.size_bytes)
+    if target.report is not None and target.report.size_bytes:
+        return int(target.report.size_bytes)
+    runner.refuse(f"{target.path}: its size is unknown (the device was not inspected), so no "
+                  "region can be chosen for a write pass.")
+
+
+def _values(result: FioResult) -> tuple[float, ...]:
+    return verdict.series_values(result, "total_iops")
+
+
+def _trim(runner: ClaimRunner, size: int, what: str) -> tuple[FioResult, str]:
+    """TRIM the first ``size`` bytes with fio (``rw=trim``); a note when less was trimmed."""
+    bs = min(8 * MIB, size)
+    job = runner.workload("trim", bs).replace(
+        size=size, iodepth=1, numjobs=1, ramp_s=0.0, once=True,
+        runtime_s=max(10.0, 3 * math.ceil(size / TRIM_PLANNING_BPS)))
+    result = runner.run(job, phase="pass")
+    if result.trim.io_bytes < size:
+        return result, (f"The TRIM of {what} reached {format_size(result.trim.io_bytes)} of "
+                        f"{format_size(size)}: some blocks of the first pass were written "
+                        "before.")
+    return result, ""
+
+
+def _pass_plan(runner: ClaimRunner, workload: Workload, capacity: int
+               ) -> tuple[Workload, int, str]:
+    """The write pass for ``workload`` and the region it writes into."""
+    rate = max(runner.expected_rate(workload), 1.0)
+    covers = rate * workload.bs * workload.runtime_s * REGION_HEADROOM
+    region = min(capacity, max(int(covers), 64 * MIB))
+    region -= region % (1 * MIB) or 0
+    runtime = workload.runtime_s
+    note = ""
+    if region < covers:  # the device is small: shorten the pass so it writes no block twice
+        runtime = max(1.0, region / (rate * workload.bs * REGION_HEADROOM))
+        note = (f"The device holds {format_size(capacity)}, so each pass lasted "
+                f"{format_seconds(runtime)}.")
+    return (workload.replace(size=region, ramp_s=0.0, runtime_s=runtime, random_map=True),
+            region, note)
+
+
+def check_first_write(runner: ClaimRunner, claim: str, what: str, workload: Workload
+                      ) -> Verdict:
+    """S1-03: first writes into a TRIMmed region at least 0.90 x the second writes."""
+    started = time.perf_counter()
+    job, region, note = _pass_plan(runner, workload, device_bytes(runner))
+    runner.announce(f"{claim}: TRIM {format_size(region)}, then write it twice "
+                    f"({job.label()}, {format_seconds(job.runtime_s)} each)")
+    _, trim_note = _trim(runner, region, "the region")
+    first = runner.run(job, phase="pass")
+    second = runner.run(job, phase="pass")  # same seed: the same offsets, each written before
+    found = passes.judge_ratio_at_least(
+        claim, what, "first write", _values(first), "second write", _values(second),
+        alpha=runner.session.policy.alpha,
+        notes=[n for n in ((f"Region: the first {format_size(region)} of the device, "
+                           f"TRIMmed before the first pass."), note, trim_note) if n])
+    return runner.conclude(found, job, second, started)
+
+
+def check_write_after_trim(runner: ClaimRunner, claim: str, what: str, workload: Workload,
+                           *, prewarm_claim: str = "") -> list[Verdict]:
+    """S1-08 (and S1-04 with ``prewarm_claim``): fill the device, measure ``workload``,
+    TRIM the device, measure again; after-TRIM at least 0.90 x full."""
+    capacity = device_bytes(runner)
+    target = runner.target
+    if capacity > FILL_WITHOUT_LONG_BYTES and not runner.settings.long:
+        hours = capacity / FILL_PLANNING_BPS / 3600
+        runner.skip(f"this claim fills the whole device first ({format_size(capacity)}, about "
+                    f"{hours:.1f} h at {format_mibps(FILL_PLANNING_BPS)}); pass --ebsperf-long "
+                    "to run it.")
+    started = time.perf_counter()
+    verdicts: list[Verdict] = []
+    fill = runner.workload("write", "1m").replace(
+        size=capacity, ramp_s=0.0, iodepth=8, numjobs=1, once=True,
+        runtime_s=max(10.0, 3 * math.ceil(capacity / FILL_PLANNING_BPS)))
+    runner.announce(f"{claim}: fill {target.path} ({format_size(capacity)}), measure, TRIM, "
+                    "measure again")
+    filled = runner.run(fill, phase="pass")
+    if filled.write.io_bytes < capacity:
+        runner.refuse(f"{claim}: the fill wrote {format_size(filled.write.io_bytes)} of "
+                      f"{format_size(capacity)} in {format_seconds(fill.runtime_s)}, the time "
+                      f"planned at a third of {format_mibps(FILL_PLANNING_BPS)}: this device "
+                      "writes far slower than an instance store should.")
+    if prewarm_claim:
+        rate = filled.total_bw_bytes
+        whole_s = capacity / rate if rate > 0 else math.inf
+        info = verdict.judge_info(
+            prewarm_claim, "pre-warm: sequential 1 MiB writes over the whole device", rate,
+            fill, unit="B/s", expected=SEED_PREWARM_BPS,
+            notes=[(f"Writing every block once takes {format_seconds(whole_s)} here; seed 001's "
+                   "dd wrote 32 GB in 160.6 s (201 MB/s). NVMe instance store needs no "
+                   "pre-warm (S1-03)")])
+        verdicts.append(runner.conclude(info, fill, filled, started))
+    job, _, note = _pass_plan(runner, workload, capacity)
+    full = runner.run(job, phase="pass")
+    _, trim_note = _trim(runner, capacity, "the device")
+    after = runner.run(job, phase="pass")
+    found = passes.judge_ratio_at_least(
+        claim, what, "after TRIM", _values(after), "full device", _values(full),
+        alpha=runner.session.policy.alpha,
+        notes=[n for n in ((f"The whole device ({format_size(capacity)}) was written "
+                           f"before the first measurement and TRIMmed before the second."),
+                           note, trim_note) if n])
+    verdicts.append(runner.conclude(found, job, after, started))
+    return verdicts
+
+
+def check_stability(runner: ClaimRunner, claim: str, what: str, workload: Workload
+                    ) -> Verdict:
+    """S1-09: ``--ebsperf-runs`` runs of ``workload``; the first dropped, CV <= 10 %."""
+    started = time.perf_counter()
+    runs = runner.settings.runs
+    means: list[float] = []
+    result: FioResult | None = None
+    for _ in range(runs):
+        result = runner.run(workload, phase="pass")
+        means.append(result.total_iops)
+    assert result is not None
+    found = passes.judge_stability(claim, what, means, alpha=runner.session.policy.alpha)
+    return runner.conclude(found, workload, result, started)

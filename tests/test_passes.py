@@ -1,0 +1,105 @@
+"""Claims judged over several passes: first vs second write, after TRIM vs full (S1-03,
+S1-08) and run-to-run stability (S1-09)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from pytest_ebsperf import passes
+from pytest_ebsperf.fio import jobs
+from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.verdict_types import Outcome
+
+
+def _seconds(mean: float, spread: float, n: int = 10, seed: int = 1) -> list[float]:
+    rng = random.Random(seed)
+    return [mean * (1 + rng.uniform(-spread, spread)) for _ in range(n)]
+
+
+@pytest.mark.parametrize(("q", "df", "expected"), [
+    (0.05, 2, 0.1026), (0.95, 2, 5.9915), (0.05, 10, 3.9403), (0.975, 30, 46.9792),
+    (0.0002, 2, 0.0004), (0.5, 1, 0.4549)])
+def test_chi2_quantiles_match_the_tables(q, df, expected):
+    assert passes.chi2_quantile(q, df) == pytest.approx(expected, rel=1e-3)
+
+
+def test_first_write_as_fast_as_the_second_passes():
+    found = passes.judge_ratio_at_least("S1-03", "first vs second", "first write",
+                                        _seconds(27_500, 0.01), "second write",
+                                        _seconds(27_500, 0.01, seed=2))
+    assert found.outcome is Outcome.PASS
+    assert found.details["ratio_low"] >= 0.9
+    assert "Claim S1-03" in found.message
+
+
+def test_first_write_a_third_slower_fails_and_says_by_how_much():
+    found = passes.judge_ratio_at_least("S1-03", "first vs second", "first write",
+                                        _seconds(18_000, 0.02), "second write",
+                                        _seconds(27_500, 0.02, seed=2))
+    assert found.outcome is Outcome.FAIL
+    assert "first write is 35 % below second write" in found.reason
+    assert found.details["ratio_high"] < 0.9
+
+
+def test_a_ratio_near_the_line_with_noisy_seconds_is_inconclusive():
+    found = passes.judge_ratio_at_least("S1-08", "after trim vs full", "after TRIM",
+                                        _seconds(25_000, 0.3, n=4), "full device",
+                                        _seconds(27_500, 0.3, n=4, seed=3), alpha=0.001)
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert "run longer" in found.reason
+
+
+def test_a_pass_with_one_second_cannot_be_judged():
+    found = passes.judge_ratio_at_least("S1-03", "x", "first write", [1000.0],
+                                        "second write", [1000.0, 1000.0])
+    assert found.outcome is Outcome.INCONCLUSIVE
+
+
+def test_seed_001_stability_passes():
+    # Seed 001's m3 runs vary by about 1 % (CV); four runs, the first dropped.
+    found = passes.judge_stability("S1-09", "runs", [15_000, 16_100, 16_300, 15_950])
+    assert found.outcome is Outcome.PASS
+    assert found.details["cv"] == pytest.approx(0.011, abs=0.002)
+    assert "the first 1 dropped" in found.message
+
+
+def test_the_first_run_is_dropped_before_the_cv():
+    # A slow first run (a cold device) does not count against stability.
+    found = passes.judge_stability("S1-09", "runs", [5_000, 16_100, 16_300, 15_950])
+    assert found.outcome is Outcome.PASS
+
+
+def test_runs_that_vary_widely_fail_only_with_evidence():
+    wide = [10_000, 30_000, 12_000, 28_000, 9_000, 31_000, 11_000, 29_000]
+    found = passes.judge_stability("S1-09", "runs", [0, *wide])
+    assert found.outcome is Outcome.FAIL
+    assert found.details["cv_low"] > 0.10
+    few = passes.judge_stability("S1-09", "runs", [0, 10_000, 13_000, 11_000])
+    assert few.outcome is Outcome.INCONCLUSIVE  # CV 13 % on 3 runs is no evidence
+
+
+def test_too_few_runs_are_inconclusive():
+    found = passes.judge_stability("S1-09", "runs", [1.0, 2.0, 3.0])
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert "at least 3" in found.reason
+
+
+def _argv(workload: Workload) -> list[str]:
+    return jobs.fio_argv(workload, "/dev/x", output_path="o", log_prefix="p", readonly=False,
+                         engine="libaio")
+
+
+def test_a_pass_uses_a_random_map_and_the_same_sequence_every_run():
+    argv = _argv(Workload("randwrite", bs=4096, size=1 << 30, random_map=True))
+    assert "--randrepeat=1" in argv and "--norandommap" not in argv
+    plain = _argv(Workload("randwrite", bs=4096))
+    assert "--randrepeat=0" in plain and "--norandommap" in plain
+
+
+def test_a_once_job_goes_over_its_size_once():
+    argv = _argv(Workload("trim", bs=8 << 20, size=1 << 30, once=True, runtime_s=10))
+    assert "--time_based" not in argv and "--rw=trim" in argv and "--runtime=10000ms" in argv
+    assert "--time_based" in _argv(Workload("read"))
+    assert Workload("trim").writes  # TRIM destroys data: it is guarded like a write
