@@ -53,6 +53,8 @@ from pytest_ebsperf.volume import Volume
 
 #: Seconds a relative check measures each twin for at least, unless --ebsperf-runtime is given.
 REL_MIN_RUNTIME_S = 20.0
+#: S3-03 (claims.md): an instance-bound run lies within 0.90-1.05 x the instance's maximum.
+INSTANCE_BOUND_HIGH = 1.05
 #: Rounds a relative check may take (each REL_MIN_RUNTIME_S per twin) until it decides.
 REL_MAX_ROUNDS = 3
 
@@ -404,6 +406,30 @@ class ClaimRunner:
         fails in seconds, not after the whole runtime.
         """
         expectation = self.expect_cap(claim, what, workload, metric=metric, credits=credits)
+        return self._check_expectation(expectation, workload, metric, credits)
+
+    def check_instance_bound(self, claim: str, what: str, workload: Workload, *,
+                             metric: str = "throughput") -> Verdict:
+        """CAP at the instance's EBS-optimized limit, for a volume faster than its instance
+        (S3-03: a 6 TiB st1 bursts to 500 MiB/s, a d2.xlarge carries 93.75 MB/s): measured
+        within 0.90-1.05 x the instance's maximum. Skipped where the volume itself binds."""
+        expectation = self.expect_cap(claim, what, workload, metric=metric)
+        binding = expectation.binding
+        if binding is None or binding.kind != models.INSTANCE:
+            instance = self.volume.instance_type or "an unknown instance type"
+            self.skip(f"this claim is about a volume faster than its instance's EBS bandwidth; "
+                      f"here {binding.name if binding else 'no limit'} binds, not {instance}'s "
+                      "EBS-optimized limit (give --instance-type, or run on a smaller "
+                      "instance).")
+        expectation = replace(expectation, high=INSTANCE_BOUND_HIGH, notes=(
+            *expectation.notes, f"The instance binds ({binding.name}): within 0.90-"
+            f"{INSTANCE_BOUND_HIGH:.2f} x its maximum required, as seed 003 measured 93.6-94.4 "
+            "MB/s on a d2.xlarge's 93.75."))
+        return self._check_expectation(expectation, workload, metric, None)
+
+    def _check_expectation(self, expectation: Expectation, workload: Workload, metric: str,
+                           credits: bool | None) -> Verdict:
+        claim, what = expectation.claim, expectation.what
         if expectation.policy == models.INFO:
             return self.record_info(claim, what, workload, expectation=expectation)
         started = time.perf_counter()

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SUITE_FILES = sorted((ROOT / "suites").rglob("test_*.py"))
 CHECKS = {"check_cap", "check_floor", "check_rel", "check_sweep", "record_info",
           "check_discard", "check_knee", "check_time", "check_first_write",
-          "check_write_after_trim", "check_stability"}
+          "check_write_after_trim", "check_stability", "check_instance_bound"}
 
 
 def suite_tests() -> list[tuple[str, ast.FunctionDef]]:
