@@ -422,9 +422,9 @@ class ClaimRunner:
                       "EBS-optimized limit (give --instance-type, or run on a smaller "
                       "instance).")
         expectation = replace(expectation, high=INSTANCE_BOUND_HIGH, notes=(
-            *expectation.notes, f"The instance binds ({binding.name}): within 0.90-"
+            *expectation.notes, (f"The instance binds ({binding.name}): within 0.90-"
             f"{INSTANCE_BOUND_HIGH:.2f} x its maximum required, as seed 003 measured 93.6-94.4 "
-            "MB/s on a d2.xlarge's 93.75."))
+            "MB/s on a d2.xlarge's 93.75.")))
         return self._check_expectation(expectation, workload, metric, None)
 
     def _check_expectation(self, expectation: Expectation, workload: Workload, metric: str,
