@@ -108,7 +108,7 @@ class ClaimRunner:
         twin = copy.copy(self)
         twin.set_count = count or self.session.set_size
         twin.notes = []
-        twin.row_extras = {}
+        twin.row_extras = {"volumes": twin.set_count}  # the sets table and scaling plot
         return twin
 
     # -- what is under test --------------------------------------------------------------
@@ -860,7 +860,8 @@ class ClaimRunner:
                             volume_said: dict[str, int] | None = None) -> None:
         self.record("measurement", {
             "phase": phase,
-            "volume": target.label, "title": workload.title, "pattern": workload.pattern,
+            "volume": target.label,
+            "volumes": len(target.members) if target.members else None,  # a set's size "title": workload.title, "pattern": workload.pattern,
             "bs": workload.bs, "iops": result.total_iops, "bw_bytes": result.total_bw_bytes,
             "workload": workload.label(), "wall_s": round(wall_s, 3),
             "fio_wall_s": getattr(self.session.runner, "last_wall_s", None),

@@ -27,6 +27,7 @@ SEED_COLUMNS = ("Seq Read", "Seq Write", "Rand Read", "Rand Write", "Rand RW 70/
 CLAIMS_TITLE = "ebsperf: claims"
 SEED_TITLE = "ebsperf: measured (seed table shape)"
 RUNS_TITLE = "ebsperf: repeated runs (seed 001 shape)"
+SETS_TITLE = "ebsperf: volumes striped together (seed 004 shape)"
 
 _MIB = float(MIB)
 
@@ -221,7 +222,7 @@ def _cell(runs: Sequence[Measurement]) -> str:
 
 
 # -- repeated runs (seed 001) ---------------------------------------------------------------
-def runs_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple") -> str:
+def runs_table(measurements: Sequence[MeasurementLike], tablefmt: str = "simple") -> str:
     """Seed 001's shape for checks measured more than once (``--count``, parametrized
     repeats, several runs of one workload): run A, B, C..., mean and coefficient of
     variation of the IOPS, one line per volume and workload. Empty when nothing repeated."""
@@ -240,8 +241,57 @@ def runs_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple"
         cells = [format_number(v) for v in iops] + [""] * (width - len(iops))
         table.append([volume, f"{title} {format_size(bs)}", *cells, format_number(mean),
                       f"{cv:.1%}"])
+    if any(isinstance(m, Mapping) and (m.get("volume_facts") or {}).get("type")
+           == "instance-store" for m in measurements):
+        # Seed 001's runs (16 KiB random writes, runs 2-4 of 4) on the retired instance types
+        # beside the instance store measured here (S1-01, S1-07, S1-09).
+        from pytest_ebsperf.models.seed_data import SEED001_RUNS
+
+        width = max(width, 3)
+        for instance, seed_runs in SEED001_RUNS.items():
+            mean = math.fsum(seed_runs) / len(seed_runs)
+            cv = statistics.stdev(seed_runs) / mean if mean else 0.0
+            cells = [format_number(v) for v in seed_runs] + [""] * (width - len(seed_runs))
+            table.append([f"seed 001: {instance} (2015)", "Rand Write 16KiB", *cells,
+                          format_number(mean), f"{cv:.1%}"])
+        table = [row[:2] + row[2:-2] + [""] * (width + 4 - len(row)) + row[-2:]
+                 for row in table]
     headers = ["Volume", "Workload", *(f"run {_run_name(i)}" for i in range(width)), "mean",
                "CV"]
+    from tabulate import tabulate  # only when a table is drawn
+
+    return tabulate(table, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+
+# -- sets of volumes (seed 004) --------------------------------------------------------------
+def sets_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple") -> str:
+    """Seed 004's shape for sets of volumes measured together: patterns as rows, the number
+    of volumes as columns, cells ``IOPS / MiB/s`` (runs of one cell averaged), then seed
+    004's own figures (io1 200 GB / 2,000 PIOPS on c1.xlarge, 2013: IOPS, and MB/s for its
+    bandwidth rows) in the same shape. Empty
+    unless some measurement drove more than one volume."""
+    found = [m for m in steady(measurements) if isinstance(m, Mapping) and m.get("volumes")]
+    if not any(int(m["volumes"]) > 1 for m in found):
+        return ""
+    counts = sorted({int(m["volumes"]) for m in found})
+    cells: dict[tuple[str, int], list[Measurement]] = {}
+    for m in found:
+        item = as_measurement(m)
+        cells.setdefault((f"{item.title} {format_size(item.bs)}", int(m["volumes"])),
+                         []).append(item)
+    rows = list(dict.fromkeys(key for key, _ in cells))
+    table = [[row, *(_cell(cells.get((row, n), [])) for n in counts)] for row in rows]
+    from pytest_ebsperf.models import seed_data
+
+    for title, figures in seed_data.SEED004_IOPS.items():
+        by_n = dict(zip(seed_data.SEED004_VOLUMES, figures))
+        table.append([f"seed 004: {title} 4KiB", *(format_number(by_n[n]) if n in by_n else "-"
+                                            for n in counts)])
+    for direction, figures in seed_data.SEED004_MBPS.items():
+        by_n = dict(zip(seed_data.SEED004_VOLUMES, figures))
+        table.append([f"seed 004: bandwidth {direction}", *(f"{by_n[n]:g} MB/s" if n in by_n else "-"
+                                                     for n in counts)])
+    headers = ["Pattern", *(f"{n} volume{'s' if n > 1 else ''}" for n in counts)]
     from tabulate import tabulate  # only when a table is drawn
 
     return tabulate(table, headers=headers, tablefmt=tablefmt, disable_numparse=True)
@@ -282,4 +332,8 @@ def terminal_sections(rows: Sequence[RowLike], measurements: Sequence[Measuremen
         if runs:
             lines = ["cells: IOPS per run, their mean and coefficient of variation"]
             sections.append((RUNS_TITLE, lines + runs.splitlines()))
+        sets = sets_table(measurements)
+        if sets:
+            lines = ["cells: IOPS / MiB/s by the number of volumes measured together"]
+            sections.append((SETS_TITLE, lines + sets.splitlines()))
     return sections

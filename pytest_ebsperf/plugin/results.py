@@ -135,6 +135,17 @@ def _draw(item: pytest.Item, run: ResultsRun, rows: list[dict[str, Any]],
         return
     item.stash[PICTURES_KEY] = pictures
     run.pictures.extend(pictures)
+    run.set_rows.extend(r for r in rows if r.get("volumes"))
+    if any(r.get("volumes") for r in rows):
+        from pytest_ebsperf.results.pictures import draw_scaling
+
+        try:  # redrawn as each count is measured: the last test's picture has every point
+            for path in draw_scaling(run.set_rows, directory):
+                if path not in run.pictures:
+                    run.pictures.append(path)
+        except OSError as exc:
+            item.warn(pytest.PytestWarning(f"no scaling picture: cannot write to {directory} "
+                                           f"({exc.strerror or exc})"))
 
 
 def _record_history(item: pytest.Item, rows: list[dict[str, Any]],

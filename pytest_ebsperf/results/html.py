@@ -41,6 +41,12 @@ def summary_fragments(rows: Sequence[Mapping[str, Any]],
         if runs:
             parts.append("<h2>ebsperf: repeated runs (seed 001 shape)</h2>")
             parts.append(runs)
+        sets = report.sets_table(measurements, tablefmt="html")
+        if sets:
+            parts.append(f"<h2>{report.SETS_TITLE}</h2>")
+            parts.append(_caption("cells: IOPS / MiB/s by the number of volumes measured "
+                                  "together"))
+            parts.append(sets)
     if cost is not None:
         parts.append("<h2>ebsperf: cost per performance (seed 003 shape)</h2>")
         parts.append(format_cost_table(cost, tablefmt="html"))

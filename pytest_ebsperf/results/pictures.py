@@ -98,6 +98,67 @@ def sweep_figure(row: Mapping[str, Any]) -> Figure | None:
     return fig
 
 
+def scaling_groups(rows: Sequence[Mapping[str, Any]]
+                   ) -> dict[tuple[str, str, str], list[Mapping[str, Any]]]:
+    """Rows of checks on sets (``volumes`` in the row), grouped by claim, unit and workload
+    pattern and block size: one scaling line each."""
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        if not row.get("volumes") or row.get("unit") not in ("IOPS", "B/s"):
+            continue
+        if row.get("measured_value") is None:
+            continue
+        workload = " ".join(str(row.get("workload", "")).split()[:2])  # "randread 4KiB"
+        groups.setdefault((str(row.get("claim")), str(row.get("unit")), workload),
+                          []).append(row)
+    return {key: found for key, found in groups.items()
+            if len({int(r["volumes"]) for r in found}) > 1}
+
+
+def scaling_figure(key: tuple[str, str, str], rows: Sequence[Mapping[str, Any]]
+                   ) -> Figure:
+    """Measured IOPS or MiB/s against the number of volumes, with the model's line (N x one
+    volume's ceiling, bounded by the instance) and its 0.90-1.10 band (S4-04, S4-06)."""
+    claim, unit, workload = key
+    scale, label = (1.0 / _MIB, "MiB/s") if unit == "B/s" else (1.0, "IOPS")
+    ordered = sorted(rows, key=lambda r: int(r["volumes"]))
+    counts = [int(r["volumes"]) for r in ordered]
+    fig = new_figure()
+    ax = fig.add_subplot()
+    expected = [float(r["expected_value"]) * scale if r.get("expected_value") else None
+                for r in ordered]
+    if all(e is not None for e in expected):
+        values = [float(e) for e in expected if e is not None]
+        ax.plot(counts, values, color="tab:green", linestyle="--", marker="s",
+                label="model: N x one volume, bounded by the instance")
+        ax.fill_between(counts, [0.9 * v for v in values], [1.1 * v for v in values],
+                        color="tab:green", alpha=0.15, label="0.90-1.10 x the model")
+    ax.plot(counts, [float(r["measured_value"]) * scale for r in ordered], color="tab:blue",
+            marker="o", label=f"measured {label}")
+    for count, row in zip(counts, ordered):
+        ax.annotate(str(row.get("outcome", "")).upper(), (count, float(row["measured_value"])
+                                                         * scale),
+                    textcoords="offset points", xytext=(0, 8), ha="center", fontsize=8)
+    ax.set_xticks(counts)
+    ax.set_xlabel("volumes measured together")
+    ax.set_ylabel(label)
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{claim} {workload}: scaling with the number of volumes\n"
+                 f"{ordered[-1].get('volume')}", fontsize=10)
+    ax.legend(loc="upper left", fontsize=8)
+    ax.grid(True, alpha=0.3)
+    return fig
+
+
+def draw_scaling(rows: Sequence[Mapping[str, Any]], directory: Path) -> list[Path]:
+    """Save one scaling picture per group of set rows; return their paths."""
+    saved = []
+    for key, found in scaling_groups(rows).items():
+        name = safe_name(f"scaling-{key[0]}-{key[2]}-{'MiBps' if key[1] == 'B/s' else 'IOPS'}")
+        saved.append(save_figure(scaling_figure(key, found), directory / name))
+    return saved
+
+
 def _geometric(start: float, stop: float, count: int) -> list[float]:
     ratio = (stop / start) ** (1.0 / (count - 1))
     return [start * ratio**i for i in range(count)]

@@ -72,6 +72,8 @@ class ResultsRun:
     history_note: str = ""
     regressions: list[str] = field(default_factory=list)
     pictures: list[Path] = field(default_factory=list)
+    #: Rows of checks on sets of volumes so far (the scaling pictures are drawn from them).
+    set_rows: list[dict[str, Any]] = field(default_factory=list)
     #: Set when the results file could not be written at the end: where they were kept.
     unsaved: str | None = None
     started: float = field(default_factory=time.time)
