@@ -3,7 +3,13 @@
 IDs and statuses are those of ``claims.md``: ``S<seed>-<nn>`` for claims in the seed documents
 (their ``source_url`` is the AWS page that states today's rule; ``seed`` names the document),
 ``B-<topic>`` for today's specs. Statuses: valid, changed, env (retired hardware), non-det
-(best effort), incorrect (as stated), price (checked against the Price List API), spec.
+(best effort), incorrect (as stated), price (checked against the Price List API), advice
+(a recommendation, nothing to measure), spec.
+
+Every claim is checked somewhere: by a suite test that cites it (a measurement), by a test
+of the models against the seeds' own figures (``tests/test_seed_claims.py``: prices, retired
+instance tables, formulas), or it is listed in :data:`NOT_MEASURED` with the reason it
+cannot be a measurement. ``docs/claims.md`` (generated) shows which, for every ID.
 """
 
 from __future__ import annotations
@@ -74,6 +80,7 @@ _SEED_CLAIMS: tuple[tuple[str, str, str, str], ...] = (
     ("S0-11", "valid", "B-GP2", "gp2 100 GiB bursts at 3,000 IOPS for ~2,000 s (33 min)"),
     ("S0-12", "valid", "B-GP2", "gp2 runs at its baseline once credits are spent"),
     ("S0-13", "valid", "B-GP2", "gp2 earns credits back at the baseline rate"),
+    ("S0-14", "advice", "B-GP2", "Use gp2 for boot and spiky servers, PIOPS for databases"),
     ("S0-15", "incorrect", "B-GP2", "A 600 s run drains a 100 GiB gp2 (false: needs 2,000 s)"),
     ("S0-16", "valid", "B-METRICS", "Remaining credits are visible (BurstBalance)"),
     ("S1-01", "env", "B-IS", "Instance-store SSD performance differs by instance type"),
@@ -85,6 +92,7 @@ _SEED_CLAIMS: tuple[tuple[str, str, str, str], ...] = (
     ("S1-07", "env", "B-IS", "r3 instance store was slower than m3/c3"),
     ("S1-08", "valid", "B-IS", "TRIM shows no effect until the device fills"),
     ("S1-09", "env", "B-IS", "Run-to-run variation of instance-store IOPS"),
+    ("S2-01", "advice", "B-SLA", "EBS is designed for 99.999 % availability"),
     ("S2-02", "valid", "B-SLA", "io1 within 10 % of provisioned 99.9 % of a year"),
     ("S2-03", "valid", "B-GP2", "gp2 baseline = capacity x 3 IOPS"),
     ("S2-04", "non-det", "B-STD", "Magnetic random: up to ~230 IOPS or ~25 MB/s, unstable"),
@@ -98,6 +106,7 @@ _SEED_CLAIMS: tuple[tuple[str, str, str, str], ...] = (
     ("S2-12", "valid", "B-GP2", "gp2 bursts to at most 3,000 IOPS while credits last"),
     ("S2-13", "price", "B-PRICE", "gp2 Tokyo price $0.12/GB-month, no per-IOPS charge"),
     ("S2-14", "valid", "B-GP2", "gp2 500/100 GiB fall to 1,500/300 IOPS after the burst"),
+    ("S2-15", "changed", "B-ENC", "Encryption: AWS-managed keys, all types, no encrypted root"),
     ("S2-16", "valid", "B-ENC", "Encryption on the host: small performance impact"),
     ("S2-17", "valid", "B-ENC", "Encrypted io1 gives the same IOPS as unencrypted"),
     ("S2-18", "non-det", "B-ENC", "Encryption costs slightly more CPU"),
@@ -105,6 +114,7 @@ _SEED_CLAIMS: tuple[tuple[str, str, str, str], ...] = (
     ("S2-20", "env", "B-EBSOPT", "c3.xlarge/2xlarge/4xlarge: 4,000/8,000/16,000 IOPS at 16K"),
     ("S2-21", "env", "B-EBSOPT", "c3.8xlarge has no dedicated EBS bandwidth (slide: 10 Gbps)"),
     ("S2-22", "valid", "B-EBSOPT", "Many volumes together reach the instance ceiling"),
+    ("S2-23", "advice", "B-IO1", "Use PIOPS for large databases, gp2 for bursty loads"),
     ("S3-01", "price", "B-PRICE", "st1/sc1 can cost less per GB than d2 instance store"),
     ("S3-02", "env", "B-IS", "d2/i2 instance store outperforms instance-bound EBS"),
     ("S3-03", "valid", "B-EBSOPT", "st1/sc1 sequential limited by the instance EBS bandwidth"),
@@ -115,6 +125,7 @@ _SEED_CLAIMS: tuple[tuple[str, str, str, str], ...] = (
     ("S3-08", "env", "B-IS", "i2.xlarge SSD: ~58,000 random 4 KiB IOPS"),
     ("S3-09", "env", "B-IS", "d2.xlarge HDD: 171 MB/s per disk, 500 MB/s striped"),
     ("S3-10", "price", "B-PRICE", "Performance per dollar: d2 sequential, i2 random"),
+    ("S3-11", "advice", "B-IS", "Instance store for volatile data, st1/sc1 for archives"),
     ("S4-01", "changed", "B-IO1", "io1 at most 2,000 IOPS per volume (2013); 10,000 per account"),
     ("S4-02", "env", "B-EBSOPT", "c1.xlarge EBS-optimized: 1,000 Mbps"),
     ("S4-03", "valid", "B-SLA", "io1 2,000 IOPS volume delivers ~2,000 random IOPS"),
@@ -125,6 +136,34 @@ _SEED_CLAIMS: tuple[tuple[str, str, str, str], ...] = (
     ("S4-08", "valid", "B-IO1", "io1 keeps its IOPS with a large working set"),
     ("S4-09", "valid", "B-SLA", "io1 per-second IOPS are consistent (low variation)"),
 )
+
+
+#: Claims no fio run can check, and why; what stands in for a measurement is said too.
+NOT_MEASURED: dict[str, str] = {
+    "S0-14": "Advice on choosing a type, nothing to measure (today gp3 is the usual default).",
+    "S2-01": "Availability over a year is a design target; a run of minutes sees nothing of it.",
+    "S2-15": "Functional (keys, snapshots, sharing), not performance; and changed since: "
+             "encrypted root volumes and KMS keys exist.",
+    "S2-18": "Encryption runs on the Nitro card today: the guest's CPU shows none of it. Each "
+             "check records the host's CPU busy share; the encryption suite's twins show it "
+             "side by side.",
+    "S2-23": "Advice on choosing a type, nothing to measure.",
+    "S3-11": "Advice on choosing storage, nothing to measure.",
+    "S1-06": "How to format and mount for TRIM (mkfs -E nodiscard, mount -o discard): the "
+             "plugin measures raw devices and never makes a filesystem; TRIM itself is "
+             "checked by S1-05 and S1-08.",
+    "S1-07": "m3/c3/r3 instance store was retired; seed 001's runs are printed beside the "
+             "instance store measured here (runs table), and S1-01 checks that today's types "
+             "publish different figures.",
+    "S0-16": "A CloudWatch metric, not a measurement: discovery reads BurstBalance and uses "
+             "it as --burst-balance (tests/test_aws_discover.py, with moto).",
+    "B-INIT": "Read from AWS (snapshot restore state) by discovery; a volume still "
+              "initializing is skipped with the reason (tests/test_aws_initialization.py).",
+    "B-NVME": "Device naming: discovery maps an NVMe serial to its volume ID "
+              "(tests/test_aws_devices.py).",
+    "B-METRICS": "Oracles beside fio (CloudWatch, NVMe log page 0xD0), read by discovery and "
+                 "the kernel/EBS counters of every run (tests/test_ebsnvme.py).",
+}
 
 
 def _build() -> dict[str, Claim]:

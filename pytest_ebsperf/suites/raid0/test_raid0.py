@@ -19,7 +19,7 @@ COUNTS = [1, 2, 4]
 
 @pytest.mark.parametrize("volumes", COUNTS, ids=lambda n: f"{n}vol")
 def test_random_read_iops_scale_linearly_with_the_volumes(ebsperf, volumes):
-    """S4-04, S4-03: random 4 KiB reads on N striped volumes run at N times one volume's
+    """S4-04, S4-03, B-MODEL: random 4 KiB reads on N striped volumes run at N times one volume's
     provisioned IOPS (seed 004: 2,064 / 4,114 / 8,150 on 1 / 2 / 4 x 2,000), up to the
     instance's limit."""
     ebsperf.over(volumes).check_cap("S4-04", f"random read 4 KiB, {volumes} volume(s)",
@@ -36,7 +36,7 @@ def test_random_write_iops_scale_linearly_with_the_volumes(ebsperf, volumes):
 
 @pytest.mark.parametrize("volumes", COUNTS, ids=lambda n: f"{n}vol")
 def test_bandwidth_doubles_then_saturates_at_the_instance_limit(ebsperf, volumes):
-    """S4-06, S2-22, S2-19, S4-02: 16 KiB random reads move N x 2,000 x 16 KiB until the
+    """S4-06, S2-22, S2-19, S4-02, B-EBSOPT: 16 KiB random reads move N x 2,000 x 16 KiB until the
     instance's EBS-optimized bandwidth binds (seed 004: 41.9 / 83.7 / 113.2 MB/s on a
     c1.xlarge, 1,000 Mbps = 125 MB/s)."""
     ebsperf.over(volumes).check_cap("S4-06", f"random read 16 KiB MB/s, {volumes} volume(s)",
