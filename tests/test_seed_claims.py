@@ -10,9 +10,9 @@ import pytest
 from pytest_ebsperf import models
 from pytest_ebsperf.aws.pricing import builtin_prices, monthly_cost
 from pytest_ebsperf.errors import VolumeSpecError
+from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.models import seed_data as seeds
 from pytest_ebsperf.models.sets import set_expectation
-from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.volume import Volume
 
 MB = 1e6
