@@ -861,7 +861,8 @@ class ClaimRunner:
         self.record("measurement", {
             "phase": phase,
             "volume": target.label,
-            "volumes": len(target.members) if target.members else None,  # a set's size "title": workload.title, "pattern": workload.pattern,
+            "title": workload.title, "pattern": workload.pattern,
+            "volumes": len(target.members) if target.members else None,  # a set's size
             "bs": workload.bs, "iops": result.total_iops, "bw_bytes": result.total_bw_bytes,
             "workload": workload.label(), "wall_s": round(wall_s, 3),
             "fio_wall_s": getattr(self.session.runner, "last_wall_s", None),

@@ -132,6 +132,9 @@ class EbsperfSession:
     instance_limits: models.EbsLimits | None = None
     #: The volume under test when AWS described it; None when the options describe it.
     found: FoundVolume | None = None
+    #: The other devices of a set (--device=A,B,...) as discovery described each; empty when
+    #: their facts are taken as the first device's.
+    member_volumes: dict[str, Volume] = field(default_factory=dict)
     #: Everything discovery learnt (:class:`pytest_ebsperf.aws.Discovery`), when it ran.
     discovery: Discovery | None = None
     #: Read every block of a volume that is not fully initialized before measuring it.
@@ -355,6 +358,26 @@ class EbsperfSession:
         reason = self._initialization_reason(found, volume)
         self.found = FoundVolume(volume, str(s.device), origin, reason)
         self.record_volume(str(s.device), volume, found.notes)
+        for other in s.devices[1:]:
+            self._discover_member(other, volume)
+
+    def _discover_member(self, path: str, first: Volume) -> None:
+        """Each further device of a set described by AWS on its own (its own size, IOPS,
+        type); on failure its facts are the first device's, and the note says why."""
+        from pytest_ebsperf import aws
+
+        try:
+            found = aws.discover(path, given=self.given_volume(), **self.aws_options)
+            volume = models.validate(found.volume)
+        except Exception as exc:  # noqa: BLE001 - a note for this member, not a trace
+            why = str(exc) if isinstance(exc, EbsperfError) else f"{type(exc).__name__}: {exc}"
+            self.record_volume(path, first, [(f"a member of the set: discovery could not tell "
+                                             f"({why.rstrip('.')}); facts taken as the first "
+                                             f"device's ({self.settings.device}).")])
+            return
+        self.member_volumes[path] = volume
+        self.record_volume(path, volume, [*found.notes, ("a member of the set, discovered on "
+                                          "its own.")])
 
     def _initialization_reason(self, found: Discovery, volume: Volume) -> str | None:
         """The skip reason of a volume still initializing, with what the opt-in read costs."""
@@ -461,9 +484,14 @@ class EbsperfSession:
         return self.settings.set_size
 
     def set_members(self, volume: Volume, count: int) -> list[Volume]:
-        """The volumes of a set of ``count``: each member's facts as given or discovered for
-        the first (taken as the same: a stripe is built from alike volumes)."""
-        return [volume] * count
+        """The volumes of a set of ``count``: each member as discovery described it, else
+        the first device's facts (given or discovered: a stripe is usually built from alike
+        volumes). Members that differ make the set's expectation N x the slowest member."""
+        if not self.member_volumes:
+            return [volume] * count
+        members = [volume] + [self.member_volumes.get(path, volume)
+                              for path in self.settings.devices[1:]]
+        return members[:count]
 
     def set_target(self, volume: Volume, count: int) -> Target:
         """The first ``count`` volumes of the set, measured together."""

@@ -289,3 +289,31 @@ def test_the_initialization_opt_in_reads_every_block_then_measures(
         "initialization: 37 % (default) when the run started; read in * s.",
     ])
     assert inner.facts()["initialization"]["read_s"] is not None
+
+
+def test_each_device_of_a_set_is_discovered_on_its_own_and_the_slowest_binds(
+    inner: Inner, fake_tree: FakeTree, instance: str, loop_device: Any
+) -> None:
+    """#11: per-member facts from discovery; members that differ make the set's expectation
+    N x the slowest member (S4-04)."""
+    fast = attach_volume(instance, "/dev/sdf", Size=200, VolumeType="io1", Iops=2000)
+    slow = attach_volume(instance, "/dev/sdg", Size=200, VolumeType="io1", Iops=1500)
+    first = fake_tree.nvme(fast, "nvme1n1")
+    second = fake_tree.nvme(slow, "nvme2n1", loop=loop_device(64))
+    inner.pytester.makepyfile(test_members="""
+        import pytest
+        pytestmark = pytest.mark.ebsperf(volume_type="io1")
+
+        def test_members(ebsperf):
+            members = ebsperf.session.set_members(ebsperf.volume, 2)
+            print("MEMBERS", [(m.volume_id, m.iops) for m in members])
+            found = ebsperf.over(2).expect_cap("S4-04", "read", ebsperf.workload("randread", "4k"))
+            print("EXPECTED", found.value)
+    """)
+    result = inner.run(f"--device={first},{second}", "-s")
+    result.assert_outcomes(passed=1)
+    assert f"MEMBERS [('{fast}', 2000), ('{slow}', 1500)]" in result.stdout.str()
+    result.stdout.fnmatch_lines(["*EXPECTED 3000.0*"])  # 2 x the slower member's 1,500
+    entries = {e["device"]: e for e in inner.facts()["volumes"]}
+    assert entries[second]["facts"]["iops"] == {"value": 1500, "source": "discovered"}
+    assert any("discovered on its own" in note for note in entries[second]["notes"])

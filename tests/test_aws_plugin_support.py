@@ -121,13 +121,15 @@ class FakeTree:
         (self.sys / "block").mkdir(parents=True)
         self.dev.mkdir(parents=True)
 
-    def nvme(self, volume_id: str, name: str = "nvme1n1", model: str = EBS_MODEL) -> str:
-        """``nvme1n1`` with the volume's serial; returns the path to pass as --device."""
+    def nvme(self, volume_id: str, name: str = "nvme1n1", model: str = EBS_MODEL,
+             loop: str | None = None) -> str:
+        """``nvme1n1`` with the volume's serial (over ``loop``, default the tree's loop
+        device); returns the path to pass as --device."""
         controller = self.sys / "block" / name / "device"
         controller.mkdir(parents=True)
         (controller / "serial").write_text(volume_id.replace("-", "").ljust(20) + "\n")
         (controller / "model").write_text(model.ljust(40) + "\n")
-        block_node(self.dev / name, self.loop)
+        block_node(self.dev / name, loop or self.loop)
         return str(self.dev / name)
 
     def xen(self, name: str = "xvdf") -> str:
