@@ -850,6 +850,8 @@ class ClaimRunner:
                                       fio_summary=summary)
         if self.notes:
             row["notes"] = list(self.notes)
+        if self.session.host_id:
+            row["host"] = self.session.host_id
         row.update(self.row_extras)
         self.record("row", row)
         return self.decided(found)
@@ -860,6 +862,7 @@ class ClaimRunner:
                             volume_said: dict[str, int] | None = None) -> None:
         self.record("measurement", {
             "phase": phase,
+            **({"host": self.session.host_id} if self.session.host_id else {}),
             "volume": target.label,
             "title": workload.title, "pattern": workload.pattern,
             "volumes": len(target.members) if target.members else None,  # a set's size

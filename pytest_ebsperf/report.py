@@ -56,6 +56,8 @@ class ReportRow:
     details: dict[str, Any] = field(default_factory=dict)
     #: The regression gate's finding (``--ebsperf-compare``): status, summary, metrics.
     compare: dict[str, Any] | None = None
+    #: The fleet host the claim was checked on (testinfra's id); "" with one host.
+    host: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only (safe for ``user_properties`` and xdist)."""
@@ -97,18 +99,21 @@ def claims_table(rows: Iterable[RowLike], tablefmt: str = "simple") -> str:
     """One line per claim checked: ID, what, expected, measured, verdict, binding limit.
 
     A Volume column is added when the rows come from more than one volume, a "vs baseline"
-    column when the run was compared with a stored one (``--ebsperf-compare``).
+    column when the run was compared with a stored one (``--ebsperf-compare``), a Host
+    column first in a fleet run (``--hosts``).
     ``tablefmt`` is tabulate's (``"html"`` for the HTML report).
     """
     parsed = [_as_row(row) for row in rows]
     several = len({row.volume for row in parsed}) > 1
     compared = any(row.compare for row in parsed)
-    headers = [*_CLAIM_HEADERS, *(["Volume"] if several else []),
+    hosts = any(row.host for row in parsed)  # a fleet run: which host each claim ran on
+    headers = [*(["Host"] if hosts else []), *_CLAIM_HEADERS, *(["Volume"] if several else []),
                *(["vs baseline"] if compared else [])]
     table = []
     for row in parsed:
-        cells = [row.claim, row.what, row.expected, row.measured, row.outcome.upper(),
-                 row.binding, ran_text(row.fio), latency_text(row.fio)]
+        cells = [*([row.host] if hosts else []), row.claim, row.what, row.expected,
+                 row.measured, row.outcome.upper(), row.binding, ran_text(row.fio),
+                 latency_text(row.fio)]
         if several:
             cells.append(row.volume)
         if compared:
@@ -186,7 +191,10 @@ def seed_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple"
     size. With several, a "Block size" column splits each volume into one line per size,
     which keeps the pattern columns of the seeds instead of one column per pattern and size.
     """
-    items = [as_measurement(m) for m in steady(measurements)]
+    kept = steady(measurements)
+    hosts = {id(m): str(m.get("host")) for m in kept if isinstance(m, Mapping) and m.get("host")}
+    items = [as_measurement(m)._replace(volume=f"{hosts[id(m)]}\t{as_measurement(m).volume}")
+             if id(m) in hosts else as_measurement(m) for m in kept]
     if not items:
         return ""
     columns = _seed_columns(items)
@@ -196,13 +204,16 @@ def seed_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple"
         cells.setdefault((m.volume, m.bs, m.title), []).append(m)
     table = []
     for volume in dict.fromkeys(m.volume for m in items):
-        label = volume  # printed on the volume's first line only, as the seeds group rows
+        host, _, shown = volume.rpartition("\t")  # a fleet run's host, else ""
+        label = shown  # printed on the volume's first line only, as the seeds group rows
         for bs in sizes:
             line = [_cell(cells.get((volume, bs, title), [])) for title in columns]
             if any(line):
-                table.append([label, *([format_size(bs)] if len(sizes) > 1 else []), *line])
-                label = ""
-    headers = ["Volume", *(["Block size"] if len(sizes) > 1 else []), *columns]
+                table.append([*([host] if hosts else []), label,
+                              *([format_size(bs)] if len(sizes) > 1 else []), *line])
+                label = host = ""
+    headers = [*(["Host"] if hosts else []), "Volume",
+               *(["Block size"] if len(sizes) > 1 else []), *columns]
     from tabulate import tabulate  # only when a table is drawn
 
     return tabulate(table, headers=headers, tablefmt=tablefmt, disable_numparse=True)
@@ -317,7 +328,8 @@ def terminal_sections(rows: Sequence[RowLike], measurements: Sequence[Measuremen
         findings = [_as_row(r) for r in rows
                     if _as_row(r).outcome in (Outcome.FAIL.value, Outcome.INCONCLUSIVE.value)]
         for row in findings:
-            lines.append(f"{row.outcome.upper()} {row.claim}: {row.message}")
+            where = f" on {row.host}" if row.host else ""
+            lines.append(f"{row.outcome.upper()} {row.claim}{where}: {row.message}")
         for row in (_as_row(r) for r in rows):
             found = row.compare or {}
             if found.get("status") == "regression":

@@ -132,6 +132,9 @@ class EbsperfSession:
     instance_limits: models.EbsLimits | None = None
     #: The volume under test when AWS described it; None when the options describe it.
     found: FoundVolume | None = None
+    #: The fleet host this session measures (testinfra's id, ``ssh://10.0.0.2``); None when
+    #: the run has one host.
+    host_id: str | None = None
     #: The other devices of a set (--device=A,B,...) as discovery described each; empty when
     #: their facts are taken as the first device's.
     member_volumes: dict[str, Volume] = field(default_factory=dict)

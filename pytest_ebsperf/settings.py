@@ -111,6 +111,10 @@ OPTIONS: tuple[Option, ...] = (
            "fio executable.", "fio"),
     Option("host", "--ebsperf-host", "ebsperf_host", "EBSPERF_HOST", "str", "HOSTSPEC",
            "testinfra host spec to run fio on (local://, ssh://name, ...).", "local://"),
+    Option("hosts_file", "--ebsperf-hosts-file", "ebsperf_hosts_file", "EBSPERF_HOSTS_FILE",
+           "str", "PATH", "per-host volume facts for a fleet run with testinfra's --hosts: a "
+           "TOML or JSON file with a table per host (device, type, size_gib, iops, "
+           "throughput_mibps, instance_type) and optional [defaults]. See docs/howto-fleet.md."),
     Option("strict", "--ebsperf-strict", "ebsperf_strict", "EBSPERF_STRICT", "bool", None,
            "fail inconclusive checks (load-generator or queue-depth bound) instead of "
            "skipping them.", False),
@@ -208,6 +212,7 @@ class Settings:
     destructive: bool = False
     runtime: float | None = None
     runs: int = 4
+    hosts_file: str | None = None
     ramp: float | None = None
     long: bool = False
     emulate: bool = False

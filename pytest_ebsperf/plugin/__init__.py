@@ -26,6 +26,7 @@ pytest_plugins = [
     "pytest_ebsperf.plugin.credits",
     "pytest_ebsperf.plugin.results",
     "pytest_ebsperf.plugin.aws",
+    "pytest_ebsperf.plugin.fleet",
 ]
 
 #: Summary lines that start so are printed in red (the run left something behind).
@@ -118,6 +119,11 @@ class EbsperfPlugin:
     def session_made(self) -> bool:
         return self._session is not None
 
+    def prepare_session(self, session: EbsperfSession) -> None:
+        """Give another session (a fleet host's) what the run's own session gets."""
+        for setup in self._setup:
+            setup(session)
+
     def on_session(self, setup: Callable[[EbsperfSession], None]) -> None:
         """Apply ``setup`` to the session when it is made (at once if it exists)."""
         if self._session is not None:
@@ -177,6 +183,10 @@ class EbsperfPlugin:
         if getattr(option, "collectonly", False) or getattr(option, "showfixtures", False) \
                 or getattr(option, "show_fixtures_per_test", False):
             return  # pytest's dry runs (IDE discovery, CI listings): no device, no fio
+        from pytest_ebsperf.plugin.fleet import FLEET_KEY
+
+        if self.config.stash.get(FLEET_KEY, None) is not None:
+            return  # each host's session is checked before its first check
         try:
             self.session.preflight()
         except EbsperfError as exc:
@@ -207,6 +217,9 @@ class EbsperfPlugin:
 
             sections += report.terminal_sections(self.rows, self.measurements)
         sections += results.summary_sections(self.config)
+        from pytest_ebsperf.plugin import fleet
+
+        sections += fleet.summary_sections(self.config)
         for title, lines in sections:
             terminalreporter.write_sep("=", title)
             for line in lines:
@@ -223,7 +236,7 @@ def ebsperf_session(pytestconfig: pytest.Config) -> EbsperfSession:
 
 @pytest.fixture
 def ebsperf(request: pytest.FixtureRequest, ebsperf_session: EbsperfSession,
-            ebsperf_provisioned: object) -> Iterator[Ebsperf]:
+            ebsperf_provisioned: object, ebsperf_host_id: str | None) -> Iterator[Ebsperf]:
     """Run fio on the volume under test and judge documented claims.
 
     ``ebsperf.workload(pattern, bs)`` builds a job with a queue depth chosen so the volume is
@@ -241,6 +254,13 @@ def ebsperf(request: pytest.FixtureRequest, ebsperf_session: EbsperfSession,
     except EbsperfError as exc:
         fail_plainly(str(exc), pytrace=False)
     from pytest_ebsperf.plugin.fixture import Ebsperf
+    from pytest_ebsperf.plugin.fleet import fleet_session
 
-    yield Ebsperf(ebsperf_session, request.node, settings, marker_kwargs.get("volume_type"),
+    session = fleet_session(request.node, ebsperf_host_id) or ebsperf_session
+    if session is not ebsperf_session:
+        try:
+            settings = session.settings.with_marker(marker_kwargs)
+        except EbsperfError as exc:
+            fail_plainly(str(exc), pytrace=False)
+    yield Ebsperf(session, request.node, settings, marker_kwargs.get("volume_type"),
                   emulated=marker_kwargs.get("emulated"))

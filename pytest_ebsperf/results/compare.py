@@ -271,18 +271,36 @@ class Baseline:
 
         Exact: volume key, role, claim and workload label. Loose: the same, ignoring the queue
         depth in the label (chosen from the CPU count, so it differs between host sizes).
+        A fleet host (``host`` in the measurement) is compared with the same host in the
+        baseline; a host the baseline does not have, with the other hosts' measurements of
+        the same check (the volume key holds the instance type) and a note saying so.
         """
+        pool, note = self._host_pool(current)
         key = check_key(current)
-        exact = [m for m in self.measurements if check_key(m) == key]
+        exact = [m for m in pool if check_key(m) == key]
         if exact:
-            return exact, ""
+            return exact, note
         loose_key = check_key(current, loose=True)
-        loose = [m for m in self.measurements if check_key(m, loose=True) == loose_key]
+        loose = [m for m in pool if check_key(m, loose=True) == loose_key]
         if loose:
             labels = sorted({str(m.get("workload")) for m in loose})
-            return loose, (f"the baseline ran {', '.join(labels)}, this run "
-                           f"{current.get('workload')}: the queue depth differs")
+            said = (f"the baseline ran {', '.join(labels)}, this run "
+                    f"{current.get('workload')}: the queue depth differs")
+            return loose, f"{note}; {said}" if note else said
         return [], self.missing_note(current)
+
+    def _host_pool(self, current: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], str]:
+        host = current.get("host")
+        if not host:
+            return self.measurements, ""
+        mine = [m for m in self.measurements if m.get("host") == host]
+        if mine:
+            return mine, ""
+        others = sorted({str(m.get("host")) for m in self.measurements if m.get("host")})
+        if not others:
+            return self.measurements, ""
+        return self.measurements, (f"the baseline has no run on {host}: compared with the same "
+                                   f"volume and instance type on {', '.join(others)}")
 
     def missing_note(self, current: Mapping[str, Any]) -> str:
         """Why nothing matched and how to get a baseline that does."""

@@ -86,6 +86,8 @@ def settings_facts(values: Mapping[str, Any], origin: Mapping[str, str]) -> dict
 
 def _check(row: Mapping[str, Any], measurements: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     check = {key: row.get(key) for key in _CHECK_KEYS}
+    if row.get("host"):
+        check["host"] = row["host"]  # a fleet run: the host the claim was checked on
     check.update({
         "expected": {"value": row.get("expected_value"), "text": row.get("expected")},
         "measured": {"value": row.get("measured_value"), "text": row.get("measured")},

@@ -1,0 +1,223 @@
+"""A fleet: the same suites on many hosts, reached through pytest-testinfra's backends.
+
+The hosts come from testinfra's own options (``--hosts=ssh://root@10.0.0.2,...``,
+``--ssh-config``, ``--ssh-identity-file``, ``--ansible-inventory``, ``--connection``,
+``--sudo``), expanded by ``testinfra.get_hosts`` exactly as testinfra does for its ``host``
+fixture, so every backend it has works (ssh, paramiko, ansible with an inventory, docker,
+kubectl ...). Each host gets a session of its own: fio, the device inspection, the safety
+refusals and sysfs facts all run there through the host object.
+
+Per-host volume facts come from a hosts file (``--ebsperf-hosts-file``, TOML or JSON)::
+
+    [defaults]                      # for every host not listed, and under each host's keys
+    device = "/dev/nvme1n1"
+    type = "gp3"
+    size_gib = 500
+
+    ["ssh://root@10.0.0.2"]         # the host as given to --hosts, or its name
+    type = "io1"
+    size_gib = 200
+    iops = 2000
+    instance_type = "c5.xlarge"
+
+Keys: ``device``, ``type``, ``size_gib``, ``iops``, ``throughput_mibps``,
+``instance_type``, ``burst_balance_pct``; anything else is refused with a sentence.
+Without a file, every host uses the command line's ``--device`` and volume options.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_ebsperf.errors import ConfigError, EbsperfError
+from pytest_ebsperf.settings import Settings
+
+#: hosts-file key -> (Settings field, type).
+HOST_KEYS: Mapping[str, tuple[str, type]] = {
+    "device": ("device", str),
+    "type": ("volume_type", str),
+    "size_gib": ("volume_size", int),
+    "iops": ("volume_iops", int),
+    "throughput_mibps": ("volume_throughput", float),
+    "instance_type": ("instance_type", str),
+    "burst_balance_pct": ("burst_balance", float),
+}
+#: Options of pytest-testinfra that say how to reach the hosts (its own dests).
+TESTINFRA_OPTIONS = ("connection", "ssh_config", "ssh_identity_file", "sudo", "sudo_user",
+                     "ansible_inventory", "force_ansible")
+
+
+@dataclass(frozen=True)
+class FleetHost:
+    """One host of the fleet: ``id`` is testinfra's test id (``ssh://10.0.0.2``), ``name``
+    its host name, ``host`` the testinfra Host object, ``facts`` its hosts-file entry."""
+
+    id: str
+    name: str
+    host: Any
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    #: The --hosts entry it came from (``ssh://root@10.0.0.2``; an ansible pattern may give
+    #: several hosts).
+    spec: str = ""
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Names a hosts-file table may use for this host."""
+        return tuple(dict.fromkeys(k for k in (self.spec, self.id, self.name,
+                                               self.spec.split("://", 1)[-1],
+                                               self.id.split("://", 1)[-1]) if k))
+
+
+def hosts_from_testinfra(specs: str, options: Mapping[str, Any]) -> list[FleetHost]:
+    """The hosts of ``--hosts`` (comma-separated testinfra specs, ansible patterns with
+    ``--ansible-inventory``), made by testinfra with its options, sorted by test id."""
+    import testinfra
+
+    given = [part.strip() for part in specs.split(",") if part.strip()]
+    if not given:
+        raise ConfigError(f"--hosts={specs!r} names no host: give testinfra host specs, e.g. "
+                          "--hosts=ssh://root@10.0.0.2,ssh://root@10.0.0.3.")
+    kwargs = {k: options.get(k) for k in TESTINFRA_OPTIONS if options.get(k) is not None}
+    found: dict[str, FleetHost] = {}
+    for spec in given:
+        try:
+            made = testinfra.get_hosts([spec], **kwargs)
+        except Exception as exc:  # noqa: BLE001 - testinfra's errors vary by backend
+            raise ConfigError(f"--hosts: testinfra could not make a host of {spec!r} "
+                              f"({exc}).") from None
+        for host in made:
+            host_id = host.backend.get_pytest_id()
+            found.setdefault(host_id, FleetHost(host_id, host.backend.get_hostname(), host,
+                                                spec=spec))
+    return [found[k] for k in sorted(found)]
+
+
+def load_hosts_file(path: str) -> dict[str, dict[str, Any]]:
+    """The hosts file as ``{host or "defaults": {key: value}}``; a sentence on bad input."""
+    source = Path(path)
+    try:
+        text = source.read_text()
+    except OSError as exc:
+        raise ConfigError(f"--ebsperf-hosts-file={path}: cannot read it "
+                          f"({exc.strerror or exc}).") from None
+    if source.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"--ebsperf-hosts-file={path} is not valid JSON (line "
+                              f"{exc.lineno}: {exc.msg}).") from None
+    else:
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            raise ConfigError(f"--ebsperf-hosts-file={path}: TOML needs Python 3.11 or newer; "
+                              "write the same tables as a .json file.") from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"--ebsperf-hosts-file={path} is not valid TOML ({exc}).") \
+                from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise ConfigError(f"--ebsperf-hosts-file={path}: give one table per host (and an "
+                          "optional [defaults]), each with device, type, size_gib, iops, ...")
+    for host, entry in data.items():
+        for key, value in entry.items():
+            if key not in HOST_KEYS:
+                raise ConfigError(f"--ebsperf-hosts-file={path}: [{host}] has {key!r}; the keys "
+                                  f"are {', '.join(HOST_KEYS)}.")
+            wanted = HOST_KEYS[key][1]
+            ok = isinstance(value, wanted) or (wanted is float and isinstance(value, int))
+            if not ok or isinstance(value, bool):
+                raise ConfigError(f"--ebsperf-hosts-file={path}: [{host}] {key} = {value!r} "
+                                  f"should be {'a number' if wanted in (int, float) else 'text'}.")
+    return {str(k): dict(v) for k, v in data.items()}
+
+
+def facts_for(entries: Mapping[str, Mapping[str, Any]], fleet_host: FleetHost
+              ) -> dict[str, Any]:
+    """A host's facts: ``[defaults]`` overlaid with its own table (by its --hosts entry,
+    test id or name)."""
+    facts = dict(entries.get("defaults", {}))
+    for key in fleet_host.keys:
+        if key in entries:
+            facts.update(entries[key])
+            break
+    return facts
+
+
+def unknown_entries(entries: Mapping[str, Any], hosts: Sequence[FleetHost]) -> list[str]:
+    """Tables of the hosts file that match no host of the run (most likely a typo)."""
+    known = {key for h in hosts for key in h.keys}
+    return [k for k in entries if k != "defaults" and k not in known]
+
+
+def settings_for(settings: Settings, fleet_host: FleetHost, source: str) -> Settings:
+    """The run's settings for one host: its spec as ``host`` and its hosts-file facts over
+    the command line's (each marked as coming from ``source``)."""
+    changes: dict[str, Any] = {"host": fleet_host.id}
+    origin = dict(settings.origin)
+    origin["host"] = "--hosts"
+    for key, value in fleet_host.facts.items():
+        dest = HOST_KEYS[key][0]
+        changes[dest] = value
+        origin[dest] = source
+    if "device" in changes:
+        changes["devices"] = (changes["device"],)
+    return dataclasses.replace(settings, origin=origin, **changes)
+
+
+@dataclass
+class HostState:
+    """What became of one host in this run."""
+
+    fleet_host: FleetHost
+    session: Any = None
+    #: Why the host could not be measured (unreachable, no fio, refused), else None.
+    broken: str | None = None
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+
+def reachability(fleet_host: FleetHost) -> str | None:
+    """None when the host answers a command; else the sentence why it does not."""
+    try:
+        result = fleet_host.host.run("true")
+    except Exception as exc:  # noqa: BLE001 - paramiko, docker ... raise their own errors
+        return f"{fleet_host.name} is unreachable ({type(exc).__name__}: {exc})."
+    if int(result.rc) == 0:
+        return None
+    said = (str(result.stderr).strip() or str(result.stdout).strip())[:300]
+    if "permission denied" in said.lower():
+        return f"{fleet_host.name} refuses the login ({said})."
+    return f"{fleet_host.name} is unreachable (exit status {result.rc}: {said or 'no output'})."
+
+
+def host_summary(states: Sequence[HostState]) -> list[str]:
+    """Lines of the fleet summary: counts, then one line per host."""
+    broken = [s for s in states if s.broken]
+    failed = [s for s in states if not s.broken and s.failed]
+    passed = [s for s in states if not s.broken and not s.failed and s.passed]
+    idle = len(states) - len(broken) - len(failed) - len(passed)
+    counts = (f"{len(states)} host(s): {len(passed)} passed, {len(failed)} failed, "
+              f"{len(broken)} unreachable" + (f", {idle} ran no check" if idle else ""))
+    lines = [counts]
+    for state in states:
+        if state.broken:
+            lines.append(f"  {state.fleet_host.id}: UNREACHABLE - {state.broken}")
+        else:
+            word = "FAILED" if state.failed else "passed" if state.passed else "no check"
+            lines.append(f"  {state.fleet_host.id}: {word} ({state.passed} passed, "
+                         f"{state.failed} failed, {state.skipped} skipped)")
+    return lines
+
+
+def describe_error(exc: BaseException, fleet_host: FleetHost) -> str:
+    """An error of a host's preflight as a sentence that names the host once."""
+    text = str(exc) if isinstance(exc, EbsperfError) else f"{type(exc).__name__}: {exc}"
+    return text if fleet_host.name in text else f"On {fleet_host.name}: {text}"

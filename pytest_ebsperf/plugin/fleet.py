@@ -1,0 +1,222 @@
+"""pytest hooks for a fleet: every check once per host of testinfra's ``--hosts``.
+
+* Tests that use the ``ebsperf`` fixture are parametrized with ``ebsperf_host_id`` (one id per
+  host, testinfra's own: ``[ssh://10.0.0.2]``); without ``--hosts`` nothing changes, ids
+  included.
+* Each host gets an :class:`~pytest_ebsperf.session.EbsperfSession` whose fio runner goes
+  through that host's testinfra Host object; it is checked (reachable, fio, the device and
+  its refusals) before its first check. A host that cannot be measured fails its checks with
+  the sentence that names it; the other hosts go on.
+* Under pytest-xdist (``-n N``) each host's tests are one ``xdist_group``, and ``--dist load``
+  becomes ``loadgroup``: two workers never load the same host's device at once, and hosts
+  run in parallel.
+* The terminal summary gains an "ebsperf: fleet" section: how many hosts passed, failed,
+  were unreachable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_ebsperf import fleet
+from pytest_ebsperf.errors import ConfigError, EbsperfError
+from pytest_ebsperf.plugin.keys import STATE_KEY
+
+if TYPE_CHECKING:
+    from pytest_ebsperf.session import EbsperfSession
+
+FLEET_KEY = pytest.StashKey["FleetRun"]()
+HOST_PROPERTY = "ebsperf_host"
+BROKEN_PROPERTY = "ebsperf_host_broken"
+FIXTURE = "ebsperf_host_id"
+
+
+class FleetRun:
+    """The hosts of the run, their sessions (made on first use) and their outcomes."""
+
+    def __init__(self, config: pytest.Config, hosts: list[fleet.FleetHost],
+                 source: str) -> None:
+        self.config = config
+        self.hosts = {h.id: h for h in hosts}
+        self.source = source
+        self.states = {h.id: fleet.HostState(h) for h in hosts}
+        #: Outcomes as the reports arrive (on the xdist controller too): id -> state.
+        self.tally = {h.id: fleet.HostState(h) for h in hosts}
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self.hosts)
+
+    def session_for(self, host_id: str) -> EbsperfSession:
+        """The host's session, checked once; raises EbsperfError with the host's sentence."""
+        state = self.states[host_id]
+        if state.broken:
+            raise EbsperfError(state.broken)
+        if state.session is not None:
+            return state.session  # type: ignore[no-any-return]
+        fleet_host = self.hosts[host_id]
+        why = fleet.reachability(fleet_host)
+        if why:
+            state.broken = why
+            raise EbsperfError(why)
+        from pytest_ebsperf.fio.host import FioHost
+        from pytest_ebsperf.fio.runner import FioRunner
+        from pytest_ebsperf.session import EbsperfSession
+
+        plugin = self.config.stash[STATE_KEY]
+        settings = fleet.settings_for(plugin.settings, fleet_host, self.source)
+        session = EbsperfSession(settings, host_id=host_id)
+        session._runner = FioRunner(host=FioHost(fleet_host.host), fio=settings.fio)
+        plugin.prepare_session(session)
+        try:
+            session.preflight()
+        except (EbsperfError, OSError) as exc:
+            session.close()
+            state.broken = fleet.describe_error(exc, fleet_host)
+            raise EbsperfError(state.broken) from None
+        state.session = session
+        return session
+
+    def close(self) -> None:
+        for state in self.states.values():
+            if state.session is not None:
+                state.session.close()
+                state.session = None
+
+
+def fleet_options(config: pytest.Config) -> dict[str, Any]:
+    """testinfra's options that say how to reach the hosts."""
+    return {name: getattr(config.option, name, None) for name in fleet.TESTINFRA_OPTIONS}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    specs = getattr(config.option, "hosts", None)
+    plugin = config.stash.get(STATE_KEY, None)
+    if not specs or plugin is None:
+        return
+    settings = plugin.settings
+    if settings.emulate:
+        raise pytest.UsageError(
+            "--emulate with --hosts: emulated volumes are made on the machine pytest runs on; "
+            "give each host its real device (--device, or a hosts file with "
+            "--ebsperf-hosts-file).")
+    if settings.provision:
+        raise pytest.UsageError("--ebsperf-provision with --hosts: provisioning attaches "
+                                "volumes to the instance pytest runs on; run it per host.")
+    try:
+        hosts = fleet.hosts_from_testinfra(specs, fleet_options(config))
+        entries: dict[str, dict[str, Any]] = {}
+        source = "--device and volume options"
+        if settings.hosts_file:
+            entries = fleet.load_hosts_file(settings.hosts_file)
+            source = f"hosts file {settings.hosts_file}"
+            stray = fleet.unknown_entries(entries, hosts)
+            if stray:
+                raise ConfigError(
+                    f"--ebsperf-hosts-file={settings.hosts_file} has entries for "
+                    f"{', '.join(stray)}, which --hosts does not name (hosts: "
+                    f"{', '.join(h.id for h in hosts)}).")
+        hosts = [dataclasses.replace(h, facts=fleet.facts_for(entries, h)) for h in hosts]
+        missing = [h.id for h in hosts if not (h.facts.get("device") or settings.device)]
+        if missing:
+            raise ConfigError(f"No device for {', '.join(missing)}: give --device (the same "
+                              "path on every host) or a hosts file (--ebsperf-hosts-file) "
+                              "with a device per host.")
+    except EbsperfError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[FLEET_KEY] = FleetRun(config, hosts, source)
+    config.pluginmanager.register(FleetTally(config), "ebsperf-fleet-tally")
+    _group_hosts_for_xdist(config)
+
+
+def _group_hosts_for_xdist(config: pytest.Config) -> None:
+    """One host, one worker at a time: ``--dist load`` becomes ``loadgroup``."""
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run = config.stash.get(FLEET_KEY, None)
+    if run is not None:
+        run.close()
+        del config.stash[FLEET_KEY]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    run = metafunc.config.stash.get(FLEET_KEY, None)
+    if run is None or FIXTURE not in metafunc.fixturenames:
+        return
+    metafunc.parametrize(FIXTURE, run.ids, ids=run.ids, scope="session")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.stash.get(FLEET_KEY, None) is None:
+        return
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        host_id = callspec.params.get(FIXTURE) if callspec is not None else None
+        if host_id is not None:
+            item.add_marker(pytest.mark.xdist_group(name=str(host_id)))
+
+
+@pytest.fixture(scope="session")
+def ebsperf_host_id() -> str | None:
+    """The fleet host of this test (testinfra's id, ``ssh://10.0.0.2``); None without
+    ``--hosts``."""
+    return None
+
+
+def fleet_session(item: pytest.Item, host_id: str | None) -> EbsperfSession | None:
+    """The session of ``host_id`` for ``item``, or None without a fleet. A host that cannot
+    be measured fails the test with its sentence."""
+    run = item.config.stash.get(FLEET_KEY, None)
+    if run is None or host_id is None:
+        return None
+    item.user_properties.append((HOST_PROPERTY, host_id))
+    try:
+        return run.session_for(host_id)
+    except EbsperfError as exc:
+        item.user_properties.append((BROKEN_PROPERTY, str(exc)))
+        from pytest_ebsperf.plugin.outcomes import fail_plainly
+
+        fail_plainly(f"Host {host_id} cannot be measured: {exc}", pytrace=False)
+    return None
+
+
+class FleetTally:
+    """Counts outcomes per host from the reports (works on the xdist controller too)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        run = self.config.stash.get(FLEET_KEY, None)
+        if run is None:
+            return
+        props = {k: v for k, v in report.user_properties
+                     if k in (HOST_PROPERTY, BROKEN_PROPERTY)}
+        host_id = props.get(HOST_PROPERTY)
+        if host_id not in run.tally:
+            return
+        state = run.tally[host_id]
+        if BROKEN_PROPERTY in props:
+            state.broken = str(props[BROKEN_PROPERTY])
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            if report.passed:
+                state.passed += 1
+            elif report.skipped:
+                state.skipped += 1
+            else:
+                state.failed += 1
+
+
+def summary_sections(config: pytest.Config) -> list[tuple[str, list[str]]]:
+    """The "ebsperf: fleet" section (none without --hosts)."""
+    run = config.stash.get(FLEET_KEY, None)
+    if run is None or hasattr(config, "workerinput"):
+        return []
+    return [("ebsperf: fleet", fleet.host_summary(list(run.tally.values())))]

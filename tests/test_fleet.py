@@ -1,0 +1,212 @@
+"""A fleet in one run: the io1 suite on several real hosts through testinfra's --hosts.
+
+Each host is sshd in a network namespace of its own (tests/nshost.py), reached over ssh by
+testinfra with one generated ssh config. Its data volume is a loop device throttled by a
+blkio cgroup that the host's sshd (and so every command run on that host, fio included) lives
+in: the host has a 2,000-IOPS "io1" disk, or a slow one, whatever runs on it. Nothing leaves
+the machine: the addresses exist only inside the test's namespaces.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from nshost import NamespaceHost, can_make_hosts, namespace_hosts
+
+from conftest import needs_fio, needs_root
+from pytest_ebsperf import fleet
+from pytest_ebsperf.emulate import EmulatedDevice
+from pytest_ebsperf.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+IO1_READ = f"{ROOT}/suites/io1/test_io1.py::test_random_read_holds_provisioned_iops_999_percent_of_seconds"
+needs_hosts = pytest.mark.skipif(not can_make_hosts(),
+                                 reason="needs root, ip (iproute2), sshd and nsenter")
+
+
+class Fleet:
+    """Namespace hosts, each with a throttled "io1" disk; the ssh config and hosts file."""
+
+    def __init__(self, hosts: list[NamespaceHost], tmp: Path, factors: list[float]) -> None:
+        self.hosts = hosts
+        self.devices: list[EmulatedDevice] = []
+        self.ssh_config = tmp / "ssh_config"
+        self.ssh_config.write_text("".join(h.ssh_config.read_text() for h in hosts))
+        self.hosts_file = tmp / "hosts.toml"
+        lines = ['[defaults]\ntype = "io1"\nsize_gib = 100\niops = 2000\n']
+        for host, factor in zip(hosts, factors):
+            device = EmulatedDevice(size_bytes=256 * 1024**2, iops=2000 * factor,
+                                    name=f"ebsperf-fleet{host.index}")
+            device.start()
+            self.devices.append(device)
+            device.add_pid(host.sshd_pid)  # all the host does is throttled like its volume
+            lines.append(f'["{host.spec}"]\ndevice = "{device.path}"\n')
+        self.hosts_file.write_text("\n".join(lines))
+
+    def specs(self, extra: list[str] = ()) -> str:
+        return ",".join([h.spec for h in self.hosts] + list(extra))
+
+    def close(self) -> None:
+        for device in self.devices:
+            device.close()
+
+
+@pytest.fixture
+def make_fleet(tmp_path: Path) -> Iterator:
+    made: list[Fleet] = []
+    stack = []
+
+    def make(count: int, factors: list[float] | None = None) -> Fleet:
+        ctx = namespace_hosts(count)
+        hosts = ctx.__enter__()
+        stack.append(ctx)
+        made.append(Fleet(hosts, tmp_path, factors or [1.0] * count))
+        return made[-1]
+
+    try:
+        yield make
+    finally:
+        for found in made:
+            found.close()
+        for ctx in reversed(stack):
+            ctx.__exit__(None, None, None)
+
+
+def run_pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs",
+                           *args], capture_output=True, text=True, timeout=600, cwd=cwd,
+                          check=False)
+
+
+# -- end to end --------------------------------------------------------------------------------
+@needs_root
+@needs_fio
+@needs_hosts
+def test_the_suite_runs_on_every_host_and_a_slow_host_is_named(make_fleet, tmp_path):
+    hosts = make_fleet(3, [1.0, 1.0, 0.75])
+    report = tmp_path / "results.json"
+    done = run_pytest(IO1_READ, f"--hosts={hosts.specs()}", f"--ssh-config={hosts.ssh_config}",
+                      f"--ebsperf-hosts-file={hosts.hosts_file}", "--ebsperf-runtime=4",
+                      f"--ebsperf-report={report}", cwd=tmp_path)
+    out = done.stdout
+    assert done.returncode == 1, out[-3000:]
+    ok, slow = hosts.hosts[0], hosts.hosts[2]
+    assert f"[ssh://{slow.address}] FAILED" in out or f"[ssh://{slow.address}]" in out
+    assert "3 host(s): 2 passed, 1 failed, 0 unreachable" in out, out[-3000:]
+    assert f"ssh://{slow.address}: FAILED" in out
+    assert f"ssh://{ok.address}: passed" in out
+    results = json.loads(report.read_text())
+    by_host = {row["host"]: row for row in results["checks"]}
+    assert set(by_host) == {f"ssh://{h.address}" for h in hosts.hosts}
+    assert by_host[f"ssh://{slow.address}"]["outcome"] == "fail"
+    assert 1300 <= by_host[f"ssh://{slow.address}"]["measured"]["value"] <= 1700
+    assert by_host[f"ssh://{ok.address}"]["outcome"] == "pass"
+    assert all(m.get("host") for m in results["measurements"])
+    # the claims table has a host column
+    assert any(line.startswith(f"ssh://{ok.address}") and "S0-04" in line
+               for line in out.splitlines())
+
+
+@needs_root
+@needs_fio
+@needs_hosts
+def test_an_unreachable_host_is_reported_and_the_others_go_on(make_fleet, tmp_path):
+    hosts = make_fleet(2)
+    gone = hosts.hosts[1]
+    gone.close()  # its sshd is gone: connections are refused
+    done = run_pytest(IO1_READ, f"--hosts={hosts.specs()}", f"--ssh-config={hosts.ssh_config}",
+                      f"--ebsperf-hosts-file={hosts.hosts_file}", "--ebsperf-runtime=3",
+                      cwd=tmp_path)
+    out = done.stdout
+    assert done.returncode == 1, out[-3000:]
+    assert f"Host ssh://{gone.address} cannot be measured: {gone.address} is unreachable" \
+        in out, out[-3000:]
+    assert "Traceback" not in out
+    assert "2 host(s): 1 passed, 0 failed, 1 unreachable" in out, out[-3000:]
+    assert f"ssh://{gone.address}: UNREACHABLE" in out
+
+
+@needs_root
+@needs_fio
+@needs_hosts
+def test_hosts_run_in_parallel_under_xdist_one_worker_per_host(make_fleet, tmp_path):
+    hosts = make_fleet(2)
+    done = run_pytest(IO1_READ, f"--hosts={hosts.specs()}", f"--ssh-config={hosts.ssh_config}",
+                      f"--ebsperf-hosts-file={hosts.hosts_file}", "--ebsperf-runtime=3",
+                      "-n", "2", cwd=tmp_path)
+    out = done.stdout
+    assert done.returncode == 0, out[-3000:]
+    assert "2 passed" in out
+    assert "2 host(s): 2 passed, 0 failed, 0 unreachable" in out, out[-3000:]
+
+
+@needs_root
+@needs_hosts
+def test_a_remote_device_that_is_mounted_is_refused_on_that_host_only(make_fleet, tmp_path):
+    hosts = make_fleet(2)
+    mounted = hosts.hosts[0]
+    where = mounted.private_dir()
+    done = mounted.sh(f"mkfs.ext4 -q -F {hosts.devices[0].path} && "
+                      f"mount {hosts.devices[0].path} {where}")
+    assert done.returncode == 0, done.stderr
+    try:
+        write = f"{ROOT}/suites/io1/test_io1.py::test_random_write_holds_provisioned_iops"
+        out = run_pytest(write, f"--hosts={hosts.specs()}", f"--ssh-config={hosts.ssh_config}",
+                         f"--ebsperf-hosts-file={hosts.hosts_file}", "--ebsperf-runtime=2",
+                         "--ebsperf-destructive", cwd=tmp_path).stdout
+    finally:
+        mounted.sh(f"umount {where}")
+    assert f"mounted on {where}" in out, out[-3000:]
+    assert "1 failed" in out and "1 passed" in out, out[-3000:]
+
+
+# -- units ------------------------------------------------------------------------------------
+def test_a_hosts_file_is_read_with_defaults_and_each_host_wins(tmp_path):
+    path = tmp_path / "hosts.toml"
+    path.write_text('[defaults]\ntype = "gp3"\nsize_gib = 500\n\n'
+                    '["ssh://root@10.0.0.2"]\ntype = "io1"\niops = 2000\ndevice = "/dev/xvdf"\n')
+    entries = fleet.load_hosts_file(str(path))
+    two = fleet.FleetHost("ssh://10.0.0.2", "10.0.0.2", None, spec="ssh://root@10.0.0.2")
+    three = fleet.FleetHost("ssh://10.0.0.3", "10.0.0.3", None, spec="10.0.0.3")
+    assert fleet.facts_for(entries, two) == {
+        "type": "io1", "size_gib": 500, "iops": 2000, "device": "/dev/xvdf"}
+    assert fleet.facts_for(entries, three) == {"type": "gp3", "size_gib": 500}
+    assert fleet.unknown_entries({**entries, "ssh://10.0.0.9": {}}, [two, three]) == \
+        ["ssh://10.0.0.9"]
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('["h"]\nsize = 100\n', "'size'; the keys are device, type, size_gib"),
+    ('["h"]\nsize_gib = "big"\n', "size_gib = 'big' should be a number"),
+    ('["h"\n', "is not valid TOML"),
+    ('h = 3\n', "one table per host"),
+])
+def test_a_bad_hosts_file_gets_a_sentence(tmp_path, text, said):
+    path = tmp_path / "hosts.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=None) as caught:
+        fleet.load_hosts_file(str(path))
+    assert said in str(caught.value)
+    assert str(path) in str(caught.value)
+
+
+def test_a_missing_hosts_file_is_named(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read it"):
+        fleet.load_hosts_file(str(tmp_path / "nope.json"))
+
+
+def test_the_summary_counts_hosts_by_outcome():
+    def state(name, passed=0, failed=0, broken=None):
+        found = fleet.HostState(fleet.FleetHost(f"ssh://{name}", name, None))
+        found.passed, found.failed, found.broken = passed, failed, broken
+        return found
+
+    lines = fleet.host_summary([state("a", passed=3), state("b", passed=2, failed=1),
+                                state("c", broken="c is unreachable (refused).")])
+    assert lines[0] == "3 host(s): 1 passed, 1 failed, 1 unreachable"
+    assert "  ssh://c: UNREACHABLE - c is unreachable (refused)." in lines
