@@ -183,6 +183,10 @@ class ClaimRunner:
         ``monitor`` sees every second while fio runs and may stop it once the verdict is
         settled (see :meth:`check_cap`); without one the live line still shows progress.
         """
+        if self.session.fio_servers:
+            self.skip("this check is not available with --ebsperf-fio-servers (fio's client/"
+                      "server mode runs the cap and floor checks of every host at once); run "
+                      "it over ssh with --hosts.")
         target = target or self.target
         for member in self._members_alone(target):
             self._guard_writes(workload, member)
@@ -430,6 +434,11 @@ class ClaimRunner:
     def _check_expectation(self, expectation: Expectation, workload: Workload, metric: str,
                            credits: bool | None) -> Verdict:
         claim, what = expectation.claim, expectation.what
+        if self.session.fio_servers:  # every server at once, each host judged on its own
+            from pytest_ebsperf.server_checks import check_on_servers
+
+            return check_on_servers(self, claim, what, workload, metric=metric,
+                                    credits=credits)
         if expectation.policy == models.INFO:
             return self.record_info(claim, what, workload, expectation=expectation)
         started = time.perf_counter()
@@ -496,6 +505,10 @@ class ClaimRunner:
 
     def check_floor(self, claim: str, what: str, workload: Workload) -> Verdict:
         """Run ``workload`` and judge it against a published "at least" figure (FLOOR)."""
+        if self.session.fio_servers:
+            from pytest_ebsperf.server_checks import check_on_servers
+
+            return check_on_servers(self, claim, what, workload)
         expectation = models.floor_expectation(claim, what, self.volume, workload)
         started = time.perf_counter()
         found, result = self._measure(expectation, workload, "iops")

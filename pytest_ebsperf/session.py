@@ -135,6 +135,8 @@ class EbsperfSession:
     #: The fleet host this session measures (testinfra's id, ``ssh://10.0.0.2``); None when
     #: the run has one host.
     host_id: str | None = None
+    #: fio servers measured together (--ebsperf-fio-servers), with their settings.
+    fio_servers: list[Any] = field(default_factory=list)
     #: The other devices of a set (--device=A,B,...) as discovery described each; empty when
     #: their facts are taken as the first device's.
     member_volumes: dict[str, Volume] = field(default_factory=dict)
@@ -301,6 +303,8 @@ class EbsperfSession:
         """
         if self.found is not None or self.settings.provision:
             return self._found_for(suite_type)
+        if self.fio_servers:  # the first server's volume stands for the suite's workloads
+            return volume_from_settings(self.fio_servers[0].settings, suite_type, emulated)
         return volume_from_settings(self.settings, suite_type, emulated)
 
     def _record_given_volume(self) -> None:

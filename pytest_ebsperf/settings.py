@@ -115,6 +115,12 @@ OPTIONS: tuple[Option, ...] = (
            "str", "PATH", "per-host volume facts for a fleet run with testinfra's --hosts: a "
            "TOML or JSON file with a table per host (device, type, size_gib, iops, "
            "throughput_mibps, instance_type) and optional [defaults]. See docs/howto-fleet.md."),
+    Option("fio_servers", "--ebsperf-fio-servers", "ebsperf_fio_servers",
+           "EBSPERF_FIO_SERVERS", "str", "SERVERS",
+           "fio servers (fio --server) to measure at the same time through fio's client/server "
+           "mode: HOST,HOST or, with ports, ip:ADDR,PORT;ip:ADDR,PORT. Each check runs once on "
+           "all of them and judges each host; devices and facts per server come from "
+           "--ebsperf-hosts-file. Read-only checks only."),
     Option("strict", "--ebsperf-strict", "ebsperf_strict", "EBSPERF_STRICT", "bool", None,
            "fail inconclusive checks (load-generator or queue-depth bound) instead of "
            "skipping them.", False),
@@ -213,6 +219,7 @@ class Settings:
     runtime: float | None = None
     runs: int = 4
     hosts_file: str | None = None
+    fio_servers: str | None = None
     ramp: float | None = None
     long: bool = False
     emulate: bool = False

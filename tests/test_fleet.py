@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,6 +48,27 @@ class Fleet:
             device.add_pid(host.sshd_pid)  # all the host does is throttled like its volume
             lines.append(f'["{host.spec}"]\ndevice = "{device.path}"\n')
         self.hosts_file.write_text("\n".join(lines))
+
+    def start_fio_servers(self, which: list[int] | None = None) -> str:
+        """``fio --server`` on each host (in its namespaces and its disk's cgroup); returns
+        --ebsperf-fio-servers and writes a hosts file keyed by server address."""
+        started = []
+        lines = ['[defaults]\ntype = "io1"\nsize_gib = 100\niops = 2000\n']
+        for index, (host, device) in enumerate(zip(self.hosts, self.devices)):
+            lines.append(f'["{host.address}"]\ndevice = "{device.path}"\n')
+            if which is not None and index not in which:
+                continue
+            pid_file = host.tmp / "fio-server.pid"
+            done = host.sh(f"fio --server=ip:{host.address} --daemonize={pid_file}")
+            assert done.returncode == 0, done.stderr
+            deadline = time.monotonic() + 5
+            while not pid_file.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            device.add_pid(int(pid_file.read_text()))
+            started.append(host.address)
+        self.server_file = self.hosts_file.with_name("servers.toml")
+        self.server_file.write_text("\n".join(lines))
+        return ",".join(h.address for h in self.hosts)
 
     def specs(self, extra: list[str] = ()) -> str:
         return ",".join([h.spec for h in self.hosts] + list(extra))
@@ -163,6 +185,61 @@ def test_a_remote_device_that_is_mounted_is_refused_on_that_host_only(make_fleet
         mounted.sh(f"umount {where}")
     assert f"mounted on {where}" in out, out[-3000:]
     assert "1 failed" in out and "1 passed" in out, out[-3000:]
+
+
+@needs_root
+@needs_fio
+@needs_hosts
+def test_fio_servers_measure_every_host_at_once_and_name_the_slow_one(make_fleet, tmp_path):
+    hosts = make_fleet(3, [1.0, 1.0, 0.75])
+    servers = hosts.start_fio_servers()
+    report = tmp_path / "results.json"
+    done = run_pytest(IO1_READ, f"--ebsperf-fio-servers={servers}",
+                      f"--ebsperf-hosts-file={hosts.server_file}", "--ebsperf-runtime=4",
+                      f"--ebsperf-report={report}", cwd=tmp_path)
+    out = done.stdout
+    assert done.returncode == 1, out[-3000:]
+    slow = hosts.hosts[2].address
+    assert f"1 of 3 host(s) fall short (fio://{slow})" in out, out[-3000:]
+    assert "3 host(s): 2 passed, 1 failed, 0 unreachable" in out, out[-3000:]
+    checks = json.loads(report.read_text())["checks"]
+    by_host = {c["host"]: c for c in checks}
+    assert by_host[f"fio://{slow}"]["outcome"] == "fail"
+    assert 1300 <= by_host[f"fio://{slow}"]["measured"]["value"] <= 1700
+    assert [by_host[f"fio://{h.address}"]["outcome"] for h in hosts.hosts[:2]] == ["pass"] * 2
+    together = by_host["all"]
+    assert together["outcome"] == "info"
+    assert together["expected"]["value"] == pytest.approx(6000)
+    assert 5000 <= together["measured"]["value"] <= 5800  # 2,000 + 2,000 + 1,500
+
+
+@needs_root
+@needs_fio
+@needs_hosts
+def test_a_fio_server_that_does_not_answer_is_named_and_the_others_are_measured(
+        make_fleet, tmp_path):
+    hosts = make_fleet(2)
+    servers = hosts.start_fio_servers(which=[0])
+    done = run_pytest(IO1_READ, f"--ebsperf-fio-servers={servers}",
+                      f"--ebsperf-hosts-file={hosts.server_file}", "--ebsperf-runtime=3",
+                      cwd=tmp_path)
+    out = done.stdout
+    assert done.returncode == 1, out[-3000:]
+    gone = hosts.hosts[1].address
+    assert "2 host(s): 1 passed, 0 failed, 1 unreachable" in out, out[-3000:]
+    assert f"fio://{gone}: UNREACHABLE" in out and "failed to connect" in out
+    assert "Traceback" not in out
+
+
+@needs_root
+@needs_hosts
+def test_writes_through_fio_servers_are_refused(make_fleet, tmp_path):
+    hosts = make_fleet(1)
+    servers = hosts.start_fio_servers()
+    write = f"{ROOT}/suites/io1/test_io1.py::test_random_write_holds_provisioned_iops"
+    out = run_pytest(write, f"--ebsperf-fio-servers={servers}", "--ebsperf-destructive",
+                     f"--ebsperf-hosts-file={hosts.server_file}", cwd=tmp_path).stdout
+    assert "writes through fio servers are refused" in out, out[-3000:]
 
 
 # -- units ------------------------------------------------------------------------------------

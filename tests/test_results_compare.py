@@ -172,3 +172,25 @@ def test_a_saved_pytest_benchmark_run_is_found_by_its_id(tmp_path: Path) -> None
     assert len(found.measurements) == 1 and "0001_current-ami.json" in found.source
     with pytest.raises(BaselineError, match="Saved runs: 0001_current-ami"):
         load_baseline("0002", benchmark_storage=f"file://{tmp_path / 'store'}")
+
+
+def _fleet_measurement(host: str | None, iops: float, instance: str = "m5.large") -> dict:
+    found = {"claim": "S0-04", "workload": "randread 16KiB QD4x1", "role": "device",
+             "volume_facts": {"type": "io1", "size_gib": 100, "iops": 2000,
+                              "instance_type": instance}, "iops": iops}
+    return {**found, "host": host} if host else found
+
+
+def test_a_fleet_host_is_compared_with_itself_not_with_the_other_hosts() -> None:
+    baseline = cmp.Baseline("base.json", [_fleet_measurement("ssh://a", 2000),
+                                          _fleet_measurement("ssh://b", 1500)])
+    found, note = baseline.match(_fleet_measurement("ssh://b", 1490))
+    assert [m["iops"] for m in found] == [1500] and note == ""
+
+
+def test_a_new_host_is_compared_with_the_same_check_on_other_hosts_and_says_so() -> None:
+    baseline = cmp.Baseline("base.json", [_fleet_measurement("ssh://a", 2000),
+                                          _fleet_measurement("ssh://b", 1990, "c5.large")])
+    found, note = baseline.match(_fleet_measurement("ssh://new", 1995))
+    assert [m["iops"] for m in found] == [2000]  # same volume and instance type only
+    assert "no run on ssh://new" in note and "ssh://a, ssh://b" in note

@@ -187,6 +187,12 @@ class EbsperfPlugin:
 
         if self.config.stash.get(FLEET_KEY, None) is not None:
             return  # each host's session is checked before its first check
+        if self.settings.fio_servers:
+            try:  # the fio client runs here; the servers answer (or not) per check
+                self.session.runner.version()
+            except EbsperfError as exc:
+                raise pytest.UsageError(str(exc)) from None
+            return
         try:
             self.session.preflight()
         except EbsperfError as exc:
@@ -219,7 +225,7 @@ class EbsperfPlugin:
         sections += results.summary_sections(self.config)
         from pytest_ebsperf.plugin import fleet
 
-        sections += fleet.summary_sections(self.config)
+        sections += fleet.summary_sections(self.config, self.rows)
         for title, lines in sections:
             terminalreporter.write_sep("=", title)
             for line in lines:

@@ -92,10 +92,41 @@ def fleet_options(config: pytest.Config) -> dict[str, Any]:
     return {name: getattr(config.option, name, None) for name in fleet.TESTINFRA_OPTIONS}
 
 
+SERVERS_KEY = pytest.StashKey[list[Any]]()
+
+
+def _configure_servers(config: pytest.Config, plugin: Any) -> None:
+    """--ebsperf-fio-servers: the servers and their facts, given to the run's session."""
+    settings = plugin.settings
+    if getattr(config.option, "hosts", None):
+        raise pytest.UsageError("--ebsperf-fio-servers with --hosts: choose one engine for the "
+                                "fleet (fio's client/server mode, or testinfra's backends).")
+    if settings.emulate:
+        raise pytest.UsageError("--emulate with --ebsperf-fio-servers: emulated volumes are "
+                                "made on this machine; give each server its real device.")
+    from pytest_ebsperf.server_checks import server_hosts
+
+    try:
+        entries = fleet.load_hosts_file(settings.hosts_file) if settings.hosts_file else {}
+        servers = server_hosts(settings, entries)
+        known = {key for s in servers for key in (s.server.spec, s.server.address)}
+        stray = [k for k in entries if k != "defaults" and k not in known]
+        if stray:
+            raise ConfigError(f"--ebsperf-hosts-file={settings.hosts_file} has entries for "
+                              f"{', '.join(stray)}, which --ebsperf-fio-servers does not name.")
+    except EbsperfError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[SERVERS_KEY] = servers
+    plugin.on_session(lambda session: setattr(session, "fio_servers", servers))
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     specs = getattr(config.option, "hosts", None)
     plugin = config.stash.get(STATE_KEY, None)
+    if plugin is not None and plugin.settings.fio_servers:
+        _configure_servers(config, plugin)
+        return
     if not specs or plugin is None:
         return
     settings = plugin.settings
@@ -214,9 +245,33 @@ class FleetTally:
                 state.failed += 1
 
 
-def summary_sections(config: pytest.Config) -> list[tuple[str, list[str]]]:
-    """The "ebsperf: fleet" section (none without --hosts)."""
+def summary_sections(config: pytest.Config, rows: list[dict[str, Any]] | None = None
+                     ) -> list[tuple[str, list[str]]]:
+    """The "ebsperf: fleet" section (none without --hosts or --ebsperf-fio-servers)."""
+    if hasattr(config, "workerinput"):
+        return []
+    servers = config.stash.get(SERVERS_KEY, None)
+    if servers:
+        return [("ebsperf: fleet (fio client/server)",
+                 fleet.host_summary(_server_states(servers, rows or [])))]
     run = config.stash.get(FLEET_KEY, None)
-    if run is None or hasattr(config, "workerinput"):
+    if run is None:
         return []
     return [("ebsperf: fleet", fleet.host_summary(list(run.tally.values())))]
+
+
+def _server_states(servers: list[Any], rows: list[dict[str, Any]]) -> list[fleet.HostState]:
+    states = []
+    for server in servers:
+        state = fleet.HostState(fleet.FleetHost(server.label, server.server.address, None))
+        for row in (r for r in rows if r.get("host") == server.label):
+            if row.get("binding") == "unreachable":
+                state.broken = str(row.get("reason", "")).removeprefix("unreachable: ")
+            elif row.get("outcome") == "fail":
+                state.failed += 1
+            elif row.get("outcome") in ("pass", "info"):
+                state.passed += 1
+            else:
+                state.skipped += 1
+        states.append(state)
+    return states
