@@ -97,6 +97,38 @@ def hosts_from_testinfra(specs: str, options: Mapping[str, Any]) -> list[FleetHo
     return [found[k] for k in sorted(found)]
 
 
+def multiplex(hosts: Sequence[FleetHost], directory: str) -> int:
+    """One ssh connection per host for the whole run: testinfra's ssh backend asks for
+    ``ControlMaster=auto`` but has no ``ControlPath`` unless told, so without this every
+    command is a new ssh handshake. Sockets go to ``directory`` (short paths: a socket path
+    has at most 107 bytes). Hosts with a ControlPath of their own keep it. Returns how many
+    hosts were given one."""
+    given = 0
+    for index, fleet_host in enumerate(hosts):
+        backend = getattr(fleet_host.host, "backend", None)
+        if getattr(backend, "NAME", "") != "ssh" or getattr(backend, "controlpath", None):
+            continue
+        if "controlpath" in str(getattr(backend, "ssh_extra_args", "") or "").lower():
+            continue
+        backend.controlpath = f"{directory}/{index}"  # type: ignore[union-attr]
+        given += 1
+    return given
+
+
+def end_multiplex(directory: str) -> None:
+    """Close the run's ssh master connections and remove their sockets."""
+    import shutil
+    import subprocess
+
+    root = Path(directory)
+    if not root.is_dir():
+        return
+    for socket in root.iterdir():
+        subprocess.run(["ssh", "-o", f"ControlPath={socket}", "-O", "exit", "ebsperf-fleet"],
+                       capture_output=True, check=False, timeout=10)
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def load_hosts_file(path: str) -> dict[str, dict[str, Any]]:
     """The hosts file as ``{host or "defaults": {key: value}}``; a sentence on bad input."""
     source = Path(path)

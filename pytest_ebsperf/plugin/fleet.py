@@ -43,6 +43,11 @@ class FleetRun:
         self.hosts = {h.id: h for h in hosts}
         self.source = source
         self.states = {h.id: fleet.HostState(h) for h in hosts}
+        import tempfile
+
+        #: ssh master connections of this process (one per host, closed at the end).
+        self.control_dir = tempfile.mkdtemp(prefix="ebsperf-ssh.")
+        fleet.multiplex(hosts, self.control_dir)
         #: Outcomes as the reports arrive (on the xdist controller too): id -> state.
         self.tally = {h.id: fleet.HostState(h) for h in hosts}
 
@@ -85,6 +90,7 @@ class FleetRun:
             if state.session is not None:
                 state.session.close()
                 state.session = None
+        fleet.end_multiplex(self.control_dir)
 
 
 def fleet_options(config: pytest.Config) -> dict[str, Any]:
