@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,3 +254,95 @@ def describe_error(exc: BaseException, fleet_host: FleetHost) -> str:
     """An error of a host's preflight as a sentence that names the host once."""
     text = str(exc) if isinstance(exc, EbsperfError) else f"{type(exc).__name__}: {exc}"
     return text if fleet_host.name in text else f"On {fleet_host.name}: {text}"
+
+
+# -- planning ---------------------------------------------------------------------------------
+#: Measured by benchmarks/bench_fleet.py (docs/benchmarks.md): over ssh, a host's first check
+#: costs about 1.6 s of set-up (reachability, fio version, engine probes, the device's
+#: inspection) and every check about 2.0 s of round trips besides fio's ramp and runtime
+#: (about 26 commands of ~90 ms on one multiplexed connection).
+SSH_HOST_SETUP_S = 1.6
+SSH_CHECK_OVERHEAD_S = 2.0
+#: fio client/server: one client run per check for all hosts; ~2 s of fio start-up and
+#: job transfer, growing by ~0.03 s per host.
+CLIENT_CHECK_OVERHEAD_S = 2.0
+CLIENT_PER_HOST_S = 0.03
+
+
+@dataclass(frozen=True)
+class FleetPlan:
+    """How long a fleet run takes, by engine, and how it was worked out."""
+
+    hosts: int
+    checks: int
+    seconds: float
+    engine: str
+    workers: int
+    per_check_s: float
+
+    def describe(self) -> str:
+        from pytest_ebsperf.aws.pricing import duration
+
+        rounds = -(-self.hosts // self.workers) if self.engine == "ssh" else 1
+        return (f"{self.hosts} host(s) x {self.checks} check(s) over {self.engine}"
+                f"{f' with {self.workers} worker(s)' if self.engine == 'ssh' else ''}: about "
+                f"{duration(self.seconds)} ({rounds} round(s) of hosts, "
+                f"{self.per_check_s:.1f} s per check)")
+
+
+def plan(hosts: int, checks: int, *, runtime_s: float, ramp_s: float, workers: int = 1,
+         engine: str = "ssh") -> FleetPlan:
+    """Wall time of ``checks`` checks on each of ``hosts`` hosts (upper bound: checks run their
+    whole runtime; most stop earlier once their verdict is settled)."""
+    if hosts < 1 or checks < 1 or workers < 1:
+        raise ConfigError("A fleet plan needs at least one host, one check and one worker.")
+    if engine == "ssh":
+        per_check = runtime_s + ramp_s + SSH_CHECK_OVERHEAD_S
+        rounds = -(-hosts // workers)
+        seconds = rounds * (SSH_HOST_SETUP_S + checks * per_check)
+    elif engine == "fio-servers":
+        per_check = runtime_s + ramp_s + CLIENT_CHECK_OVERHEAD_S + CLIENT_PER_HOST_S * hosts
+        seconds = checks * per_check
+    else:
+        raise ConfigError(f"engine {engine!r}: give ssh or fio-servers.")
+    return FleetPlan(hosts, checks, seconds, engine, workers, per_check)
+
+
+def plan_main(argv: Sequence[str]) -> int:
+    """``python3 -m pytest_ebsperf plan-fleet``: time, and the volumes' cost over that time."""
+    import argparse
+
+    from pytest_ebsperf.aws.pricing import builtin_prices, estimate_cost
+    from pytest_ebsperf.volume import Volume
+
+    parser = argparse.ArgumentParser(prog="python3 -m pytest_ebsperf plan-fleet",
+                                     description="How long a fleet run takes, and what the "
+                                                 "volumes cost while it runs.")
+    parser.add_argument("--hosts", type=int, required=True)
+    parser.add_argument("--checks", type=int, required=True,
+                        help="checks per host (pytest --collect-only -q | wc -l, divided by "
+                             "the hosts)")
+    parser.add_argument("--runtime", type=float, default=60.0)
+    parser.add_argument("--ramp", type=float, default=2.0)
+    parser.add_argument("--workers", type=int, default=1, help="pytest-xdist -n")
+    parser.add_argument("--engine", choices=("ssh", "fio-servers"), default="ssh")
+    parser.add_argument("--volume-type")
+    parser.add_argument("--volume-size", type=int)
+    parser.add_argument("--volume-iops", type=int)
+    parser.add_argument("--volume-throughput", type=float)
+    parser.add_argument("--region", default="us-east-1")
+    args = parser.parse_args(list(argv))
+    try:
+        found = plan(args.hosts, args.checks, runtime_s=args.runtime, ramp_s=args.ramp,
+                     workers=args.workers, engine=args.engine)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 4
+    print(found.describe())
+    if args.volume_type:
+        volume = Volume(args.volume_type, size_gib=args.volume_size, iops=args.volume_iops,
+                        throughput_mibps=args.volume_throughput)
+        cost = estimate_cost([volume] * args.hosts, found.seconds, builtin_prices(args.region))
+        print(f"{args.hosts} x {volume.label()} held for that time: about "
+              f"${cost.total_usd:,.2f} ({cost.source}); the instances are billed on top.")
+    return 0

@@ -287,3 +287,22 @@ def test_the_summary_counts_hosts_by_outcome():
                                 state("c", broken="c is unreachable (refused).")])
     assert lines[0] == "3 host(s): 1 passed, 1 failed, 1 unreachable"
     assert "  ssh://c: UNREACHABLE - c is unreachable (refused)." in lines
+
+
+def test_the_plan_adds_rounds_of_hosts_over_ssh_and_one_client_run_per_check():
+    ssh = fleet.plan(50, 12, runtime_s=60, ramp_s=2, workers=8)
+    rounds = 7  # 50 hosts, 8 at a time
+    assert ssh.seconds == pytest.approx(rounds * (fleet.SSH_HOST_SETUP_S + 12 * (62 + 2.0)))
+    servers = fleet.plan(50, 12, runtime_s=60, ramp_s=2, engine="fio-servers")
+    assert servers.seconds == pytest.approx(12 * (62 + 2.0 + 0.03 * 50))
+    assert servers.seconds < ssh.seconds
+    with pytest.raises(ConfigError, match="at least one host"):
+        fleet.plan(0, 1, runtime_s=1, ramp_s=0)
+
+
+def test_the_plan_command_prints_time_and_the_volumes_cost(capsys):
+    assert fleet.plan_main(["--hosts", "4", "--checks", "3", "--runtime", "10", "--ramp", "0",
+                            "--volume-type", "gp3", "--volume-size", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "4 host(s) x 3 check(s) over ssh with 1 worker(s): about" in out
+    assert "4 x gp3 100 GiB" in out and "$" in out
