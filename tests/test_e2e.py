@@ -87,4 +87,4 @@ def test_the_instance_cap_binds_when_it_is_below_the_volume_cap(pytester: pytest
     st1_read = f"{SUITES}/st1/test_st1.py::test_sequential_read_reaches_burst_throughput"
     result = pytester.runpytest_subprocess(st1_read, *FAST, "--instance-type=d2.xlarge")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*S3-03*89.4 MiB/s*PASS*d2.xlarge EBS-optimized maximum*"])
+    result.stdout.fnmatch_lines(["*B-HDD*89.4 MiB/s*PASS*d2.xlarge EBS-optimized maximum*"])

@@ -12,7 +12,7 @@ from pytest_ebsperf.models import CLAIMS, cite, claim, ebs, hdd, source_url
 
 SPEC_IDS = ["B-IOACCT", "B-GP2", "B-GP3", "B-IO1", "B-IO2", "B-HDD", "B-STD", "B-IS",
             "B-EBSOPT", "B-SLA", "B-PRICE", "B-MODEL"]  # fmt: skip
-STATUSES = {"valid", "changed", "env", "non-det", "incorrect", "price", "spec"}
+STATUSES = {"valid", "changed", "env", "non-det", "incorrect", "price", "advice", "spec"}
 
 
 @pytest.mark.parametrize("claim_id", SPEC_IDS)
