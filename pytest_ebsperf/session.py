@@ -11,7 +11,7 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pytest_ebsperf import models
 from pytest_ebsperf.errors import ConfigError, EbsperfError, VolumeSpecError
@@ -199,6 +199,12 @@ class EbsperfSession:
             from pytest_ebsperf.fio.process import sweep_fio_dirs
 
             sweep_fio_dirs()  # what runs killed with SIGKILL left in the temporary directory
+        if self.settings.emulate and not self.runner.host.is_local:
+            from pytest_ebsperf.emulate.remote import check_remote_emulation, sweep_remote
+
+            check_remote_emulation(self.runner.host)  # root and util-linux there
+            sweep_remote(self.runner.host)  # what killed runs from here left on that host
+            return
         if self.settings.emulate:
             from pytest_ebsperf.emulate import check_emulation_available, sweep_stale
 
@@ -534,10 +540,36 @@ class EbsperfSession:
         report = None if self.remote_uninspected else self.device_report(member)
         return Target(member, target.volume, report=report, role="member")
 
+    def _start_remote_emulated(self, volume: Volume) -> EmulatedDevice:
+        """An emulated volume made on the host fio runs on, through its host object."""
+        from pytest_ebsperf.emulate.remote import RemoteEmulatedDevice
+
+        if models.has_burst(volume):
+            raise SuiteMismatch(
+                f"an emulated {volume.label()} has a burst bucket, and buckets are emulated only "
+                f"where pytest runs (their controller reads the throttle's counters several "
+                f"times a second); on {self.runner.host} emulate volumes without one (gp3, io1, "
+                "io2, standard, instance-store), or give a real device.")
+        iops, bps, unit = self.emulated_rates(volume)
+        size = (EMULATED_INSTANCE_STORE_BYTES if volume.type == "instance-store"
+                else EMULATED_DEVICE_BYTES)
+        device = RemoteEmulatedDevice(self.runner.host, size_bytes=size, iops=iops, bps=bps,
+                                      io_unit_bytes=unit, name=f"ebsperf-{volume.type}")
+        device.start()
+        risk = device.swap_risk()
+        if risk:
+            self.record_volume(device.path, volume, [risk], emulated=True, noswap=False)
+        # the interface of EmulatedDevice that a volume without a bucket uses
+        return cast("EmulatedDevice", device)
+
     def _emulated_set(self, volume: Volume) -> EmulatedSet:
         """The set's emulated volumes (made once per volume, as many as --volume-count)."""
         if volume in self._sets:
             return self._sets[volume]
+        if not self.runner.host.is_local:
+            raise SuiteMismatch(f"sets of emulated volumes are made only where pytest runs, "
+                                f"not on {self.runner.host}: give the host's devices "
+                                "(--device=A,B,...).")
         from pytest_ebsperf.emulate.stripe import EmulatedSet
 
         count = self.set_size
@@ -581,6 +613,8 @@ class EbsperfSession:
             member.set_rates(m_iops, m_bps)
 
     def _start_emulated(self, volume: Volume) -> EmulatedDevice:
+        if not self.runner.host.is_local:
+            return self._start_remote_emulated(volume)
         from pytest_ebsperf.emulate import EmulatedDevice
 
         iops, bps, unit = self.emulated_rates(volume)

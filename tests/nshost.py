@@ -61,6 +61,7 @@ class NamespaceHost:
             self._network()
             self._keys()
             self._start_sshd()
+            self._mount_cgroups()
         except BaseException:
             self.close()
             raise
@@ -112,6 +113,23 @@ class NamespaceHost:
                     return
             time.sleep(0.1)
         raise RuntimeError(f"sshd in {self.netns} did not answer on {self.address}:22")
+
+    def _mount_cgroups(self) -> None:
+        """``ip netns exec`` mounts a fresh /sys for the namespace, without the cgroup
+        hierarchies a real host has: mount this machine's throttling hierarchy (v1 blkio or
+        v2) at the same place, so the host can make and limit cgroups of its own."""
+        from pytest_ebsperf.emulate.throttle import find_cgroup_roots
+
+        roots = find_cgroup_roots()
+        script = "mount -t tmpfs -o mode=0755 cgroup_root /sys/fs/cgroup"
+        if roots.v1_blkio is not None:
+            script += (f" && mkdir -p {roots.v1_blkio} && mount -t cgroup -o blkio blkio "
+                       f"{roots.v1_blkio}")
+        elif roots.v2 is not None:
+            script += f" && mkdir -p {roots.v2} && mount -t cgroup2 none {roots.v2}"
+        done = self.sh(script)
+        if done.returncode != 0:
+            raise RuntimeError(f"cannot mount cgroups in {self.netns}: {done.stderr}")
 
     @property
     def sshd_pid(self) -> int:

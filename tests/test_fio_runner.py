@@ -320,7 +320,15 @@ def loop_device(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         finally:
             subprocess.run(["losetup", "-d", device], check=False)
     finally:
-        subprocess.run(["umount", str(mnt)], check=False)
+        # the loop device lets go of its file a moment after losetup -d: retry, then detach
+        # the mount lazily so nothing stays mounted whatever held it
+        for _ in range(20):
+            if subprocess.run(["umount", str(mnt)], check=False,
+                              capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        else:
+            subprocess.run(["umount", "-l", str(mnt)], check=False, capture_output=True)
 
 
 @pytest.fixture(scope="module")

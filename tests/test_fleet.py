@@ -10,6 +10,7 @@ the machine: the addresses exist only inside the test's namespaces.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -306,3 +307,90 @@ def test_the_plan_command_prints_time_and_the_volumes_cost(capsys):
     out = capsys.readouterr().out
     assert "4 host(s) x 3 check(s) over ssh with 1 worker(s): about" in out
     assert "4 x gp3 100 GiB" in out and "$" in out
+
+
+# -- emulated volumes on the hosts ------------------------------------------------------------
+def _left_on(hosts: Fleet) -> list[str]:
+    """What a run made on the hosts and did not remove."""
+    left = []
+    for host in hosts.hosts:
+        for script in ("ls -A /run/ebsperf-remote 2>/dev/null",
+                       "grep ebsperf-remote /proc/self/mountinfo",
+                       "ls -d /sys/fs/cgroup/blkio/ebsperf-remote-* 2>/dev/null"):
+            said = host.sh(script).stdout.strip()
+            if said:
+                left.append(f"{host.address}: {said}")
+    loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True,
+                           check=False).stdout
+    left += [line for line in loops.splitlines() if "ebsperf-remote" in line]
+    return left
+
+
+@needs_root
+@needs_fio
+@needs_hosts
+def test_emulated_volumes_are_made_on_each_host_and_nothing_is_left(make_fleet, tmp_path):
+    hosts = make_fleet(2)
+    report = tmp_path / "results.json"
+    done = run_pytest(f"{ROOT}/suites/io1/test_io1.py", "-k", "999_percent or write_holds",
+                      f"--hosts={hosts.specs()}", f"--ssh-config={hosts.ssh_config}",
+                      "--emulate", "--ebsperf-runtime=2", f"--ebsperf-report={report}",
+                      cwd=tmp_path)
+    out = done.stdout
+    assert done.returncode == 0, out[-3000:]
+    assert "2 host(s): 2 passed, 0 failed, 0 unreachable" in out, out[-3000:]
+    measurements = json.loads(report.read_text())["measurements"]
+    assert {m["host"] for m in measurements} == {f"ssh://{h.address}" for h in hosts.hosts}
+    assert all(m["emulated"] and 3600 <= m["iops"] <= 4400 for m in measurements)
+    assert _left_on(hosts) == []
+
+
+@needs_root
+@needs_fio
+@needs_hosts
+def test_a_burst_bucket_is_not_emulated_on_a_remote_host_and_says_why(make_fleet, tmp_path):
+    hosts = make_fleet(1)
+    done = run_pytest(f"{ROOT}/suites/gp2/test_gp2.py", "-k", "bursts_to_3000",
+                      f"--hosts={hosts.specs()}", f"--ssh-config={hosts.ssh_config}",
+                      "--emulate", "--ebsperf-runtime=2", cwd=tmp_path)
+    assert "buckets are emulated only where pytest runs" in done.stdout, done.stdout[-3000:]
+    assert _left_on(hosts) == []
+
+
+@needs_root
+@needs_fio
+@needs_hosts
+def test_ctrl_c_during_a_remote_emulated_run_leaves_nothing_on_any_host(make_fleet, tmp_path):
+    hosts = make_fleet(2)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", IO1_READ,
+         f"--hosts={hosts.specs()}", f"--ssh-config={hosts.ssh_config}", "--emulate",
+         "--ebsperf-runtime=60"], cwd=tmp_path, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 90
+        seen = False
+        while time.monotonic() < deadline and proc.poll() is None and not seen:
+            for host in hosts.hosts:
+                pids = subprocess.run(["ip", "netns", "pids", host.netns], capture_output=True,
+                                      text=True, check=False).stdout.split()
+                names = [Path(f"/proc/{p}/comm").read_text().strip() for p in pids
+                         if Path(f"/proc/{p}/comm").exists()]
+                seen = seen or "fio" in names
+            time.sleep(0.3)
+        assert seen, "no fio ever ran on a host"
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        out = proc.communicate(timeout=90)[0].decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "Traceback" not in out
+    time.sleep(1.0)
+    assert _left_on(hosts) == [], out[-2000:]
+    for host in hosts.hosts:
+        pids = subprocess.run(["ip", "netns", "pids", host.netns], capture_output=True,
+                              text=True, check=False).stdout.split()
+        comms = [Path(f"/proc/{p}/comm").read_text().strip() for p in pids
+                 if Path(f"/proc/{p}/comm").exists()]
+        assert "fio" not in comms

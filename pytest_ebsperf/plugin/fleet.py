@@ -136,11 +136,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if not specs or plugin is None:
         return
     settings = plugin.settings
-    if settings.emulate:
-        raise pytest.UsageError(
-            "--emulate with --hosts: emulated volumes are made on the machine pytest runs on; "
-            "give each host its real device (--device, or a hosts file with "
-            "--ebsperf-hosts-file).")
     if settings.provision:
         raise pytest.UsageError("--ebsperf-provision with --hosts: provisioning attaches "
                                 "volumes to the instance pytest runs on; run it per host.")
@@ -158,7 +153,8 @@ def pytest_configure(config: pytest.Config) -> None:
                     f"{', '.join(stray)}, which --hosts does not name (hosts: "
                     f"{', '.join(h.id for h in hosts)}).")
         hosts = [dataclasses.replace(h, facts=fleet.facts_for(entries, h)) for h in hosts]
-        missing = [h.id for h in hosts if not (h.facts.get("device") or settings.device)]
+        missing = [h.id for h in hosts
+                   if not (h.facts.get("device") or settings.device or settings.emulate)]
         if missing:
             raise ConfigError(f"No device for {', '.join(missing)}: give --device (the same "
                               "path on every host) or a hosts file (--ebsperf-hosts-file) "
