@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from nshost import namespace_hosts  # noqa: E402
-from test_fleet import IO1_READ, Fleet  # noqa: E402
+from nshost import namespace_hosts
+from test_fleet import IO1_READ, Fleet
 
 
 def pytest_run(args: list[str], cwd: Path) -> tuple[float, dict, str]:
