@@ -269,12 +269,6 @@ class EbsperfSession:
     def _preflight_remote(self) -> None:
         """fio runs on another host: nothing of this machine's may stand for that device.
         Its volume facts must be given (discovery asks this machine's metadata)."""
-        if self.settings.volume_type is None:
-            raise ConfigError(
-                f"The volume type of {self.settings.device} on {self.runner.host} is unknown: "
-                f"pass --volume-type ({', '.join(VOLUME_TYPES)}) with --volume-size and, for "
-                "gp3/io1/io2, --volume-iops (facts are not discovered on remote hosts).")
-        self.facts.setdefault("discovery", {"status": f"not run: fio runs on {self.runner.host}"})
         from pytest_ebsperf.safety import RemoteInspectionError
 
         device = self.settings.device or ""
@@ -288,7 +282,15 @@ class EbsperfSession:
             # read-only checks can still run (fio opens the device --readonly); writes cannot
             self.remote_uninspected = str(exc)
             self.runner.check_target(device)
-        self._record_given_volume()
+        self.discover()  # the host says what its device and instance are; AWS the rest
+        if self.settings.volume_type is None and self.found is None:
+            raise ConfigError(
+                f"The volume type of {self.settings.device} on {self.runner.host} is unknown: "
+                f"pass --volume-type ({', '.join(VOLUME_TYPES)}) with --volume-size and, for "
+                f"gp3/io1/io2, --volume-iops, or give them in the hosts file."
+                f"{self._discovery_hint()}")
+        if self.found is None:
+            self._record_given_volume()
 
     def device_report(self, path: str) -> DeviceReport:
         """What ``path`` is and holds, on the host fio runs on (inspected once, at preflight;
@@ -349,15 +351,15 @@ class EbsperfSession:
         s, missing = self.settings, self.missing_facts()
         info: DiscoveryFacts = {"missing": list(missing)}
         self.facts["discovery"] = info
-        if s.no_discovery or not missing or s.host not in ("", "local://"):
+        if s.no_discovery or not missing:
             info["status"] = ("off (--ebsperf-no-discovery)" if s.no_discovery else
-                              "not needed: every fact was given" if not missing else
-                              f"not tried: fio runs on {s.host}, discovery reads local devices")
+                              "not needed: every fact was given")
             return
         from pytest_ebsperf import aws
 
         try:
-            found = aws.discover(str(s.device), given=self.given_volume(), **self.aws_options)
+            found = aws.discover(str(s.device), given=self.given_volume(),
+                                 **self._discovery_options(str(s.device)))
         except Exception as exc:  # noqa: BLE001 - every failure becomes a sentence, not a trace
             info["status"] = "failed"
             info["error"] = str(exc) if isinstance(exc, EbsperfError) else (
@@ -380,7 +382,8 @@ class EbsperfSession:
         from pytest_ebsperf import aws
 
         try:
-            found = aws.discover(path, given=self.given_volume(), **self.aws_options)
+            found = aws.discover(path, given=self.given_volume(),
+                                 **self._discovery_options(path))
             volume = models.validate(found.volume)
         except Exception as exc:  # noqa: BLE001 - a note for this member, not a trace
             why = str(exc) if isinstance(exc, EbsperfError) else f"{type(exc).__name__}: {exc}"
@@ -391,6 +394,19 @@ class EbsperfSession:
         self.member_volumes[path] = volume
         self.record_volume(path, volume, [*found.notes, ("a member of the set, discovered on "
                                           "its own.")])
+
+    def _discovery_options(self, path: str) -> dict[str, Any]:
+        """aws.discover's keywords: the local roots, or for a device on another host what
+        that host said of it and of itself (aws.remote.identify_on)."""
+        if self.runner.host.is_local:
+            return dict(self.aws_options)
+        from pytest_ebsperf.aws.remote import identify_on
+
+        roots = {k: v for k, v in self.aws_options.items() if k in ("sysfs_root", "dev_root")}
+        info, identity = identify_on(self.runner.host, path, **roots)
+        rest = {k: v for k, v in self.aws_options.items()
+                if k not in ("sysfs_root", "dev_root", "imds")}
+        return {**rest, "info": info, "identity": identity}
 
     def _initialization_reason(self, found: Discovery, volume: Volume) -> str | None:
         """The skip reason of a volume still initializing, with what the opt-in read costs."""

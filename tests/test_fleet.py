@@ -7,9 +7,13 @@ in: the host has a 2,000-IOPS "io1" disk, or a slow one, whatever runs on it. No
 the machine: the addresses exist only inside the test's namespaces.
 """
 
+# Fixtures are imported from the support modules, so using them as arguments redefines the name.
+# ruff: noqa: F811
+
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -19,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from nshost import NamespaceHost, can_make_hosts, namespace_hosts
+from test_aws_support import aws, fake_imds, instance, moto_server  # noqa: F401
 
 from conftest import needs_fio, needs_root
 from pytest_ebsperf import fleet
@@ -394,3 +399,81 @@ def test_ctrl_c_during_a_remote_emulated_run_leaves_nothing_on_any_host(make_fle
         comms = [Path(f"/proc/{p}/comm").read_text().strip() for p in pids
                  if Path(f"/proc/{p}/comm").exists()]
         assert "fio" not in comms
+
+
+# -- discovery on the host ---------------------------------------------------------------------
+PROBE = """
+import pytest
+
+def test_probe(ebsperf):
+    volume = ebsperf.volume
+    print("VOLUME", volume.type, volume.size_gib, volume.iops, volume.volume_id,
+          volume.instance_type, dict(volume.provenance).get("iops"))
+"""
+
+
+@needs_root
+@needs_hosts
+def test_a_hosts_volume_is_discovered_from_its_own_sysfs_and_metadata(
+        make_fleet, tmp_path, instance, fake_imds, monkeypatch):
+    """#12: the NVMe serial is read in the host's sysfs and the instance from the host's
+    metadata service; DescribeVolumes (moto, 127.0.0.1) is asked from here."""
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    from test_aws_plugin_support import attach_volume
+    from test_aws_support import _imds_handler
+
+    hosts = make_fleet(1)
+    host = hosts.hosts[0]
+    volume_id = attach_volume(instance, Size=200, VolumeType="io1", Iops=3000)
+    root = host.private_dir()  # a tmpfs of its own on the host only
+    st = os.stat(hosts.devices[0].path)
+    made = host.sh(
+        f"mkdir -p {root}/sys/block/nvme1n1/device {root}/dev && "
+        f"printf '%s\\n' {volume_id.replace('-', '')} > {root}/sys/block/nvme1n1/device/serial && "
+        f"printf 'Amazon Elastic Block Store\\n' > {root}/sys/block/nvme1n1/device/model && "
+        f"mknod {root}/dev/nvme1n1 b {os.major(st.st_rdev)} {os.minor(st.st_rdev)}")
+    assert made.returncode == 0, made.stderr
+    # the host's metadata service: the fake, on this side of the host's veth pair
+    server = ThreadingHTTPServer((host.gateway, 0), _imds_handler(fake_imds))
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        monkeypatch.setenv("EBSPERF_SYSFS_ROOT", f"{root}/sys")
+        monkeypatch.setenv("EBSPERF_DEV_ROOT", f"{root}/dev")
+        monkeypatch.setenv("EBSPERF_REMOTE_IMDS_ENDPOINT",
+                           f"http://{host.gateway}:{server.server_address[1]}/")
+        (tmp_path / "test_probe.py").write_text(PROBE)
+        done = run_pytest("test_probe.py", f"--hosts={hosts.specs()}",
+                          f"--ssh-config={hosts.ssh_config}", f"--device={root}/dev/nvme1n1",
+                          "-s", cwd=tmp_path)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert f"VOLUME io1 200 3000 {volume_id} m5.large discovered" in done.stdout, \
+        done.stdout[-3000:]
+    assert done.returncode == 0
+    assert any(path == "/latest/meta-data/instance-id" for _, path in fake_imds.requests)
+
+
+@needs_root
+@needs_hosts
+def test_a_host_without_metadata_and_without_facts_gets_a_sentence(make_fleet, tmp_path,
+                                                                   monkeypatch):
+    import socket
+
+    hosts = make_fleet(1)
+    host = hosts.hosts[0]
+    with socket.socket() as probe:  # a port on the host's gateway where nothing listens
+        probe.bind((host.gateway, 0))
+        closed = probe.getsockname()[1]
+    monkeypatch.setenv("EBSPERF_REMOTE_IMDS_ENDPOINT", f"http://{host.gateway}:{closed}/")
+    (tmp_path / "test_probe.py").write_text(PROBE)
+    done = run_pytest("test_probe.py", f"--hosts={hosts.specs()}",
+                      f"--ssh-config={hosts.ssh_config}", f"--device={hosts.devices[0].path}",
+                      cwd=tmp_path)
+    out = done.stdout
+    assert done.returncode == 1, out[-3000:]
+    assert f"{host.address} is not an EC2 instance, or its instance metadata is off" in out
+    assert "give them in the hosts file" in out.lower() or "hosts file" in out
+    assert "Traceback" not in out

@@ -109,6 +109,7 @@ def discover(
     sysfs_root: str = "/sys",
     dev_root: str = "/dev",
     now: datetime | None = None,
+    info: devices.DeviceInfo | None = None,
 ) -> Discovery:
     """Find out what ``device`` is, merging with the ``given`` facts (which always win).
 
@@ -117,7 +118,8 @@ def discover(
     :class:`AccessDeniedError`, :class:`VolumeAttachedElsewhereError` or another
     :class:`AwsError` with a sentence for the user.
     """
-    info = devices.identify_device(device, sysfs_root=sysfs_root, dev_root=dev_root)
+    if info is None:  # (a remote host's device comes identified: aws.remote.identify_on)
+        info = devices.identify_device(device, sysfs_root=sysfs_root, dev_root=dev_root)
     _refuse_non_aws(info)
     identity = identity or (imds or ImdsClient()).identity()
     clients = clients or AwsClients(region=region, region_fallback=lambda: identity.region)
