@@ -222,7 +222,10 @@ def reachability(fleet_host: FleetHost) -> str | None:
     try:
         result = fleet_host.host.run("true")
     except Exception as exc:  # noqa: BLE001 - paramiko, docker ... raise their own errors
-        return f"{fleet_host.name} is unreachable ({type(exc).__name__}: {exc})."
+        # testinfra's ssh backend raises with the failed command's result (exit status 255)
+        result = exc.args[0] if exc.args and hasattr(exc.args[0], "stderr") else None
+        if result is None:
+            return f"{fleet_host.name} is unreachable ({type(exc).__name__}: {exc})."
     if int(result.rc) == 0:
         return None
     said = (str(result.stderr).strip() or str(result.stdout).strip())[:300]

@@ -337,16 +337,21 @@ def _left_on(hosts: Fleet) -> list[str]:
 def test_emulated_volumes_are_made_on_each_host_and_nothing_is_left(make_fleet, tmp_path):
     hosts = make_fleet(2)
     report = tmp_path / "results.json"
-    done = run_pytest(f"{ROOT}/suites/io1/test_io1.py", "-k", "999_percent or write_holds",
-                      f"--hosts={hosts.specs()}", f"--ssh-config={hosts.ssh_config}",
-                      "--emulate", "--ebsperf-runtime=2", f"--ebsperf-report={report}",
-                      cwd=tmp_path)
+    # the whole io1 suite on each host, two hosts at a time
+    done = run_pytest(f"{ROOT}/suites/io1", f"--hosts={hosts.specs()}",
+                      f"--ssh-config={hosts.ssh_config}", "--emulate", "--ebsperf-runtime=2",
+                      f"--ebsperf-report={report}", "-n", "2", cwd=tmp_path)
     out = done.stdout
     assert done.returncode == 0, out[-3000:]
     assert "2 host(s): 2 passed, 0 failed, 0 unreachable" in out, out[-3000:]
-    measurements = json.loads(report.read_text())["measurements"]
+    assert "8 passed" in out  # 4 checks x 2 hosts
+    results = json.loads(report.read_text())
+    measurements = results["measurements"]
     assert {m["host"] for m in measurements} == {f"ssh://{h.address}" for h in hosts.hosts}
-    assert all(m["emulated"] and 3600 <= m["iops"] <= 4400 for m in measurements)
+    reads = [m for m in measurements if m["pattern"] == "randread" and m["bs"] == 16384
+             and m["phase"] == "steady"]
+    assert reads and all(m["emulated"] and 3600 <= m["iops"] <= 4400 for m in reads)
+    assert {c["outcome"] for c in results["checks"]} == {"pass"}
     assert _left_on(hosts) == []
 
 
@@ -476,4 +481,24 @@ def test_a_host_without_metadata_and_without_facts_gets_a_sentence(make_fleet, t
     assert done.returncode == 1, out[-3000:]
     assert f"{host.address} is not an EC2 instance, or its instance metadata is off" in out
     assert "give them in the hosts file" in out.lower() or "hosts file" in out
+    assert "Traceback" not in out
+
+
+@needs_root
+@needs_hosts
+def test_a_host_without_fio_or_that_refuses_the_login_is_named(make_fleet, tmp_path):
+    hosts = make_fleet(2)
+    refused = hosts.hosts[1]
+    # the second host's key is not the one it authorizes: it refuses the login
+    config = hosts.ssh_config.read_text().replace(f"{refused.tmp}/user_key",
+                                                  f"{hosts.hosts[0].tmp}/user_key")
+    hosts.ssh_config.write_text(config)
+    done = run_pytest(IO1_READ, f"--hosts={hosts.specs()}", f"--ssh-config={hosts.ssh_config}",
+                      f"--ebsperf-hosts-file={hosts.hosts_file}", "--fio=/opt/no-such/fio",
+                      cwd=tmp_path)
+    out = done.stdout
+    assert f"{refused.address} refuses the login" in out, out[-3000:]
+    first = hosts.hosts[0].address
+    assert f"Host ssh://{first} cannot be measured" in out and "/opt/no-such/fio" in out
+    assert "2 host(s): 0 passed, 0 failed, 2 unreachable" in out
     assert "Traceback" not in out
