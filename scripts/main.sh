@@ -8,4 +8,6 @@ bash scripts/install.sh
 if [ -n "${EBSPERF_DEVICE:-}" ]; then
   exec python3 -m pytest suites "$@"
 fi
-exec python3 -m pytest suites --emulate --volume-count=4 "$@"
+# Emulated volumes are independent throttled loop devices: two pytest-xdist workers measure two
+# of them at a time (a real device above is measured by one check at a time).
+exec python3 -m pytest suites --emulate --volume-count=4 -n 2 "$@"

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 SUBNET = "10.213"
+BLACKHOLE = f"{SUBNET}.0.0/16"
 
 
 def can_make_hosts() -> bool:
@@ -68,6 +69,9 @@ class NamespaceHost:
         return self
 
     def _network(self) -> None:
+        # Addresses of the range that no live host holds (a host just closed, a typo) must
+        # fail here, never follow the default route off the machine.
+        _run(["ip", "route", "replace", "blackhole", BLACKHOLE])
         _run(["ip", "netns", "add", self.netns])
         _run(["ip", "link", "add", self.veth, "type", "veth", "peer", "name", "eth0",
               "netns", self.netns])
@@ -140,6 +144,14 @@ class NamespaceHost:
             time.sleep(0.05)
         return int(pid_file.read_text())
 
+    def stop_sshd(self) -> None:
+        """The host stays on the network but nothing listens: connections are refused."""
+        if self._sshd is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._sshd.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._sshd.wait(timeout=5)
+
     def close(self) -> None:
         if self._sshd is not None:
             with contextlib.suppress(ProcessLookupError):
@@ -157,6 +169,11 @@ class NamespaceHost:
             self._sshd = None
         subprocess.run(["ip", "netns", "del", self.netns], capture_output=True, check=False)
         subprocess.run(["ip", "link", "del", self.veth], capture_output=True, check=False)
+        others = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
+                                check=False).stdout
+        if "ebsperf-t" not in others:  # the last host of the range: its guard goes too
+            subprocess.run(["ip", "route", "del", "blackhole", BLACKHOLE], capture_output=True,
+                           check=False)
         for path in self._private:
             with contextlib.suppress(OSError):
                 path.rmdir()

@@ -147,7 +147,7 @@ def test_the_suite_runs_on_every_host_and_a_slow_host_is_named(make_fleet, tmp_p
 def test_an_unreachable_host_is_reported_and_the_others_go_on(make_fleet, tmp_path):
     hosts = make_fleet(2)
     gone = hosts.hosts[1]
-    gone.close()  # its sshd is gone: connections are refused
+    gone.stop_sshd()  # on the network, nothing listening: connections are refused
     done = run_pytest(IO1_READ, f"--hosts={hosts.specs()}", f"--ssh-config={hosts.ssh_config}",
                       f"--ebsperf-hosts-file={hosts.hosts_file}", "--ebsperf-runtime=3",
                       cwd=tmp_path)
