@@ -221,13 +221,28 @@ def test_a_run_too_short_to_be_evidence_is_inconclusive_and_says_run_longer() ->
 def test_a_run_stopped_early_is_judged_against_its_planned_length() -> None:
     from pytest_ebsperf.fio.live import LiveSeries
 
-    live = LiveSeries(iops=[1500.0] * 4, window_s=[1.0] * 4)
-    result = dataclasses.replace(run([1500] * 3, p5_ns=1e6), stop_reason="settled", live=live)
+    live = LiveSeries(iops=[1500.0] * 5, window_s=[1.0] * 5)
+    result = dataclasses.replace(run([1500] * 4, p5_ns=1e6), stop_reason="settled", live=live)
     found = verdict.judge_cap(cap(), result, workload(runtime_s=60.0), cpu_count=4)
     assert found.outcome is Outcome.FAIL
+    # judged on fio's logged seconds (4; the stop cut the fifth), against the 60 planned
     assert found.details["planned_samples"] == 60 and found.details["samples"] == 4
     assert "4 of the first 4 s (of 60 planned)" in found.message
     assert "fio was stopped after 4 s of the planned 60 s: settled" in found.message.lower()
+
+
+def test_a_dip_in_the_live_reports_that_fios_logs_do_not_show_fails_nothing() -> None:
+    """The status reports' windows follow their timing: a late report splits a steady second
+    into a dip and a spike. A check stopped on such reports is judged on fio's logs."""
+    from pytest_ebsperf.fio.live import LiveSeries
+
+    live = LiveSeries(iops=[2000.0, 1500.0, 2500.0, 2000.0, 1500.0, 2500.0, 2000.0],
+                      window_s=[1.0] * 7)
+    result = dataclasses.replace(run([2000, 2004, 1996, 2000, 2001, 1999], p5_ns=1e6),
+                                 stop_reason="settled", live=live)
+    found = verdict.judge_cap(cap(), result, workload(runtime_s=60.0), cpu_count=4)
+    assert found.outcome is not Outcome.FAIL
+    assert found.details["misses"] == 0
 
 
 def test_a_mean_above_the_cap_within_noise_is_inconclusive_not_passed() -> None:
