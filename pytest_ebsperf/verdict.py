@@ -252,10 +252,12 @@ def _make_run(expectation: Expectation, result: FioResult, workload: Workload,
         # timing, and a report that comes late splits one steady second into a dip and a
         # spike (seen: 2 dips below 90 % in 9 live windows of an emulated io1 whose 8 logged
         # seconds were all 3,996-4,216 IOPS). Without logs the live seconds are used.
+        live_window = statistics.median(live.window_s) if live.window_s else 1.0
         logged = _series_values(result, key)
-        window = _window_s(result, key) if logged else (
-            statistics.median(live.window_s) if live.window_s else 1.0)
-        values = tuple(logged) if logged else tuple(live.values(key))
+        if logged and abs(_window_s(result, key) - live_window) <= 0.1 * live_window:
+            window, values = live_window, _logged_then_live(logged, live.values(key))
+        else:  # no logs, or logs in windows of another length: the reports' seconds
+            window, values = live_window, tuple(live.values(key))
         planned = max(len(values), round(workload.runtime_s / window))
         measured = statistics.fmean(values)
         return _Run(expectation, result, workload, key, measured, values, window, planned)
@@ -348,6 +350,15 @@ def judge_floor(expectation: Expectation, result: FioResult, workload: Workload,
     if check.state == evidence.OPEN:
         return _open(run, check)
     return _shortfall(run, check, cpu_count)
+
+
+def _logged_then_live(logged: Sequence[float], live: Sequence[float]) -> tuple[float, ...]:
+    """The seconds of a run stopped early: fio's logged windows, then the status reports'
+    windows past them (the logs leave out the window the stop cut short, and a mixed job's
+    read and write logs may end a window apart)."""
+    if not logged:
+        return tuple(live)
+    return (*logged, *live[len(logged):])
 
 
 def _judgeable(expectation: Expectation) -> bool:
@@ -790,17 +801,21 @@ def _sweep_row(bs: int, expectation: Expectation, result: FioResult,
     live = result.live
     stopped = bool(result.stop_reason and live is not None and live.iops)
     logged = _series_values(result, "total_iops")
-    # stopped early: fio's logs of the seconds it ran, the live reports only without them
-    # (see _make_run)
-    values = logged if logged or not stopped else tuple(live.iops) if live else ()
+    # stopped early: fio's logs of the seconds it ran, then the live reports of the seconds
+    # the logs do not cover, when both count in windows of one length (see _make_run)
+    values = logged
+    if stopped and live is not None:
+        live_window = statistics.median(live.window_s) if live.window_s else 1.0
+        same = bool(logged) and abs(_window_s(result, "total_iops") - live_window) <= \
+            0.1 * live_window
+        values = _logged_then_live(logged, live.iops) if same else tuple(live.iops)
     if stopped:
         measured = statistics.fmean(values) if values else measured
     state = None
     if policy is not None and values and expected > 0:
         planned = None
         if stopped and workload is not None and live is not None:
-            window = _window_s(result, "total_iops") if logged else \
-                (statistics.median(live.window_s) or 1.0)
+            window = statistics.median(live.window_s) if live.window_s else 1.0
             planned = max(len(values), round(workload.runtime_s / window))
         test = evidence.duty_test(values, expectation.low * expected, expectation.duty,
                                   alpha=policy.alpha, planned=planned, spell=policy.spell)
