@@ -225,10 +225,11 @@ def test_a_run_stopped_early_is_judged_against_its_planned_length() -> None:
     result = dataclasses.replace(run([1500] * 4, p5_ns=1e6), stop_reason="settled", live=live)
     found = verdict.judge_cap(cap(), result, workload(runtime_s=60.0), cpu_count=4)
     assert found.outcome is Outcome.FAIL
-    # judged on fio's logged seconds (4; the stop cut the fifth), against the 60 planned
-    assert found.details["planned_samples"] == 60 and found.details["samples"] == 4
-    assert "4 of the first 4 s (of 60 planned)" in found.message
-    assert "fio was stopped after 4 s of the planned 60 s: settled" in found.message.lower()
+    # fio's 4 logged seconds and the report of the fifth, which the stop cut from the logs,
+    # against the 60 planned
+    assert found.details["planned_samples"] == 60 and found.details["samples"] == 5
+    assert "5 of the first 5 s (of 60 planned)" in found.message
+    assert "fio was stopped after 5 s of the planned 60 s: settled" in found.message.lower()
 
 
 def test_a_dip_in_the_live_reports_that_fios_logs_do_not_show_fails_nothing() -> None:
