@@ -157,17 +157,22 @@ class RemoteEmulatedDevice:
         lifetime.unregister(self)
         if self.cgroup:
             group = shlex.quote(self.cgroup)
-            parent = shlex.quote(os.path.dirname(self.cgroup))
-            # processes still inside (a fio that outlived its run) leave with the group
+            # processes still inside (a fio that outlived its run, e.g. after Ctrl-C) are
+            # killed and waited for: the device and its file are theirs until they are gone
             self.host.run(["sh", "-c", (f"for p in $(cat {group}/cgroup.procs 2>/dev/null); "
-                                       f"do kill -9 $p; echo $p > {parent}/cgroup.procs; "
-                                       f"done 2>/dev/null; rmdir {group}")])
+                                       "do kill -9 $p; done 2>/dev/null; i=0; "
+                                       f"while [ -s {group}/cgroup.procs ] && [ $i -lt 100 ]; "
+                                       f"do sleep 0.1; i=$((i+1)); done; rmdir {group}")])
         for path, value in self._restore:
             self.host.run(["sh", "-c", f"echo {shlex.quote(value)} > {path}"])
         if self.loop:
             self.host.run(["losetup", "-d", self.loop])
         if self._mounted:
-            self.host.run(["umount", self.run_dir])
+            run = shlex.quote(self.run_dir)
+            # the loop device lets go of its file a moment after losetup -d
+            self.host.run(["sh", "-c", (f"i=0; until umount {run} 2>/dev/null; do "
+                                       f"i=$((i+1)); [ $i -ge 50 ] && {{ umount -l {run}; "
+                                       "break; }; sleep 0.1; done")])
         self.host.run(["rmdir", self.run_dir])
 
     # -- the interface the session uses -----------------------------------------------------
