@@ -25,6 +25,7 @@ import shlex
 from dataclasses import fields
 from typing import TYPE_CHECKING
 
+from pytest_ebsperf.emulate.cleanup import pid_alive
 from pytest_ebsperf.emulate.throttle import DirectionLimits, format_io_max, split_limits
 from pytest_ebsperf.errors import EmulationUnavailableError
 
@@ -249,7 +250,7 @@ def sweep_remote(host: FioHost) -> int:
         if len(parts) != 5 or parts[2] != MACHINE or not parts[3].isdigit():
             continue  # not ours, or another machine's run
         pid = int(parts[3])
-        if pid == os.getpid() or _alive(pid):
+        if pid == os.getpid() or pid_alive(pid):
             continue  # ours, or a run still going on this machine
         leftover = RemoteEmulatedDevice(host, size_bytes=4096, iops=None, bps=None)
         leftover.name, leftover.run_dir = name, f"{RUN_ROOT}/{name}"
@@ -263,12 +264,3 @@ def sweep_remote(host: FioHost) -> int:
         removed += 1
     return removed
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
