@@ -27,7 +27,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pytest_ebsperf import diagnosis, evidence, models, report, verdict
 from pytest_ebsperf.errors import (
@@ -50,6 +50,9 @@ from pytest_ebsperf.target import SuiteMismatch
 from pytest_ebsperf.units import MIB, format_quantity
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 from pytest_ebsperf.volume import Volume
+
+if TYPE_CHECKING:
+    from pytest_ebsperf.hold import DeviceHold
 
 #: Seconds a relative check measures each twin for at least, unless --ebsperf-runtime is given.
 REL_MIN_RUNTIME_S = 20.0
@@ -188,8 +191,27 @@ class ClaimRunner:
                       "server mode runs the cap and floor checks of every host at once); run "
                       "it over ssh with --hosts.")
         target = target or self.target
-        for member in self._members_alone(target):
-            self._guard_writes(workload, member)
+        # one load per piece of storage at a time; a write claims the device (and every
+        # other name of its data) under that lock, and fio inherits lock and claims
+        with self._one_load_at_a_time(target) as lock, contextlib.ExitStack() as holds:
+            claims: list[int] = list(lock.fds)
+            for member in self._members_alone(target):
+                held = self._guard_writes(workload, member)
+                if held is not None:
+                    holds.callback(held.close)
+                    claims += list(held.fds.values())
+            result, started, before, nvme_before = self._run_locked(workload, target, monitor,
+                                                                    claims)
+        seen = self._kernel_seen(target, before, result, workload)
+        volume_said = self._ebs_nvme_seen(target, nvme_before, result)
+        self._record_measurement(workload, target, result, time.perf_counter() - started,
+                                 phase, seen, volume_said)
+        return result
+
+    def _run_locked(self, workload: Workload, target: Target, monitor: Monitor | None,
+                    claims: list[int]) -> tuple[FioResult, float, Any, Any]:
+        """fio on ``target`` with ``claims`` (descriptors of locks and holds) inherited; the
+        result, when it started, and the kernel's and the volume's counters before it."""
         if target.emulated is not None:
             workload = target.emulated.prepare(workload)  # the emulator's own needs
             # gp2/st1/sc1: the credit controller's burst or baseline limits for this workload
@@ -205,12 +227,12 @@ class ClaimRunner:
         from pytest_ebsperf.kernelstat import read_cpu
 
         cpu_before = read_cpu(self.session.runner.host)
-        with self._one_load_at_a_time(target), \
-                self.session.credits.track(target, workload) as booked:  # the credit ledger
+        with self.session.credits.track(target, workload) as booked:  # the credit ledger
             try:
                 result = self.session.runner.run(workload, target.fio_filename,
                                                  readonly=not workload.writes,
                                                  prefix=target.prefix(),
+                                                 keep_fds=claims,
                                                  monitor=monitor or self._plain_progress(
                                                      workload))
             except (FioError, DeviceError) as exc:  # fio's own words, not a traceback
@@ -222,11 +244,7 @@ class ClaimRunner:
             if cpu_before is not None and cpu_after is not None:
                 result = replace(result, host_cpu_busy_pct=cpu_after.busy_pct_since(cpu_before))
             booked(result)
-        seen = self._kernel_seen(target, before, result, workload)
-        volume_said = self._ebs_nvme_seen(target, nvme_before, result)
-        self._record_measurement(workload, target, result, time.perf_counter() - started,
-                                 phase, seen, volume_said)
-        return result
+        return result, started, before, nvme_before
 
     def _members_alone(self, target: Target) -> list[Target]:
         """The devices a run writes to: each member of a set driven together, else itself."""
@@ -318,22 +336,19 @@ class ClaimRunner:
     def _one_load_at_a_time(self, target: Target) -> Any:
         """A real device is measured by one fio at a time (pytest-xdist workers, other runs):
         two loads at once would each see half the volume."""
+        from pytest_ebsperf.devlock import DeviceLock
+
         if target.emulated_any or not self.session.runner.host.is_local:
-            return contextlib.nullcontext()
-        from pytest_ebsperf.devlock import device_lock
+            return DeviceLock([])  # the run's own loop devices; a remote host's own runs
+        return DeviceLock(sorted({target.path, *target.members}))
 
-        if target.members:
-            stack = contextlib.ExitStack()
-            for member in sorted({target.path, *target.members}):  # one order: no deadlock
-                stack.enter_context(device_lock(member))
-            return stack
-        return device_lock(target.path)
-
-    def _guard_writes(self, workload: Workload, target: Target) -> None:
-        """Before every writing workload on a real device: inspect it again, claim it (and
-        its aliases) exclusively for the rest of the run, and say once what will be lost."""
+    def _guard_writes(self, workload: Workload, target: Target) -> DeviceHold | None:
+        """Before every writing workload on a real device, under its lock: inspect it again,
+        claim it (and every other name of its data) exclusively until this workload's fio is
+        gone, and say once what will be lost. Returns the claim (None: nothing to claim)."""
         if not workload.writes or target.emulated_any:
-            return
+            return None
+        from pytest_ebsperf.hold import hold
         from pytest_ebsperf.safety import check_writable, inspect_on
 
         host = self.session.runner.host
@@ -342,18 +357,17 @@ class ClaimRunner:
                 raise UnsafeDeviceError(
                     f"writes to {target.path} on {host} are refused: "
                     f"{self.session.remote_uninspected}")
-            # a remote device cannot be held between checks (no process of this run lives
-            # there); it is inspected there again right before each writing workload
-            held = host.is_local and self.session.held(target.path)
-            report = inspect_on(host, target.path, exclusive=not held)  # now, not at preflight
+            # inspected right before each writing workload (a remote device cannot be held:
+            # no process of this run lives there)
+            report = inspect_on(host, target.path)  # now, not at preflight
             check_writable(report, destructive=self.settings.destructive)
-            first = self.session.hold(target.path) if host.is_local else \
-                self.session.first_write(target.path)
-            note = report.overwrite_note() if first else None
+            held = hold(target.path) if host.is_local else None
+            note = report.overwrite_note() if self.session.first_write(target.path) else None
             if note:
                 where = "" if host.is_local else f" on {host}"
                 self.announce(f"ebsperf: {note}{where} (--ebsperf-destructive): its data is "
                                "lost from this write on.")
+            return held
         except UnsafeDeviceError as exc:
             if not self.settings.destructive:
                 self.skip(str(exc))

@@ -1,19 +1,16 @@
-"""Hold what you write: a device given for writing is claimed for the whole run.
+"""Hold what you write: a device is claimed, with every other name of its data, while written.
 
 An inspection is a snapshot; a filesystem mounted a second later would be destroyed by the
-next write. So before the first writing workload the device is opened with ``O_EXCL`` - for a
-block device that *claims* it: the open fails with EBUSY while it is mounted, held (md, dm,
+next write. So right before each writing workload the device is opened with ``O_EXCL`` - for
+a block device that *claims* it: the open fails with EBUSY while it is mounted, held (md, dm,
 LVM) or claimed by another program, and while we hold it nobody can mount it, add it to an
-array or swap on it. The claim lasts until the run ends (it is dropped by the kernel whatever
-ends the process).
+array or swap on it. The claim's file descriptors are handed to fio too, so the claim lasts
+until the last fio process of the workload is gone, whatever ends this process.
 
-A device can be reached under other names that share its data, and each is claimed too:
-
-* the partitions of a disk, and the disk of a partition;
-* other loop devices over the same backing file (the same inode), or over the file a mounted
-  filesystem's device is backed by.
-
-If any of them is in use, writes are refused with the alias named.
+A device can be reached under other names that share its data (:mod:`pytest_ebsperf.identity`:
+partitions and their disk, loop devices stacked on it or under it, loop devices over the same
+file - deleted or in another mount namespace too -, md/dm holders). Each is checked and
+claimed as well; if any is mounted, swap or in use, writes are refused with that name.
 """
 
 from __future__ import annotations
@@ -23,61 +20,16 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_ebsperf import lifetime
+from pytest_ebsperf import identity, lifetime
 from pytest_ebsperf.errors import UnsafeDeviceError
 
-SYS_BLOCK = Path("/sys/block")
-SYS_CLASS_BLOCK = Path("/sys/class/block")
-
-
-def _sysfs(name: str) -> Path:
-    return SYS_CLASS_BLOCK / name
-
-
-def _backing_inode(name: str) -> tuple[int, int] | None:
-    """(st_dev, st_ino) of the file behind loop device ``name``, or None."""
-    try:
-        backing = (SYS_BLOCK / name / "loop" / "backing_file").read_text().strip()
-    except OSError:
-        return None
-    try:
-        info = os.stat(backing.removesuffix(" (deleted)"))
-    except OSError:
-        return None
-    return info.st_dev, info.st_ino
-
-
-def _disk_of(name: str) -> str:
-    """The disk a partition belongs to (itself for a disk)."""
-    path = _sysfs(name).resolve()
-    return path.parent.name if (path / "partition").exists() else name
-
-
-def _partitions(disk: str) -> list[str]:
-    path = _sysfs(disk).resolve()
-    try:
-        return sorted(child.name for child in path.iterdir() if (child / "partition").exists())
-    except OSError:
-        return []
+PROC = Path("/proc")
+FLAG = "--ebsperf-destructive"
 
 
 def aliases(name: str) -> list[tuple[str, str]]:
     """Other block devices that reach ``name``'s data: ``[(device name, why)]``."""
-    found: dict[str, str] = {}
-    disk = _disk_of(name)
-    if disk != name:
-        found[disk] = f"the disk {name} is a partition of"
-    for part in _partitions(disk):
-        if part != name:
-            found.setdefault(part, f"a partition of {disk}")
-    inode = _backing_inode(disk)
-    if inode is not None:
-        for other in sorted(p.name for p in SYS_BLOCK.glob("loop*")):
-            if other != disk and _backing_inode(other) == inode:
-                found.setdefault(other, f"another loop device over the same file as {disk}")
-                for part in _partitions(other):
-                    found.setdefault(part, f"a partition of {other}, over the same file")
-    return sorted(found.items())
+    return identity.family(name).others()
 
 
 @dataclass
@@ -100,36 +52,85 @@ class DeviceHold:
         return f"hold on {self.path} ({', '.join(self.fds) or 'released'})"
 
 
-def _claim(device: str) -> int:
-    return os.open(device, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+def _node(name: str, number: str) -> str:
+    """A path that opens block device ``name`` (its /dev node, else /dev/block/MAJ:MIN)."""
+    for candidate in (f"/dev/{name}", f"/dev/block/{number}"):
+        try:
+            info = os.stat(candidate)
+        except OSError:
+            continue
+        if f"{os.major(info.st_rdev)}:{os.minor(info.st_rdev)}" == number:
+            return candidate
+    return f"/dev/{name}"
 
 
-def hold(path: str) -> DeviceHold:
-    """Claim ``path`` and every alias exclusively, or raise :class:`UnsafeDeviceError`
-    naming the one in use (nothing stays claimed then)."""
-    real = os.path.realpath(path)
-    name = Path(real).name
+def _in_use(numbers: dict[str, str], proc: Path) -> dict[str, str]:
+    """``name -> "is mounted on /x"`` / ``"is in use as swap"`` for members in use."""
+    from pytest_ebsperf.safety import read_mounts, read_swaps
+
+    found: dict[str, str] = {}
+    for number, name in numbers.items():
+        mounted = read_mounts({number: name}, proc)
+        if mounted:
+            found[name] = f"is mounted on {', '.join(mounted)}"
+            continue
+        swap = read_swaps({number: name}, proc)
+        if swap:
+            found[name] = "is in use as swap"
+    return found
+
+
+def hold(path: str, *, proc: Path = PROC) -> DeviceHold:
+    """Claim ``path`` and every other name of its data exclusively, or raise
+    :class:`UnsafeDeviceError` naming the one in use (nothing stays claimed then)."""
+    devices = identity.scan()
+    number = _number(path)
+    name = next((d.name for d in devices.values() if d.number == number),
+                Path(os.path.realpath(path)).name)
+    fam = identity.family(name, devices)
+    why = fam.members
+    busy = _in_use({devices[m].number: m for m in fam.members if m in devices}, proc)
+    for member, what in sorted(busy.items(), key=lambda item: item[0] != name):
+        raise UnsafeDeviceError(_refusal(path, name, member, why.get(member, ""), what))
+    for member in sorted(fam.members):
+        holders = devices[member].holders if member in devices else ()
+        if holders:
+            raise UnsafeDeviceError(_refusal(path, name, member, why.get(member, ""),
+                                             f"is held by {', '.join(holders)}"))
     held = DeviceHold(path)
     lifetime.register(held)
     try:
-        for device, why in [(name, ""), *aliases(name)]:
+        for member in identity.claim_order(fam, devices):
+            node = _node(member, devices[member].number)
             try:
-                held.fds[device] = _claim(f"/dev/{device}" if device != name else real)
+                held.fds[member] = os.open(node, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
             except OSError as exc:
                 if exc.errno != errno.EBUSY:
                     raise UnsafeDeviceError(
-                        f"{path} could not be claimed for writing: /dev/{device} "
-                        f"{('(' + why + ') ') if why else ''}cannot be opened "
-                        f"({exc.strerror}).") from None
-                what = (f"/dev/{device} ({why}) is in use (mounted, held or opened "
-                        "exclusively)" if why else "is in use (mounted, held or opened "
-                        "exclusively by another program)")
-                subject = f"{path}: " if why else f"{path} "
-                raise UnsafeDeviceError(
-                    f"{subject}{what}; writes are refused even with --ebsperf-destructive, "
-                    "since they would reach the same data. Release it or pick another "
-                    "device.") from None
+                        f"{path} could not be claimed for writing: {node} "
+                        f"({why.get(member, '')}) cannot be opened ({exc.strerror}).") from None
+                raise UnsafeDeviceError(_refusal(
+                    path, name, member, why.get(member, ""),
+                    "is in use (mounted - perhaps in another mount namespace -, held or "
+                    "opened exclusively by another program)")) from None
     except BaseException:
         held.close()
         raise
     return held
+
+
+def _number(path: str) -> str:
+    rdev = os.stat(path).st_rdev
+    return f"{os.major(rdev)}:{os.minor(rdev)}"
+
+
+def _refusal(path: str, name: str, member: str, why: str, what: str) -> str:
+    if member == name:
+        subject = f"{path} {what}"
+    else:
+        subject = f"{path}: /dev/{member} ({why}) {what}"
+    return (f"{subject}; writes are refused even with {FLAG}, since they would reach the "
+            "same data. Release it or pick another device.")
+
+
+__all__ = ["DeviceHold", "aliases", "hold"]

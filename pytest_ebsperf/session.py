@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from pytest_ebsperf.emulate.stripe import EmulatedSet
     from pytest_ebsperf.fio.runner import FioRunner
     from pytest_ebsperf.fio.workload import Workload
-    from pytest_ebsperf.hold import DeviceHold
     from pytest_ebsperf.mdraid import MdArray
     from pytest_ebsperf.safety import DeviceReport
 
@@ -151,7 +150,6 @@ class EbsperfSession:
     checks_planned: int = 0
     #: Where live lines go while fio runs (a terminal line or CI heartbeat); None: nowhere.
     progress: ProgressWriter | None = None
-    _holds: dict[str, DeviceHold] = field(default_factory=dict)
     _sets: dict[Volume, EmulatedSet] = field(default_factory=dict)
     #: The md array ``--device`` names, when it is one (its members are the set).
     md: MdArray | None = None
@@ -690,21 +688,8 @@ class EbsperfSession:
 
         return rate * pieces * HDD_SPLIT_HEADROOM, rate * workload.bs
 
-    def hold(self, path: str) -> bool:
-        """Claim ``path`` (and its aliases) for writing until the run ends; True when it was
-        claimed just now, False when this run already held it."""
-        if path in self._holds:
-            return False
-        from pytest_ebsperf.hold import hold
-
-        self._holds[path] = hold(path)
-        return True
-
-    def held(self, path: str) -> bool:
-        return path in self._holds
-
     def first_write(self, path: str) -> bool:
-        """True the first time a writing check reaches ``path`` on a remote host."""
+        """True the first time a writing check reaches ``path`` (the overwrite is said once)."""
         if path in self._written:
             return False
         self._written.add(path)
@@ -712,9 +697,6 @@ class EbsperfSession:
 
     def close(self) -> None:
         """Remove every emulated device and release held devices; safe to call twice."""
-        for held in list(self._holds.values()):
-            held.close()
-        self._holds.clear()
         if self._credits is not None:
             self._credits.close()  # stop the bucket threads before their devices go
         for target in list(self._targets.values()):

@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_ebsperf import lifetime
@@ -53,7 +54,7 @@ def _setpriv() -> str | None:
 class LocalProcess:
     """A local fio process whose stdout/stderr go to files in ``workdir``."""
 
-    def __init__(self, argv: list[str], workdir: str) -> None:
+    def __init__(self, argv: list[str], workdir: str, keep_fds: Sequence[int] = ()) -> None:
         self.stdout_path = Path(workdir) / "stdout.txt"
         self.stderr_path = Path(workdir) / "stderr.txt"
         setpriv = _setpriv()
@@ -64,7 +65,8 @@ class LocalProcess:
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                preexec_fn=preexec, close_fds=True)  # noqa: PLW1509 - prctl only
+                preexec_fn=preexec, close_fds=True,  # noqa: PLW1509 - prctl only
+                pass_fds=tuple(keep_fds))  # device locks and claims: held until fio is gone
         self.started = time.monotonic()
         self.interrupted_at: float | None = None
         lifetime.register(self)  # SIGTERM/SIGHUP/exit of this process stop fio first

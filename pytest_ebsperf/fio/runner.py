@@ -216,6 +216,7 @@ class FioRunner:
         prefix: Sequence[str] = (),
         timeout_s: float | None = None,
         monitor: Monitor | None = None,
+        keep_fds: Sequence[int] = (),
     ) -> FioResult:
         """Run ``workload`` on block device ``filename`` and return what fio measured.
         A sequence of devices is a set measured together in one job (fio spreads the I/O
@@ -226,7 +227,8 @@ class FioRunner:
         On the local machine fio runs as a child that dies with this process, reports every
         second (``--status-interval``) and ``monitor`` sees each new second: when it returns a
         reason, fio is interrupted (it writes its report and logs) and the result says why
-        (:attr:`FioResult.stop_reason`). Raises :class:`DeviceError`,
+        (:attr:`FioResult.stop_reason`). ``keep_fds`` (device locks and exclusive claims)
+        are inherited by the local fio, so they are held until fio is gone. Raises :class:`DeviceError`,
         :class:`FioNotFoundError`, :class:`FioRunError` or :class:`FioOutputError`, each with
         a sentence saying what to do.
         """
@@ -259,7 +261,7 @@ class FioRunner:
                                 interval_ms=status_interval_s(workload) * 1000.0)
             if live:
                 completed, reason = self._execute_live(argv, limit, tmp, output, series,
-                                                       monitor)
+                                                       monitor, keep_fds)
             else:
                 completed, reason = self._execute(argv, limit, marker=output), ""
             text = self._read_output(output)
@@ -296,13 +298,14 @@ class FioRunner:
             self.keep_problems.append(f"{target}: {exc}")
 
     def _execute_live(self, argv: list[str], timeout_s: float, tmp: str, output: str,
-                      series: LiveSeries, monitor: Monitor | None) -> tuple[RunResult, str]:
+                      series: LiveSeries, monitor: Monitor | None,
+                      keep_fds: Sequence[int] = ()) -> tuple[RunResult, str]:
         from pytest_ebsperf.fio.process import LocalProcess, read_from
 
         self.last_argv = argv
         self.last_wall_s = None
         start = time.monotonic()
-        proc = LocalProcess(argv, tmp)
+        proc = LocalProcess(argv, tmp, keep_fds=keep_fds)
         stream = StatusStream()
         offset, reason, timed_out = 0, "", False
         try:
