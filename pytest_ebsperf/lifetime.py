@@ -55,6 +55,23 @@ def register(resource: Closeable) -> None:
     with _lock:
         _live[id(resource)] = resource
     install()
+    _guard()
+
+
+_guarded: int | None = None
+
+
+def _guard() -> None:
+    """Start the run's guardian with its first resource (see :mod:`pytest_ebsperf.guardian`):
+    what a SIGKILL leaves behind is removed as soon as the run is gone."""
+    global _guarded
+    if _guarded == os.getpid():
+        return
+    from pytest_ebsperf import guardian
+
+    if guardian.start():
+        _guarded = os.getpid()
+        atexit.register(guardian.stop)  # registered after close_all: runs after it
 
 
 def unregister(resource: Closeable) -> None:
@@ -97,8 +114,28 @@ def install() -> None:
         signal.signal(signum, _on_signal)
 
 
+def die_with_parent(signum: int = signal.SIGTERM) -> None:
+    """Have the kernel send this process ``signum`` when its parent dies (an xdist worker
+    whose controller was killed: SIGTERM closes what the worker made, as it does for pytest).
+    Exits at once when the parent is already gone."""
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signum, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent or parent == 1:
+        close_all()
+        os._exit(1)
+
+
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     close_all()
+    from pytest_ebsperf import guardian
+
+    guardian.stop()
     previous = _previous.get(signum)
     if callable(previous):
         previous(signum, frame)

@@ -70,6 +70,9 @@ class LocalProcess:
         self.started = time.monotonic()
         self.interrupted_at: float | None = None
         lifetime.register(self)  # SIGTERM/SIGHUP/exit of this process stop fio first
+        from pytest_ebsperf import guardian
+
+        guardian.watch(self.proc.pid)  # killed by the guardian should this process be killed
 
     def close(self) -> None:
         """Kill fio now and reap it (the registry calls this when the run is ended)."""
@@ -78,6 +81,13 @@ class LocalProcess:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        self._forget()
+
+    def _forget(self) -> None:
+        from pytest_ebsperf import guardian
+
+        if self.proc.poll() is not None:
+            guardian.forget(self.proc.pid)
         lifetime.unregister(self)
 
     def __repr__(self) -> str:
@@ -120,12 +130,12 @@ class LocalProcess:
         if rc is None:
             self.kill()
             rc = self.proc.wait()
-        lifetime.unregister(self)
+        self._forget()
         return rc
 
     def finished(self) -> None:
         """fio exited on its own: nothing left to stop."""
-        lifetime.unregister(self)
+        self._forget()
 
     def output(self) -> tuple[str, str]:
         return (self.stdout_path.read_text(errors="replace"),

@@ -78,6 +78,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # SIGTERM (a cancelled CI job) and SIGHUP stop fio and remove what the run made before
     # the process dies of them, as Ctrl-C does.
     lifetime.install()
+    if hasattr(config, "workerinput"):
+        lifetime.die_with_parent()  # an xdist worker ends with its controller, however it ends
 
     config.stash[STATE_KEY] = plugin
     config.pluginmanager.register(plugin, "ebsperf-state")

@@ -1,0 +1,157 @@
+"""A guardian that outlives the run: what a SIGKILLed pytest leaves is removed at once.
+
+SIGKILL cannot be caught, so a run killed that way closes nothing itself. Its fio dies with it
+(the kernel's parent-death signal, :mod:`pytest_ebsperf.fio.process`), but its emulated
+volumes (loop device, tmpfs, cgroup, run directory) and fio's temporary directory would stay
+until the next run's sweep. So the first time a run registers something to close, it starts a
+small guardian process:
+
+* in a session of its own, ignoring SIGINT, SIGTERM and SIGHUP, so a Ctrl-C at the terminal or
+  a signal to the whole process group does not take it before its work is done;
+* holding the read end of a pipe whose write end only the run holds: the kernel closes that end
+  when the run dies, however it dies, and the guardian reads end-of-file;
+* told the fio processes the run starts (pid and start time, so a reused pid is never hit).
+
+When the run ends normally it says ``bye`` and the guardian exits. When the pipe closes
+without it, the guardian kills the fio processes it was told of that still live, waits for the
+run to be gone (its file locks dropped), and runs the sweeps every run runs at its start
+(:func:`pytest_ebsperf.emulate.cleanup.sweep_stale`,
+:func:`pytest_ebsperf.fio.process.sweep_fio_dirs`), which take only what dead runs left.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+_lock = threading.Lock()
+_pipe: int | None = None
+_pid: int | None = None  # the process that started the guardian (a fork must not reuse it)
+_child: subprocess.Popen[bytes] | None = None
+
+
+def _start_time(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def start() -> bool:
+    """Start this process's guardian (once; Linux only). True when one is running."""
+    global _pipe, _pid, _child
+    with _lock:
+        if _pipe is not None and _pid == os.getpid():
+            return True
+        if not Path("/proc/self/stat").exists():
+            return False
+        try:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "pytest_ebsperf.guardian", str(os.getpid())],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, close_fds=True)
+        except OSError:
+            return False
+        assert child.stdin is not None
+        _pipe, _pid, _child = os.dup(child.stdin.fileno()), os.getpid(), child
+        os.set_inheritable(_pipe, False)
+        child.stdin.close()
+        return True
+
+
+def _say(line: str) -> None:
+    with _lock:
+        if _pipe is None or _pid != os.getpid():
+            return
+        try:
+            os.write(_pipe, (line + "\n").encode())
+        except OSError:
+            pass
+
+
+def watch(pid: int) -> None:
+    """Tell the guardian of a process to kill if the run dies."""
+    start_time = _start_time(pid)
+    if start_time is not None:
+        _say(f"pid {pid} {start_time}")
+
+
+def forget(pid: int) -> None:
+    _say(f"gone {pid}")
+
+
+def stop() -> None:
+    """The run ends normally: the guardian leaves without doing anything."""
+    global _pipe, _child
+    _say("bye")
+    with _lock:
+        if _pipe is not None and _pid == os.getpid():
+            os.close(_pipe)
+            _pipe = None
+        child, _child = _child, None
+    if child is not None:
+        try:
+            child.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+# -- the guardian process ------------------------------------------------------------------
+def _alive(pid: int, start_time: str | None = None) -> bool:
+    now = _start_time(pid)
+    if now is None:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z" and (start_time is None or now == start_time)
+
+
+def _wait_gone(pids: list[int], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def guard(run_pid: int, stream: object = None) -> int:
+    """The guardian's body: read the run's lines until end of file, then clean up."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
+        signal.signal(signum, signal.SIG_IGN)
+    watched: dict[int, str] = {}
+    source = stream if stream is not None else sys.stdin.buffer
+    for raw in source:  # type: ignore[attr-defined]
+        words = raw.decode(errors="replace").split()
+        if words == ["bye"]:
+            return 0
+        if len(words) == 3 and words[0] == "pid" and words[1].isdigit():
+            watched[int(words[1])] = words[2]
+        elif len(words) == 2 and words[0] == "gone" and words[1].isdigit():
+            watched.pop(int(words[1]), None)
+    # the run died without saying bye: fio first, then what it made
+    left = [pid for pid, started in watched.items() if _alive(pid, started)]
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    _wait_gone([run_pid, *left], 10.0)  # its locks are dropped when it is gone
+    from pytest_ebsperf.emulate.cleanup import sweep_stale
+    from pytest_ebsperf.fio.process import sweep_fio_dirs
+
+    for sweep in (sweep_stale, sweep_fio_dirs):
+        try:
+            sweep()
+        except Exception:  # noqa: BLE001, S110 - one failed sweep must not stop the other
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    os.chdir("/")
+    sys.exit(guard(int(sys.argv[1])))
