@@ -66,6 +66,64 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def image_name(run_dir: Path) -> str:
+    """The backing file's name of run directory ``<run_root>/<pid>-<n>``:
+    ``ebsperf-run-<pid>-<n>.img``."""
+    return f"{PREFIX}-run-{run_dir.name}.img"
+
+
+_IMAGE = re.compile(rf"/{PREFIX}-run-(\d+)-(\d+)\.img$")
+_REMOTE_IMAGE = re.compile(rf"/{PREFIX}-remote-([0-9a-f]+)-(\d+)-(\d+)\.img$")
+#: The name earlier versions gave every backing file; seen as ``/volume.img`` from here once
+#: its tmpfs is unreachable (lazily unmounted, or in a mount namespace that is gone).
+_LEGACY_UNREACHABLE = "/volume.img"
+
+
+def open_by_anyone(number: str, proc: Path = Path("/proc")) -> bool:
+    """True when some process has block device ``MAJ:MIN`` open (a scan of /proc/*/fd)."""
+    import stat
+
+    for fd_dir in proc.glob("[0-9]*/fd"):
+        try:
+            entries = list(fd_dir.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat()
+            except OSError:
+                continue
+            if stat.S_ISBLK(info.st_mode) and \
+                    f"{os.major(info.st_rdev)}:{os.minor(info.st_rdev)}" == number:
+                return True
+    return False
+
+
+def _orphan(backing: str, name: str, run_root: Path) -> str | None:
+    """Why the loop device ``name`` over ``backing`` is a dead run's, or None.
+
+    Found by what the kernel shows, wherever the file lives: a backing file named after a
+    local run whose owner is gone, or after a remote run of this machine whose pytest is
+    gone (a host in a namespace of this machine), or an earlier version's ``volume.img``
+    whose tmpfs can no longer be reached and that nobody has open."""
+    from pytest_ebsperf.emulate.remote import MACHINE
+
+    local = _IMAGE.search(backing)
+    if local and not backing.startswith(str(run_root) + "/"):
+        run = run_root / f"{local.group(1)}-{local.group(2)}"
+        return None if run_alive(run) else "its run is gone"
+    remote = _REMOTE_IMAGE.search(backing)
+    if remote and remote.group(1) == MACHINE:
+        pid = int(remote.group(2))
+        return None if pid == os.getpid() or pid_alive(pid) else "its run is gone"
+    if backing == _LEGACY_UNREACHABLE and not Path(backing).exists():
+        number = loop.major_minor(name)
+        if not open_by_anyone(number) and not any((loop.SYS_BLOCK / name / "holders")
+                                                  .iterdir()):
+            return "its file cannot be reached and nobody uses it"
+    return None
+
+
 def sweep_stale(*, run_root: Path = RUN_ROOT, roots: CgroupRoots | None = None) -> list[str]:
     """Remove what a crashed earlier run left behind.
 
@@ -84,6 +142,11 @@ def sweep_stale(*, run_root: Path = RUN_ROOT, roots: CgroupRoots | None = None) 
         if dead(run_dir.match(backing)):
             loop.detach(device, backing)
             removed.append(f"loop device /dev/{device} ({backing})")
+    for device, backing in loop.all_loops().items():
+        why = _orphan(backing, device, run_root)
+        if why is not None:
+            loop.detach(device, backing)
+            removed.append(f"loop device /dev/{device} ({backing}: {why})")
     for mount in loop.mounts():
         match = run_dir.match(str(mount.mountpoint) + "/")
         if dead(match) and mount.fstype == "tmpfs" and valid_name(mount.source):

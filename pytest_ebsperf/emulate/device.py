@@ -267,7 +267,9 @@ class EmulatedDevice:
         self.noswap = loop.mount_tmpfs(self.run_dir, self.size_bytes + 4 * MIB,
                                        source=self.name)
         self._mounted = True
-        self._backing = self.run_dir / "volume.img"
+        # named after the run, so a sweep knows it even where its path cannot be reached
+        # (its tmpfs lazily unmounted, or mounted in another mount namespace)
+        self._backing = self.run_dir / cleanup.image_name(self.run_dir)
         loop.create_sparse_file(self._backing, self.size_bytes)
         self._loop, self.direct_io = loop.attach(self._backing)
         # Loop devices are reused by the next losetup: leave the queue as it was found.

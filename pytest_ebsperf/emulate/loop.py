@@ -106,6 +106,16 @@ def loop_backing_file(name: str, sys_block: Path = SYS_BLOCK) -> str | None:
     return text.removesuffix(" (deleted)")
 
 
+def all_loops(sys_block: Path = SYS_BLOCK) -> dict[str, str]:
+    """Every bound loop device (name -> backing file as the kernel shows it)."""
+    found = {}
+    for entry in sorted(sys_block.glob("loop*")):
+        backing = loop_backing_file(entry.name, sys_block)
+        if backing is not None:
+            found[entry.name] = backing
+    return found
+
+
 def loops_backed_under(directory: Path, sys_block: Path = SYS_BLOCK) -> dict[str, str]:
     """Loop devices (name -> backing file) whose backing file lies under ``directory``."""
     found = {}

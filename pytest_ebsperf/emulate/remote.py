@@ -68,7 +68,7 @@ class RemoteEmulatedDevice:
         self.noswap = False
         self.closed = False
         self.run_dir = f"{RUN_ROOT}/{self.name}"
-        self.backing = f"{self.run_dir}/volume.img"
+        self.backing = f"{self.run_dir}/{self.name}.img"  # its name says whose it is
         self.loop: str | None = None
         self.cgroup: str | None = None
         self.cgroup_version = 0
@@ -254,8 +254,11 @@ def sweep_remote(host: FioHost) -> int:
             continue  # ours, or a run still going on this machine
         leftover = RemoteEmulatedDevice(host, size_bytes=4096, iops=None, bps=None)
         leftover.name, leftover.run_dir = name, f"{RUN_ROOT}/{name}"
-        leftover.backing = f"{leftover.run_dir}/volume.img"
+        leftover.backing = f"{leftover.run_dir}/{name}.img"
         loops = host.run(["losetup", "-j", leftover.backing]).stdout.split(":")[:1]
+        if not (loops and loops[0].startswith("/dev/")):  # made by an earlier version
+            loops = host.run(["losetup", "-j", f"{leftover.run_dir}/volume.img"]
+                             ).stdout.split(":")[:1]
         leftover.loop = loops[0] if loops and loops[0].startswith("/dev/") else None
         version, root = leftover._roots()
         leftover.cgroup, leftover.cgroup_version = f"{root}/{name}", version
