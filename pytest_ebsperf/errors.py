@@ -49,6 +49,10 @@ class FioOutputError(FioError):
     """fio's output could not be parsed."""
 
 
+class HostUnreachableError(EbsperfError):
+    """The host fio runs on cannot be reached (ssh refused, bad address or port...)."""
+
+
 class EmulationUnavailableError(EbsperfError):
     """The machine cannot emulate a volume (not root, no loop devices, no blkio throttling)."""
 

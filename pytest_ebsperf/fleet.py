@@ -133,8 +133,17 @@ def end_multiplex(directory: str) -> None:
 def load_hosts_file(path: str) -> dict[str, dict[str, Any]]:
     """The hosts file as ``{host or "defaults": {key: value}}``; a sentence on bad input."""
     source = Path(path)
+    if source.exists() and not source.is_file():
+        raise ConfigError(f"--ebsperf-hosts-file={path} is not a regular file; pass a TOML or "
+                          "JSON file with a table per host.")
     try:
-        text = source.read_text()
+        if source.exists() and source.stat().st_size > 16 * 1024 * 1024:
+            raise ConfigError(f"--ebsperf-hosts-file={path} is larger than 16 MiB; a hosts "
+                              "file has a table of a few lines per host.")
+        text = source.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"--ebsperf-hosts-file={path} is not text (byte {exc.start} is not "
+                          "UTF-8); pass a TOML or JSON file with a table per host.") from None
     except OSError as exc:
         raise ConfigError(f"--ebsperf-hosts-file={path}: cannot read it "
                           f"({exc.strerror or exc}).") from None

@@ -397,6 +397,12 @@ def convert(option: Option, value: Any, where: str) -> Any:
                           "Use true or false.")
     if option.kind == "str":
         return str(value).strip()
+    if isinstance(value, str) and not value.strip().isascii():
+        # Python reads "２００" (full-width digits) as 200; a typo that slipped through an
+        # input method is not a number anyone meant to pass
+        raise ConfigError(f"{value!r} from {where} has characters that are not ASCII digits; "
+                          f"{option.flag} takes {option.metavar or 'a value'} written with "
+                          "0-9.")
     try:
         number = int(value) if option.kind == "int" else float(value)
     except (TypeError, ValueError):
@@ -432,6 +438,15 @@ def validate(settings: Settings) -> None:
             raise ConfigError(f"{flag}={value:,} (from {o.get(dest, 'default')}) is above the "
                               f"most this plugin runs, {most:,}: {why}. Pass a smaller value "
                               "or leave it to the plugin's default.")
+    if settings.host:
+        _check_host_spec(settings.host, o.get("host", "default"))
+    runtime = settings.runtime
+    if runtime is not None and not MIN_RUNTIME_S <= runtime <= MAX_RUNTIME_S:
+        raise ConfigError(
+            f"--ebsperf-runtime={runtime:g} (from {o.get('runtime', 'default')}) is outside "
+            f"{MIN_RUNTIME_S:g} s to {MAX_RUNTIME_S:,} s (7 days): the checks judge whole "
+            "seconds of fio's run, and a longer soak is several runs. Pass seconds in that "
+            "range.")
     if not 0.0 < settings.false_alarm < 1.0:
         raise ConfigError(f"--ebsperf-false-alarm is a probability between 0 and 1 (0.001: one "
                           f"red run in 1,000 on a healthy volume), got {settings.false_alarm:g} "
@@ -467,6 +482,39 @@ def validate(settings: Settings) -> None:
         raise ConfigError(f"--ebsperf-sweep-sizes={settings.sweep_sizes}: every block size "
                           "must be a multiple of 512 bytes (direct I/O).")
 
+
+#: testinfra's connection backends (``<backend>://...``).
+HOST_BACKENDS = ("local", "ssh", "paramiko", "docker", "podman", "kubectl", "openshift",
+                 "ansible", "salt", "winrm", "lxc")
+
+
+def _check_host_spec(spec: str, where: str) -> None:
+    """``--ebsperf-host``: a testinfra host spec with a host name and a port in range."""
+    from urllib.parse import urlsplit
+
+    scheme = spec.split("://", 1)[0] if "://" in spec else "ssh"
+    hint = "Pass a spec such as ssh://root@10.0.0.3:22 or local://."
+    if scheme not in HOST_BACKENDS:
+        raise ConfigError(f"--ebsperf-host={spec} (from {where}) names no connection backend "
+                          f"testinfra knows ({', '.join(HOST_BACKENDS)}). {hint}")
+    if scheme not in ("ssh", "paramiko"):
+        return
+    parts = urlsplit(spec if "://" in spec else f"ssh://{spec}")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ConfigError(f"--ebsperf-host={spec} (from {where}) has a port that is not a "
+                          f"number from 1 to 65535. {hint}") from None
+    if not parts.hostname:
+        raise ConfigError(f"--ebsperf-host={spec} (from {where}) names no host. {hint}")
+    if port is not None and not 1 <= port <= 65535:
+        raise ConfigError(f"--ebsperf-host={spec} (from {where}): port {port} is outside 1 to "
+                          f"65535. {hint}")
+
+
+#: Shortest and longest fio run time one check may be given (seconds).
+MIN_RUNTIME_S = 1.0
+MAX_RUNTIME_S = 7 * 24 * 3600
 
 #: Most volumes one set may hold (AWS attaches at most 28 to most Nitro instances; the seed
 #: documents striped 4, and seed 002 used 24 to find an instance's ceiling).

@@ -23,7 +23,12 @@ def test_options_read_as_name_value_pairs() -> None:
 @pytest.mark.parametrize(("text", "said"), [
     ("bs=4k", "bs is built by the checks themselves"),
     ("readonly=0", "readonly is built by the checks themselves"),
-    ("allow_mounted_write=1", "allow_mounted_write is refused: it could write"),
+    ("allow_mounted_write=1", "allow_mounted_write is refused: it changes the device"),
+    ("mem=mmap:/home/me/notes.txt", "mem=mmap:/home/me/notes.txt is refused: it names a file"),
+    ("read_iolog=/dev/sdb", "read_iolog is refused: it names a file or device"),
+    ("replay_redirect=/dev/sdb", "replay_redirect is refused: it names a file or device"),
+    ("trim_backlog=8", "trim_backlog is refused: it writes, trims"),
+    ("made_up_option=1", "made_up_option is not among the fio options the checks accept"),
     ("exec_prerun=rm -rf /", "exec_prerun is refused"),
     ("verify=md5", "verify is refused"),
     ("ioscheduler=none", "ioscheduler is refused"),

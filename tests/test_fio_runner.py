@@ -78,8 +78,9 @@ def test_mixed_workloads_pass_their_read_share_and_random_ones_skip_the_random_m
 
 
 def test_extra_options_are_appended_but_may_not_override_the_job() -> None:
-    argv = argv_for(READ.replace(extra=(("cpus_allowed", "0"), ("thread", ""))))
-    assert argv[-2:] == ["--cpus_allowed=0", "--thread"]
+    argv = argv_for(READ.replace(extra=(("cpus_allowed", "0"), ("nice", "5"))))
+    assert argv[-2:] == ["--cpus_allowed=0", "--nice=5"]
+    assert "--thread" in argv  # jobs are threads of one fio process: they die with it
     with pytest.raises(ConfigError, match="sets filename, rw in its extra fio options"):
         argv_for(READ.replace(extra=(("rw", "randwrite"), ("filename", "/dev/sda"))))
 
@@ -365,7 +366,7 @@ def _during_run(
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             procs = _fio_processes(_marker(runner)) if runner.last_argv else []
-            if len(procs) >= 2:  # fio's main process and its job process
+            if procs:  # one fio process: its jobs are threads of it
                 time.sleep(1)
                 action(_marker(runner), procs)
                 return

@@ -13,7 +13,7 @@ import re
 import time
 from typing import Any, NamedTuple
 
-from pytest_ebsperf.errors import DeviceError, FioRunError
+from pytest_ebsperf.errors import DeviceError, FioRunError, HostUnreachableError
 
 #: Exit status of ``timeout`` when the time ran out (the command got the first signal).
 TIMEOUT_RC = 124
@@ -68,8 +68,26 @@ class FioHost:
                 f"--kill-after={KILL_AFTER_S}",
                 f"{timeout_s:g}",
             ] + argv
-        result = self.host.run(" ".join(["%s"] * len(argv)), *argv)
+        try:
+            result = self.host.run(" ".join(["%s"] * len(argv)), *argv)
+        except Exception as exc:  # noqa: BLE001 - each backend raises its own errors
+            raise HostUnreachableError(self._unreachable(exc)) from None
         return RunResult(int(result.rc), str(result.stdout), str(result.stderr))
+
+    def _unreachable(self, exc: BaseException) -> str:
+        """testinfra's ssh backend raises RuntimeError(result) when ssh itself fails (exit
+        status 255): the sentence says what ssh said."""
+        result = exc.args[0] if exc.args and hasattr(exc.args[0], "stderr") else None
+        if result is None:
+            return (f"{self} cannot be reached ({type(exc).__name__}: {exc}). Check the host "
+                    "spec (--ebsperf-host=ssh://user@host:port) and that it answers.")
+        raw = result.stderr
+        said = (raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)).strip()
+        if "permission denied" in said.lower():
+            return f"{self} refuses the login ({said[:300]}). Check the user and the key."
+        said = said[:300] or "no output"
+        return (f"{self} cannot be reached (exit status {result.rc}: {said}). Check the host "
+                "spec (--ebsperf-host=ssh://user@host:port) and that its sshd answers.")
 
     def check(self, argv: list[str]) -> str:
         """stdout of ``argv``; a non-zero exit becomes a :class:`FioRunError` sentence."""

@@ -84,7 +84,7 @@ REFUSED: dict[str, str] = {
         "continue_on_error", "ignore_error", "steadystate", "ss", "steadystate_duration",
         "ss_dur", "steadystate_ramp_time", "ss_ramp"), _LOGS),
     **dict.fromkeys((
-        "verify_interval", "verify_offset", "verify_pattern", "verify_fatal", "verify_dump",
+        "verify", "do_verify", "trim_percentage", "verify_interval", "verify_offset", "verify_pattern", "verify_fatal", "verify_dump",
         "verify_async", "verify_backlog", "verify_backlog_batch", "experimental_verify",
         "verify_only", "trim_verify_zero", "trim_backlog", "trim_backlog_batch", "fill_device",
         "fill_fs", "zonemode", "zonesize", "zonecapacity", "zonerange", "zoneskip",

@@ -133,6 +133,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if plugin is not None and plugin.settings.fio_servers:
         _configure_servers(config, plugin)
         return
+    if plugin is not None and not specs and plugin.settings.hosts_file:
+        try:  # not used without --hosts, but a file that does not parse is said at once
+            fleet.load_hosts_file(plugin.settings.hosts_file)
+        except EbsperfError as exc:
+            raise pytest.UsageError(str(exc)) from None
     if not specs or plugin is None:
         return
     settings = plugin.settings
