@@ -131,7 +131,7 @@ def scan(sys: Path = SYS_CLASS_BLOCK, loop_info: Scanner | None = None
         disk = real.parent.name if (real / "partition").exists() else None
         device = BlockDevice(entry.name, number, disk=disk,
                              slaves=_listing(real / "slaves"), holders=_listing(real / "holders"))
-        if (real / "loop").is_dir() or entry.name.startswith("loop"):
+        if disk is None and (real / "loop").is_dir():  # a partition has no loop of its own
             device.loop = read_loop(entry.name)
         devices[entry.name] = device
     by_number = {d.number: d.name for d in devices.values()}
@@ -195,8 +195,9 @@ def family(name: str, devices: dict[str, BlockDevice] | None = None) -> Family:
         return Family(name, {name: "itself"}, (f"device {name}",), frozenset({name}))
     up = _closure([name], lambda n: devices[n].below)
     # a partition's siblings do not overlap it: nothing on them is reached through it
+    split = {devices[n].disk for n in up if devices[n].disk is not None}  # disks we are part of
     siblings = {other.name for other in devices.values()
-                if other.disk is not None and other.disk in up and other.name not in up}
+                if other.disk in split and other.name not in up}
     files = {devices[n].loop.file_id for n in up if devices[n].loop is not None
              and devices[n].loop.rdev is None}  # type: ignore[union-attr]
     same_file = {d.name for d in devices.values() if d.loop is not None and
