@@ -40,6 +40,9 @@ class DeviceHold:
     fds: dict[str, int] = field(default_factory=dict)
 
     def close(self) -> None:
+        # I/O fio submitted before it died may still be in the device's queue (io_uring
+        # completes it after the process is gone): keep the claim until the queue is empty
+        wait_idle(list(self.fds))
         for fd in self.fds.values():
             try:
                 os.close(fd)
@@ -50,6 +53,27 @@ class DeviceHold:
 
     def __repr__(self) -> str:
         return f"hold on {self.path} ({', '.join(self.fds) or 'released'})"
+
+
+def inflight(name: str) -> int:
+    """Requests of block device ``name`` in flight now (``/sys/class/block/X/inflight``)."""
+    try:
+        return sum(int(n) for n in (identity.SYS_CLASS_BLOCK / name / "inflight")
+                   .read_text().split())
+    except (OSError, ValueError):
+        return 0
+
+
+def wait_idle(names: list[str], seconds: float = 5.0) -> bool:
+    """Wait (``seconds`` at most) until none of ``names`` has a request in flight."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while any(inflight(name) for name in names):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def _node(name: str, number: str) -> str:
