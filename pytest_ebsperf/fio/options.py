@@ -62,7 +62,7 @@ _FILES = "it names a file or device of its own, which fio would read, create or 
 _LOGS = "it changes the logs and reports the checks read"
 _DESTROY = "it writes, trims, verifies or resets data beyond what the checks control"
 _SYSTEM = "it changes the device, the system or who fio runs as, or runs commands"
-_JOBS = "the checks run one job of their own; other jobs and their order are theirs to set"
+_JOBS = "it orders jobs, and the checks run one job of their own"
 #: Options refused, with the reason said.
 REFUSED: dict[str, str] = {
     **dict.fromkeys((
