@@ -117,7 +117,10 @@ def hold(path: str, *, proc: Path = PROC) -> DeviceHold:
     for member, what in sorted(busy.items(), key=lambda item: item[0] != name):
         raise UnsafeDeviceError(_refusal(path, name, member, why.get(member, ""), what))
     for member in sorted(fam.members):
-        holders = devices[member].holders if member in devices else ()
+        # an array's members are held by the array itself: only holders above the device
+        # given (something built on its data) are someone else's
+        holders = [h for h in (devices[member].holders if member in devices else ())
+                   if h not in fam.up]
         if holders:
             raise UnsafeDeviceError(_refusal(path, name, member, why.get(member, ""),
                                              f"is held by {', '.join(holders)}"))

@@ -274,6 +274,8 @@ def claim_order(fam: Family, devices: dict[str, BlockDevice]) -> list[str]:
             continue  # a partition on the target's stack is claimed instead
         if device.is_partition and device.disk in fam.members and member not in fam.up:
             continue  # its disk is claimed, which bars it
+        if member != fam.name and any(h in fam.up for h in device.holders):
+            continue  # a member of the array given: the array holds it already
         chosen.append(member)
     return chosen
 
