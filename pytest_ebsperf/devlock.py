@@ -18,6 +18,10 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Self
 
 #: Where lock files go (the system's lock directory; the temporary one when it is missing).
 LOCK_DIRS = (Path("/run/lock"), Path(tempfile.gettempdir()))
@@ -64,7 +68,7 @@ class DeviceLock:
         self.fds: list[int] = []
         self.waited = False
 
-    def __enter__(self) -> DeviceLock:
+    def __enter__(self) -> Self:
         try:
             for root in self.roots:
                 fd = os.open(lock_path_of(root), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)

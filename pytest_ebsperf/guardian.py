@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 _lock = threading.Lock()
@@ -119,13 +120,13 @@ def _wait_gone(pids: list[int], seconds: float) -> None:
         time.sleep(0.02)
 
 
-def guard(run_pid: int, stream: object = None) -> int:
+def guard(run_pid: int, stream: Iterable[bytes] | None = None) -> int:
     """The guardian's body: read the run's lines until end of file, then clean up."""
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
         signal.signal(signum, signal.SIG_IGN)
     watched: dict[int, str] = {}
     source = stream if stream is not None else sys.stdin.buffer
-    for raw in source:  # type: ignore[attr-defined]
+    for raw in source:
         words = raw.decode(errors="replace").split()
         if words == ["bye"]:
             return 0

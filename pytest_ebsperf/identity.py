@@ -198,8 +198,8 @@ def family(name: str, devices: dict[str, BlockDevice] | None = None) -> Family:
     split = {devices[n].disk for n in up if devices[n].disk is not None}  # disks we are part of
     siblings = {other.name for other in devices.values()
                 if other.disk in split and other.name not in up}
-    files = {devices[n].loop.file_id for n in up if devices[n].loop is not None
-             and devices[n].loop.rdev is None}  # type: ignore[union-attr]
+    loops = [devices[n].loop for n in up]
+    files = {lo.file_id for lo in loops if lo is not None and lo.rdev is None}
     same_file = {d.name for d in devices.values() if d.loop is not None and
                  d.loop.rdev is None and d.loop.file_id in files}
     base = up | same_file | _closure(same_file, lambda n: devices[n].below)
