@@ -204,9 +204,11 @@ class EbsperfSession:
             sweep_remote(self.runner.host)  # what killed runs from here left on that host
             return
         if self.settings.emulate:
-            from pytest_ebsperf.emulate import check_emulation_available, sweep_stale
+            from pytest_ebsperf.emulate import check_emulation_available, latency, sweep_stale
 
             check_emulation_available()
+            if latency.parse(self.settings.emulate_latency) is not None:
+                latency.check_available()  # /dev/fuse, and the daemon builds here
             sweep_stale()
             return
         if self.settings.provision:
@@ -556,8 +558,14 @@ class EbsperfSession:
 
     def _start_remote_emulated(self, volume: Volume) -> EmulatedDevice:
         """An emulated volume made on the host fio runs on, through its host object."""
+        from pytest_ebsperf.emulate import latency
         from pytest_ebsperf.emulate.remote import RemoteEmulatedDevice
 
+        if latency.parse(self.settings.emulate_latency) is not None:
+            raise SuiteMismatch(
+                "emulated latency (--emulate-latency) is made only where pytest runs: its FUSE "
+                f"daemon would have to be built and run on {self.runner.host}. Pass "
+                "--emulate-latency=none for remote emulated volumes.")
         if models.has_burst(volume):
             raise SuiteMismatch(
                 f"an emulated {volume.label()} has a burst bucket, and buckets are emulated only "
@@ -591,8 +599,12 @@ class EbsperfSession:
         iops, bps, unit = self.emulated_rates(volume.replace(instance_type=None))
         rates = [(None if iops is None else iops * f, None if bps is None else bps * f, unit)
                  for f in factors]
-        pool = EmulatedSet(rates, size_bytes=EMULATED_DEVICE_BYTES,
-                           name=f"ebsperf-{volume.type}").start()
+        from pytest_ebsperf.emulate import latency
+
+        pool = EmulatedSet(rates, size_bytes=EMULATED_DEVICE_BYTES, name=f"ebsperf-{volume.type}",
+                           latency_us=latency.for_volume(
+                               latency.parse(self.settings.emulate_latency), volume.type)
+                           ).start()
         self._sets[volume] = pool
         risk = pool.swap_risk()
         notes = [risk] if risk else []
@@ -634,12 +646,21 @@ class EbsperfSession:
         iops, bps, unit = self.emulated_rates(volume)
         size = (EMULATED_INSTANCE_STORE_BYTES if volume.type == "instance-store"
                  else EMULATED_DEVICE_BYTES)
+        from pytest_ebsperf.emulate import latency
+
+        mean_us = latency.for_volume(latency.parse(self.settings.emulate_latency), volume.type)
         device = EmulatedDevice(size_bytes=size, iops=iops, bps=bps,
-                                io_unit_bytes=unit, name=f"ebsperf-{volume.type}")
+                                io_unit_bytes=unit, name=f"ebsperf-{volume.type}",
+                                latency_us=mean_us)
         device.start()
         risk = device.swap_risk()
         if risk:  # said once, with the volume's facts (fidelity at risk, not a verdict)
             self.record_volume(device.path, volume, [risk], emulated=True, noswap=False)
+        if mean_us is not None:
+            said = (f"emulated latency: {mean_us / 1000:g} ms mean per I/O (log-normal, p99 "
+                    f"about {1.7 * mean_us / 1000:.2g} ms; the path's own "
+                    f"{device.overhead_us:.0f} us taken off)")
+            self.record_volume(device.path, volume, [said], emulated=True)
         try:
             self.credits.attach(volume, device, self.emulated_rates)  # gp2/st1/sc1 bucket
         except BaseException:

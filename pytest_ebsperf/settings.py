@@ -94,6 +94,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("emulate_factor", "--emulate-factor", None, "EBSPERF_EMULATE_FACTOR", "float",
            "FACTOR", "make the emulated volume deliver this fraction of its documented "
            "performance (0.75 shows what a failing volume looks like).", 1.0),
+    Option("emulate_latency", "--emulate-latency", "ebsperf_emulate_latency",
+           "EBSPERF_EMULATE_LATENCY", "str", "auto|none|MS",
+           "give every I/O of an emulated volume a service time: auto (the volume type's "
+           "documented figure, docs/emulation.md), none (the loop device's microseconds), or "
+           "a mean in milliseconds. Needs /dev/fuse, a C compiler and libfuse3.", "none"),
     Option("emulate_timescale", "--emulate-timescale", None, "EBSPERF_EMULATE_TIMESCALE", "str",
            "N", "shrink emulated burst buckets N times (rates unchanged) so a 2,000 s knee "
            "comes after 2,000/N s; the model's times shrink alike. 'auto' makes a full "
@@ -225,6 +230,7 @@ class Settings:
     emulate: bool = False
     emulate_factor: float = 1.0
     emulate_timescale: str = "auto"
+    emulate_latency: str = "none"
     plots: str = "ebsperf-results/plots"
     iodepth: int | None = None
     numjobs: int | None = None
@@ -467,6 +473,12 @@ def validate(settings: Settings) -> None:
                           "exclude each other: --emulate creates its own volume. Pass one.")
     if settings.emulate_factor != 1.0 and not settings.emulate:
         raise ConfigError("--emulate-factor only applies with --emulate.")
+    from pytest_ebsperf.emulate.latency import parse as parse_latency
+
+    if parse_latency(settings.emulate_latency) is not None and not settings.emulate:
+        raise ConfigError(f"--emulate-latency={settings.emulate_latency} (from "
+                          f"{o.get('emulate_latency', 'default')}) only applies with --emulate "
+                          "(a real volume's I/O takes its own time).")
     if parse_timescale(settings.emulate_timescale) is not None and not settings.emulate:
         raise ConfigError("--emulate-timescale only applies with --emulate (a real volume's "
                           "credits run on real time).")

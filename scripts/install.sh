@@ -6,11 +6,13 @@ cd "$(dirname "$0")/.."
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 need_apt=0
-for tool in fio losetup blkid mkfs.ext4 sfdisk ip nsenter ssh /usr/sbin/sshd; do
+for tool in fio losetup blkid mkfs.ext4 sfdisk ip nsenter ssh /usr/sbin/sshd gcc pkg-config; do
   command -v "$tool" >/dev/null 2>&1 || need_apt=1
 done
+# emulated latency builds a small FUSE daemon (pytest_ebsperf/emulate/latfs.c) with libfuse3
+[ -e /usr/include/fuse3/fuse_lowlevel.h ] || need_apt=1
 if [ "$need_apt" -eq 1 ]; then
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fio util-linux e2fsprogs fdisk iproute2 openssh-client openssh-server >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fio util-linux e2fsprogs fdisk iproute2 openssh-client openssh-server gcc pkg-config libfuse3-dev >/dev/null
 fi
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"

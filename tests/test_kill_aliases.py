@@ -7,7 +7,7 @@ when the signal comes. The signal goes to **pytest's PID only** (as a CI runner,
 or ``kill -TERM $pid`` sends it), to the whole process group, or to an xdist controller. Then:
 within 1 s of pytest's exit no process has the device open (a scan of ``/proc/*/fd``), the
 device's write counter (``/sys/block/X/stat``) does not move for 2 s, and a filesystem made on
-the device right after stays intact through what would have been the rest of the run.
+the device right after passes ``e2fsck`` when the run would have ended.
 """
 
 from __future__ import annotations
@@ -112,9 +112,15 @@ def writing(device: str) -> bool:
 def start_write_check(device: str, prefix: list[str], cwd: Path, *extra: str
                       ) -> subprocess.Popen[bytes]:
     argv = [*prefix, sys.executable, "-m", "pytest", IO1_WRITE, f"--device={device}", *VOLUME,
-            "--ebsperf-destructive", "--ebsperf-runtime=30", "-p", "no:cacheprovider", *extra]
+            "--ebsperf-destructive", f"--ebsperf-runtime={RUNTIME_S}", "-p", "no:cacheprovider",
+            *extra]
     return subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+#: The write check's fio run time: after a kill, the test waits until it would have ended.
+RUNTIME_S = 12
+_started: dict[str, float] = {}
 
 
 def wait_until_writing(device: str, proc: subprocess.Popen[bytes]) -> None:
@@ -123,6 +129,7 @@ def wait_until_writing(device: str, proc: subprocess.Popen[bytes]) -> None:
         assert proc.poll() is None, "the run ended before fio wrote"
         assert time.monotonic() < deadline, "fio never started writing"
         time.sleep(0.05)
+    _started[device] = time.monotonic()
     time.sleep(2)  # two seconds into the write check
 
 
@@ -144,7 +151,9 @@ def assert_nothing_writes_after(device: str, ended: float) -> None:
     time.sleep(2)
     assert sectors_written(device) == last, "the device was written after the run ended"
     subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True, capture_output=True)
-    time.sleep(3)
+    # through what would have been the rest of the run (ramp, run time, the report)
+    rest = _started.get(device, time.monotonic()) + RUNTIME_S + 3 - time.monotonic()
+    time.sleep(max(3.0, rest))
     check = subprocess.run(["e2fsck", "-fn", device], capture_output=True, text=True,
                            check=False)
     assert check.returncode == 0, check.stdout + check.stderr

@@ -147,6 +147,11 @@ def sweep_stale(*, run_root: Path = RUN_ROOT, roots: CgroupRoots | None = None) 
         if why is not None:
             loop.detach(device, backing)
             removed.append(f"loop device /dev/{device} ({backing}: {why})")
+    for mount in loop.mounts():  # an emulated-latency daemon's file system, over the tmpfs
+        match = run_dir.match(str(mount.mountpoint) + "/")
+        if dead(match) and mount.fstype.startswith("fuse") and mount.source == "ebsperf-latfs":
+            loop.unmount(mount.mountpoint)
+            removed.append(f"latency mount {mount.mountpoint}")
     for mount in loop.mounts():
         match = run_dir.match(str(mount.mountpoint) + "/")
         if dead(match) and mount.fstype == "tmpfs" and valid_name(mount.source):

@@ -14,7 +14,7 @@ import threading
 import warnings
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pytest_ebsperf import lifetime
 from pytest_ebsperf.emulate import cleanup, loop
@@ -88,6 +88,7 @@ class EmulatedDevice:
         io_unit_bytes: int = 256 * KIB,
         name: str = "ebsperf",
         share_cgroup_of: EmulatedDevice | None = None,
+        latency_us: float | None = None,
     ) -> None:
         if size_bytes <= 0 or size_bytes % 4096:
             raise ValueError(f"size_bytes must be a positive multiple of 4096, got {size_bytes}.")
@@ -104,6 +105,12 @@ class EmulatedDevice:
         #: process then drives both, each at its own limits (a set of volumes, see
         #: :class:`~pytest_ebsperf.emulate.stripe.EmulatedSet`). That device owns the cgroup.
         self.share_cgroup_of = share_cgroup_of
+        #: Mean service time of every I/O (µs), served by a FUSE daemon under the loop
+        #: device (:mod:`pytest_ebsperf.emulate.latency`); None: the loop device's own.
+        self.latency_us = latency_us
+        self._latency: Any = None
+        #: The path's own time per I/O at queue depth 1, taken off each service time.
+        self.overhead_us = 0.0
         #: Share of I/Os that are reads (``None``: unknown, both directions get the limit).
         self.read_fraction: float | None = None
         self.run_dir: Path | None = None
@@ -271,7 +278,10 @@ class EmulatedDevice:
         # (its tmpfs lazily unmounted, or mounted in another mount namespace)
         self._backing = self.run_dir / cleanup.image_name(self.run_dir)
         loop.create_sparse_file(self._backing, self.size_bytes)
-        self._loop, self.direct_io = loop.attach(self._backing)
+        if self.latency_us is not None:
+            self._loop, self.direct_io = self._attach_with_latency(self._backing)
+        else:
+            self._loop, self.direct_io = loop.attach(self._backing)
         # Loop devices are reused by the next losetup: leave the queue as it was found.
         self._restore.append(("queue/max_sectors_kb",
                               loop.read_sysfs(self._loop, "queue/max_sectors_kb")))
@@ -285,6 +295,23 @@ class EmulatedDevice:
         else:
             self._throttle = group.create()
         self._apply()
+
+    def _attach_with_latency(self, image: Path) -> tuple[str, bool]:
+        """The loop device over the latency daemon's file (direct I/O: every request reaches
+        the daemon), with the path's own time per I/O measured and taken off."""
+        from pytest_ebsperf.emulate import latency
+
+        assert self.run_dir is not None and self.latency_us is not None
+        self._latency = latency.LatencyServer(image, self.run_dir / "latency",
+                                              self.latency_us).start()
+        name, direct = loop.attach(self._latency.path)
+        if not direct:
+            loop.detach(name, self._latency.path)
+            raise EmulationUnavailableError(
+                "The loop device over the emulated-latency file has no direct I/O, so the "
+                "daemon would not see each request; pass --emulate-latency=none.")
+        self.overhead_us = latency.calibrate(f"/dev/{name}", self._latency)
+        return name, direct
 
     def _apply(self) -> None:
         with self._lock:
@@ -335,7 +362,7 @@ class EmulatedDevice:
         """
         problems = []
         for step in (self._close_cgroup, self._close_sysfs, self._close_loop,
-                     self._close_mount, self._close_dirs):
+                     self._close_latency, self._close_mount, self._close_dirs):
             try:
                 step()
             except Exception as exc:  # noqa: BLE001 - the other steps must still run
@@ -378,8 +405,15 @@ class EmulatedDevice:
                 pass  # other runs still use it
 
     def _close_loop(self) -> None:
-        if self._loop is not None and self._backing is not None:
+        if self._loop is not None and self._latency is not None:
+            loop.detach(self._loop, self._latency.path)
+        elif self._loop is not None and self._backing is not None:
             loop.detach(self._loop, self._backing)
+
+    def _close_latency(self) -> None:
+        if self._latency is not None:
+            self._latency.stop()
+            self._latency = None
 
     def _close_mount(self) -> None:
         if self._mounted and self.run_dir is not None:

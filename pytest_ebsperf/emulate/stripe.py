@@ -27,11 +27,12 @@ class EmulatedSet:
     """``len(rates)`` emulated volumes whose limits live in the first one's cgroup."""
 
     def __init__(self, rates: Sequence[MemberRates], *, size_bytes: int,
-                 name: str = "ebsperf-set") -> None:
+                 name: str = "ebsperf-set", latency_us: float | None = None) -> None:
         if not rates:
             raise ValueError("a set needs at least one member.")
         self.rates = list(rates)
         self.size_bytes, self.name = size_bytes, name
+        self.latency_us = latency_us
         self.members: list[EmulatedDevice] = []
 
     def __repr__(self) -> str:
@@ -48,7 +49,7 @@ class EmulatedSet:
                 owner = self.members[0] if self.members else None
                 device = EmulatedDevice(size_bytes=self.size_bytes, iops=iops, bps=bps,
                                         io_unit_bytes=unit, name=self.name,
-                                        share_cgroup_of=owner)
+                                        share_cgroup_of=owner, latency_us=self.latency_us)
                 self.members.append(device)
                 device.start()
         except BaseException:

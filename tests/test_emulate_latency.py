@@ -1,0 +1,136 @@
+"""Emulated volumes with latency: every I/O takes the set service time (a FUSE daemon under a
+loop device with direct I/O), on top of the kernel's rate limits; data is kept; nothing is
+left behind. Real fio on real loop devices."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import needs_fio, needs_root
+from pytest_ebsperf.emulate import EmulatedDevice, cleanup, latency, loop
+from pytest_ebsperf.errors import ConfigError
+from pytest_ebsperf.fio.runner import FioRunner
+from pytest_ebsperf.fio.workload import Workload
+
+MIB = 1024 * 1024
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _usable() -> None:
+    try:
+        latency.check_available()
+    except Exception as exc:  # noqa: BLE001 - any reason is a reason to skip
+        pytest.skip(f"emulated latency is not available here: {exc}")
+
+
+def read(device: EmulatedDevice, iodepth: int, seconds: float = 2) -> tuple[float, float]:
+    """(IOPS, mean completion latency in µs) of 4 KiB random reads at ``iodepth``."""
+    result = FioRunner().run(Workload("randread", bs=4096, iodepth=iodepth, runtime_s=seconds,
+                                      ramp_s=0.5, engine="libaio"), device.path,
+                             readonly=True, prefix=device.argv_prefix())
+    return result.read.iops, result.read.clat.mean_ns / 1000.0
+
+
+def test_the_setting_reads_auto_none_and_milliseconds() -> None:
+    assert latency.parse("auto") == "auto"
+    assert latency.parse("none") is None
+    assert latency.parse("0.5") == 500.0
+    assert latency.for_volume("auto", "io2") == latency.DEFAULT_LATENCY_US["io2"]
+    assert latency.for_volume(2000.0, "io2") == 2000.0
+    with pytest.raises(ConfigError, match="milliseconds"):
+        latency.parse("fast")
+
+
+@needs_root
+@needs_fio
+@pytest.mark.parametrize("mean_ms", [0.5, 2.0])
+def test_queue_depth_one_sees_the_set_latency(mean_ms: float) -> None:
+    _usable()
+    with EmulatedDevice(size_bytes=64 * MIB, iops=100_000, latency_us=mean_ms * 1000) as dev:
+        iops, clat = read(dev, 1)
+    # 5 % is the goal (docs/benchmarks.md has the figures); 10 % here, under a test suite
+    assert clat == pytest.approx(mean_ms * 1000, rel=0.10)
+    assert iops == pytest.approx(1e6 / clat, rel=0.10)  # Little's law at QD 1
+
+
+@needs_root
+@needs_fio
+def test_deeper_queues_reach_queue_depth_over_latency() -> None:
+    _usable()
+    with EmulatedDevice(size_bytes=64 * MIB, iops=100_000, latency_us=1000) as dev:
+        iops, clat = read(dev, 8)
+    assert iops >= 0.9 * 8 / 1e-3  # 8 in flight at 1 ms each: 8,000 IOPS
+    assert clat == pytest.approx(1000, rel=0.15)
+
+
+@needs_root
+@needs_fio
+def test_the_kernels_rate_limit_still_binds_under_latency() -> None:
+    _usable()
+    with EmulatedDevice(size_bytes=64 * MIB, iops=2000, latency_us=500) as dev:
+        iops, _ = read(dev, 16, seconds=3)
+    assert iops == pytest.approx(2000, rel=0.05)
+
+
+@needs_root
+@needs_fio
+def test_what_is_written_reads_back() -> None:
+    _usable()
+    with EmulatedDevice(size_bytes=16 * MIB, iops=100_000, latency_us=200) as dev:
+        pattern = os.urandom(1 * MIB)
+        fd = os.open(dev.path, os.O_RDWR)
+        try:
+            os.pwrite(fd, pattern, 3 * MIB)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with open(dev.path, "rb", buffering=0) as handle:
+            handle.seek(3 * MIB)
+            assert handle.read(MIB) == pattern
+
+
+@needs_root
+def test_closing_removes_daemon_mounts_and_loop_device() -> None:
+    _usable()
+    dev = EmulatedDevice(size_bytes=16 * MIB, iops=1000, latency_us=500).start()
+    run_dir, name = dev.run_dir, Path(dev.path).name
+    assert run_dir is not None
+    assert any(m.source == "ebsperf-latfs" for m in loop.mounts())
+    dev.close()
+    assert not any(str(m.mountpoint).startswith(str(run_dir)) for m in loop.mounts())
+    assert loop.loop_backing_file(name) is None or str(run_dir) not in (
+        loop.loop_backing_file(name) or "")
+    assert not run_dir.exists()
+
+
+@needs_root
+def test_a_sigkilled_owner_leaves_nothing_once_its_guardian_swept() -> None:
+    _usable()
+    script = ("import time\nfrom pytest_ebsperf.emulate import EmulatedDevice\n"
+              "d = EmulatedDevice(size_bytes=16 * 1024 * 1024, iops=1000, latency_us=500)\n"
+              "d.start()\nprint(d.run_dir, flush=True)\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                            cwd=ROOT)
+    try:
+        assert proc.stdout is not None
+        run_dir = proc.stdout.readline().strip()
+        assert run_dir
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(str(m.mountpoint).startswith(run_dir) for m in loop.mounts()) or \
+                loop.loops_backed_under(Path(run_dir)):
+            assert time.monotonic() < deadline, "the latency mount or loop device stayed"
+            time.sleep(0.1)
+        assert not Path(run_dir).exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup.sweep_stale()
