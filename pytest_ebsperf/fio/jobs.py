@@ -20,7 +20,7 @@ RESERVED = frozenset(
         "ioengine", "size", "write_iops_log", "write_bw_log", "write_lat_log", "log_avg_msec",
         "per_job_logs", "group_reporting", "status-interval", "status_interval",
         "unified_rw_reporting", "trim_percentage", "verify", "do_verify", "thread",
-        "buffered", "percentile_list",
+        "buffered",
     }
 )  # fmt: skip
 

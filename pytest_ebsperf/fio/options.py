@@ -80,7 +80,8 @@ REFUSED: dict[str, str] = {
         "log_store_compressed", "log_unix_epoch", "log_alternate_epoch",
         "log_alternate_epoch_clock_id", "bwavgtime", "iopsavgtime", "stats", "gtod_reduce",
         "disable_lat", "disable_clat", "disable_slat", "disable_bw_measurement",
-        "clat_percentiles", "lat_percentiles", "slat_percentiles", "kb_base", "unit_base",
+        "clat_percentiles", "lat_percentiles", "slat_percentiles", "percentile_list",
+        "kb_base", "unit_base",
         "continue_on_error", "ignore_error", "steadystate", "ss", "steadystate_duration",
         "ss_dur", "steadystate_ramp_time", "ss_ramp"), _LOGS),
     **dict.fromkeys((
