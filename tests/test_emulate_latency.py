@@ -134,3 +134,21 @@ def test_a_sigkilled_owner_leaves_nothing_once_its_guardian_swept() -> None:
         if proc.poll() is None:
             proc.kill()
         cleanup.sweep_stale()
+
+
+@needs_root
+@needs_fio
+def test_trim_reaches_the_backing_file_through_the_daemon() -> None:
+    _usable()
+    with EmulatedDevice(size_bytes=16 * MIB, iops=100_000, latency_us=200) as dev:
+        fd = os.open(dev.path, os.O_RDWR)
+        try:
+            os.pwrite(fd, b"\xff" * MIB, 0)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        done = subprocess.run(["blkdiscard", "-o", "0", "-l", str(MIB), dev.path],
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        with open(dev.path, "rb", buffering=0) as handle:
+            assert handle.read(MIB) == bytes(MIB)  # a punched hole reads as zeros
