@@ -601,10 +601,14 @@ class EbsperfSession:
                  for f in factors]
         from pytest_ebsperf.emulate import latency
 
+        mean_us = latency.for_volume(latency.parse(self.settings.emulate_latency), volume.type)
+        total_iops = sum(r[0] or 0 for r in rates) or None
+        total_bps = sum(r[1] or 0 for r in rates) or None
+        too_fast = latency.beyond_reach(total_iops, total_bps) if mean_us is not None else None
+        if too_fast:
+            mean_us = None  # said in the set's notes below
         pool = EmulatedSet(rates, size_bytes=EMULATED_DEVICE_BYTES, name=f"ebsperf-{volume.type}",
-                           latency_us=latency.for_volume(
-                               latency.parse(self.settings.emulate_latency), volume.type)
-                           ).start()
+                           latency_us=mean_us).start()
         self._sets[volume] = pool
         risk = pool.swap_risk()
         notes = [risk] if risk else []
@@ -614,6 +618,10 @@ class EbsperfSession:
         slow = [f"member {i + 1} x {f:g}" for i, f in enumerate(factors) if f != 1.0]
         if slow:
             notes.append("--emulate-member-factors: " + ", ".join(slow))
+        if mean_us is not None:
+            notes.append(f"emulated latency: {mean_us / 1000:g} ms mean per I/O on each member")
+        elif too_fast:
+            notes.append(f"emulated without latency: the set's {too_fast}")
         self.record_volume(", ".join(pool.paths), volume, notes, emulated=True,
                            spec=f"set of {count}")
         return pool
@@ -649,6 +657,9 @@ class EbsperfSession:
         from pytest_ebsperf.emulate import latency
 
         mean_us = latency.for_volume(latency.parse(self.settings.emulate_latency), volume.type)
+        too_fast = latency.beyond_reach(iops, bps) if mean_us is not None else None
+        if too_fast:
+            mean_us = None
         device = EmulatedDevice(size_bytes=size, iops=iops, bps=bps,
                                 io_unit_bytes=unit, name=f"ebsperf-{volume.type}",
                                 latency_us=mean_us)
@@ -661,6 +672,9 @@ class EbsperfSession:
                     f"about {1.7 * mean_us / 1000:.2g} ms; the path's own "
                     f"{device.overhead_us:.0f} us taken off)")
             self.record_volume(device.path, volume, [said], emulated=True)
+        elif too_fast:
+            self.record_volume(device.path, volume, [f"emulated without latency: {too_fast}"],
+                               emulated=True)
         try:
             self.credits.attach(volume, device, self.emulated_rates)  # gp2/st1/sc1 bucket
         except BaseException:

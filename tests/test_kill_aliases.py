@@ -119,7 +119,7 @@ def start_write_check(device: str, prefix: list[str], cwd: Path, *extra: str
 
 
 #: The write check's fio run time: after a kill, the test waits until it would have ended.
-RUNTIME_S = 12
+RUNTIME_S = 8
 _started: dict[str, float] = {}
 
 

@@ -55,6 +55,23 @@ def parse(text: str | None, where: str = "--emulate-latency") -> float | str | N
     return ms * 1000.0
 
 
+#: What the daemon reaches on a 2-CPU machine with the I/O path and fio beside it
+#: (docs/benchmarks.md): a volume faster than this gets no emulated latency, said in its notes.
+REACH_IOPS = 25_000
+REACH_BPS = 3_000 * 1024 * 1024
+
+
+def beyond_reach(iops: float | None, bps: float | None) -> str | None:
+    """Why a volume this fast is emulated without latency, or None."""
+    if iops is not None and iops > REACH_IOPS:
+        return (f"{iops:,.0f} IOPS is beyond what emulated latency reaches on this machine "
+                f"(about {REACH_IOPS:,} IOPS, docs/benchmarks.md)")
+    if bps is not None and bps > REACH_BPS:
+        return (f"{bps / 2**20:,.0f} MiB/s is beyond what emulated latency reaches on this "
+                f"machine (about {REACH_BPS // 2**20:,} MiB/s, docs/benchmarks.md)")
+    return None
+
+
 def for_volume(setting: float | str | None, volume_type: str) -> float | None:
     """The mean service time (µs) for a volume of ``volume_type``, or None (no latency)."""
     if setting is None:
