@@ -701,6 +701,25 @@ class ClaimRunner:
                                       alpha=self.session.policy.alpha, source=source)
         return self.conclude(found, workload, result, started)
 
+    def check_mean_latency(self, claim: str, what: str, workload: Workload, *,
+                           below: str | float, direction: str | None = None,
+                           source: str = "") -> Verdict:
+        """The average completion latency of ``workload`` is under ``below`` ("500us"; a
+        number is milliseconds), judged on fio's per-second means (e.g. io2's "< 500 µs
+        average for 16 KiB I/O", B-IO2)."""
+        from pytest_ebsperf import latency
+
+        try:
+            bound_ns = latency.parse_duration_ns(below)
+        except EbsperfError as exc:
+            self.refuse(f"{claim}: {exc}")
+        started = time.perf_counter()
+        result = self.run(workload)
+        found = latency.judge_mean_latency(claim, what, result, workload, bound_ns=bound_ns,
+                                           direction=direction,
+                                           alpha=self.session.policy.alpha, source=source)
+        return self.conclude(found, workload, result, started)
+
     def check_rel(self, claim: str, what: str, workload: Workload) -> list[Verdict]:
         """Run ``workload`` on the device and on its reference twin; judge IOPS and median
         latency as relative claims (REL, e.g. S2-17 encryption)."""

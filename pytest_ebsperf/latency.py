@@ -137,6 +137,51 @@ def judge_latency(claim: str, what: str, result: FioResult, workload: Workload, 
                    "run longer.", p_value=p_value, slower_share=share)
 
 
+def judge_mean_latency(claim: str, what: str, result: FioResult, workload: Workload, *,
+                       bound_ns: float, alpha: float, direction: str | None = None,
+                       source: str = "") -> Verdict:
+    """Judge "the average completion latency is under ``bound_ns``" (io2's < 500 µs).
+
+    The sample is the per-second mean completion latency from fio's logs: the interval for
+    their mean (one-sided at ``alpha``, the standard error corrected for autocorrelation)
+    must lie under the bound for PASS, wholly above it for FAIL; else INCONCLUSIVE."""
+    direction, stats = _direction(result, workload, direction)
+    windows = list(result.series[f"{direction}_clat"].values) \
+        if f"{direction}_clat" in result.series else []
+    measured = stats.clat.mean_ns if stats.clat.samples else None
+    interval = evidence.mean_interval(windows, alpha)
+    label = f"mean {direction} latency"
+    base = {"bound_ns": bound_ns, "direction": direction, "windows": len(windows),
+            "alpha": alpha, "window_means_ns": windows}
+
+    def verdict(outcome: Outcome, reason: str, sentence: str, **details: Any) -> Verdict:
+        shown = format_latency(measured) if measured is not None else "-"
+        message = (f"{what}: {label} {shown} measured, under {format_latency(bound_ns)} "
+                   f"claimed, at QD {workload.queue_depth}. {sentence} Claim {claim}"
+                   + (f", {source}" if source else "."))
+        return Verdict(outcome=outcome, claim=claim, what=what, expected=bound_ns,
+                       measured=measured, unit="ns", binding=f"claimed {label}",
+                       reason=reason, message=message, policy=LATENCY,
+                       details={**base, **details})
+
+    if measured is None or interval is None:
+        return verdict(Outcome.INCONCLUSIVE, "inconclusive: too few seconds",
+                       "Its per-second means need at least two seconds of fio's logs; run "
+                       "longer (--ebsperf-runtime).")
+    seen = (f"Per-second means over {interval.n} s: {format_latency(interval.mean)}, between "
+            f"{format_latency(interval.low)} and {format_latency(interval.high)} (each side "
+            f"at the false-alarm level {alpha:.2g})")
+    found = {"low_ns": interval.low, "high_ns": interval.high}
+    if interval.high < bound_ns:
+        return verdict(Outcome.PASS, f"mean under {format_latency(bound_ns)}",
+                       f"{seen}: PASS.", **found)
+    if interval.low > bound_ns:
+        return verdict(Outcome.FAIL, f"mean above {format_latency(bound_ns)}",
+                       f"{seen}: wholly above the claim, FAIL.", **found)
+    return verdict(Outcome.INCONCLUSIVE, f"inconclusive: mean near {format_latency(bound_ns)}",
+                   f"{seen}: the claim's bound lies inside; run longer.", **found)
+
+
 def ladder() -> Sequence[float]:
     """The percentiles asked of fio besides the claimed one."""
     return _LADDER

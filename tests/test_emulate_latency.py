@@ -152,3 +152,24 @@ def test_trim_reaches_the_backing_file_through_the_daemon() -> None:
         assert done.returncode == 0, done.stderr
         with open(dev.path, "rb", buffering=0) as handle:
             assert handle.read(MIB) == bytes(MIB)  # a punched hole reads as zeros
+
+
+IO2_LATENCY = ("suites/io2/test_io2.py::"
+               "test_sixteen_kib_io_averages_under_half_a_millisecond")
+
+
+@needs_root
+@needs_fio
+@pytest.mark.parametrize(("mean_ms", "outcome"), [(0.3, "passed"), (0.8, "failed")])
+def test_io2_latency_claim_passes_and_fails_on_volumes_made_to_meet_or_miss_it(
+        mean_ms: float, outcome: str, tmp_path: Path) -> None:
+    """B-IO2: < 500 µs average for 16 KiB I/O, asserted on emulated io2 volumes whose every
+    I/O takes 0.3 ms (meets it) or 0.8 ms (misses it)."""
+    _usable()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(ROOT / IO2_LATENCY), "--emulate",
+         f"--emulate-latency={mean_ms}", "-p", "no:cacheprovider", "-q"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert f"1 {outcome}" in done.stdout, done.stdout[-3000:]
+    if outcome == "failed":
+        assert "wholly above the claim, FAIL" in done.stdout

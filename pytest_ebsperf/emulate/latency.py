@@ -58,7 +58,7 @@ def parse(text: str | None, where: str = "--emulate-latency") -> float | str | N
 #: What the daemon reaches on a 2-CPU machine with the I/O path and fio beside it
 #: (docs/benchmarks.md): a volume faster than this gets no emulated latency, said in its notes.
 REACH_IOPS = 25_000
-REACH_BPS = 3_000 * 1024 * 1024
+REACH_BPS = 5_000 * 1024 * 1024
 
 
 def beyond_reach(iops: float | None, bps: float | None) -> str | None:

@@ -22,3 +22,12 @@ def test_large_random_reads_reach_the_throughput_cap(ebsperf):
     256 KiB reads, the SSD I/O unit, so each I/O counts once)."""
     ebsperf.check_cap("B-IO2", "io2 throughput, random read 256 KiB",
                       ebsperf.workload("randread", "256k"), metric="throughput")
+
+
+def test_sixteen_kib_io_averages_under_half_a_millisecond(ebsperf):
+    """B-IO2: io2 Block Express on Nitro gives sub-millisecond latency, under 500 µs on
+    average for 16 KiB I/O. One I/O at a time (QD 1), so the time is the volume's service
+    time, not a queue at its IOPS limit."""
+    ebsperf.check_mean_latency("B-IO2", "io2 random read 16 KiB, one at a time",
+                               ebsperf.workload("randread", "16k", iodepth=1, numjobs=1),
+                               below="500us")
