@@ -173,3 +173,21 @@ def test_io2_latency_claim_passes_and_fails_on_volumes_made_to_meet_or_miss_it(
     assert f"1 {outcome}" in done.stdout, done.stdout[-3000:]
     if outcome == "failed":
         assert "wholly above the claim, FAIL" in done.stdout
+
+
+GP3_LATENCY = "suites/gp3/test_gp3.py::test_sixteen_kib_io_takes_single_digit_milliseconds"
+
+
+@needs_root
+@needs_fio
+@pytest.mark.parametrize(("setting", "outcome"), [("auto", "passed"), ("12", "failed")])
+def test_gp3_single_digit_milliseconds_passes_and_fails(setting: str, outcome: str,
+                                                        tmp_path: Path) -> None:
+    """B-SLA: gp3's single-digit millisecond latency, met at gp3's emulated 0.6 ms and
+    missed at 12 ms per I/O."""
+    _usable()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(ROOT / GP3_LATENCY), "--emulate",
+         f"--emulate-latency={setting}", "-p", "no:cacheprovider", "-q"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert f"1 {outcome}" in done.stdout, done.stdout[-3000:]

@@ -22,3 +22,12 @@ def test_block_size_sweep_is_iops_bound_then_throughput_bound(ebsperf):
     (3,000 IOPS x 42.7 KiB = 125 MiB/s by default), then fall as throughput / block size."""
     ebsperf.check_sweep("S2-10", "gp3 block-size sweep, random read", "randread",
                         ["16k", "64k", "256k"])
+
+
+def test_sixteen_kib_io_takes_single_digit_milliseconds(ebsperf):
+    """B-SLA: gp3 delivers single-digit millisecond latency. One 16 KiB random read at a time
+    (QD 1), so the figure is the volume's service time, not a queue at its IOPS limit; the
+    average must stay under 10 ms."""
+    ebsperf.check_mean_latency("B-SLA", "gp3 random read 16 KiB, one at a time",
+                               ebsperf.workload("randread", "16k", iodepth=1, numjobs=1),
+                               below="10ms")

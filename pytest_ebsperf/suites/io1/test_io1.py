@@ -30,3 +30,12 @@ def test_block_size_sweep_is_iops_bound_then_throughput_bound(ebsperf):
     (min(P x 256 KiB, 500 MiB/s) today), then fall as throughput cap / block size."""
     ebsperf.check_sweep("S2-08", "io1 block-size sweep, random read", "randread",
                         ["32k", "128k", "512k"])
+
+
+def test_sixteen_kib_io_takes_single_digit_milliseconds(ebsperf):
+    """B-SLA: io1 delivers single-digit millisecond latency. One 16 KiB random read at a time
+    (QD 1), so the figure is the volume's service time, not a queue at its IOPS limit; the
+    average must stay under 10 ms."""
+    ebsperf.check_mean_latency("B-SLA", "io1 random read 16 KiB, one at a time",
+                               ebsperf.workload("randread", "16k", iodepth=1, numjobs=1),
+                               below="10ms")
