@@ -32,7 +32,6 @@ from pathlib import Path
 
 _lock = threading.Lock()
 _pipe: int | None = None
-_pid: int | None = None  # the process that started the guardian (a fork must not reuse it)
 _child: subprocess.Popen[bytes] | None = None
 
 
@@ -43,23 +42,38 @@ def _start_time(pid: int) -> str | None:
         return None
 
 
+def _forget_in_child() -> None:
+    """A forked child has a copy of the pipe: closing it keeps the guardian's end of file
+    tied to the run alone."""
+    global _pipe, _child
+    if _pipe is not None:
+        try:
+            os.close(_pipe)
+        except OSError:
+            pass
+    _pipe, _child = None, None
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def start() -> bool:
     """Start this process's guardian (once; Linux only). True when one is running."""
-    global _pipe, _pid, _child
+    global _pipe, _child
     with _lock:
-        if _pipe is not None and _pid == os.getpid():
+        if _pipe is not None:
             return True
         if not Path("/proc/self/stat").exists():
             return False
         try:
             child = subprocess.Popen(
-                [sys.executable, "-m", "pytest_ebsperf.guardian", str(os.getpid())],
+                [sys.executable, "-m", "pytest_ebsperf.guardian"],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True, close_fds=True)
         except OSError:
             return False
         assert child.stdin is not None
-        _pipe, _pid, _child = os.dup(child.stdin.fileno()), os.getpid(), child
+        _pipe, _child = os.dup(child.stdin.fileno()), child
         os.set_inheritable(_pipe, False)
         child.stdin.close()
         return True
@@ -67,7 +81,7 @@ def start() -> bool:
 
 def _say(line: str) -> None:
     with _lock:
-        if _pipe is None or _pid != os.getpid():
+        if _pipe is None:
             return
         try:
             os.write(_pipe, (line + "\n").encode())
@@ -91,7 +105,7 @@ def stop() -> None:
     global _pipe, _child
     _say("bye")
     with _lock:
-        if _pipe is not None and _pid == os.getpid():
+        if _pipe is not None:
             os.close(_pipe)
             _pipe = None
         child, _child = _child, None
@@ -122,8 +136,6 @@ def _wait_gone(pids: list[int], seconds: float) -> None:
 
 def guard(run_pid: int, stream: Iterable[bytes] | None = None) -> int:
     """The guardian's body: read the run's lines until end of file, then clean up."""
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
-        signal.signal(signum, signal.SIG_IGN)
     watched: dict[int, str] = {}
     source = stream if stream is not None else sys.stdin.buffer
     for raw in source:
@@ -153,6 +165,15 @@ def guard(run_pid: int, stream: Iterable[bytes] | None = None) -> int:
     return 0
 
 
+def _ignore_signals() -> None:
+    """The guardian outlives what ends its run: Ctrl-C, SIGTERM or SIGHUP to the group. Set
+    in the guardian's own process only (dispositions are inherited by children: a test
+    process ignoring SIGTERM would hand that to every run it starts)."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
+        signal.signal(signum, signal.SIG_IGN)
+
+
 if __name__ == "__main__":
+    _ignore_signals()
     os.chdir("/")
-    sys.exit(guard(int(sys.argv[1])))
+    sys.exit(guard(os.getppid()))  # its parent is the run (a pid it may not know itself)

@@ -62,3 +62,11 @@ def test_a_sigkilled_run_is_followed_by_its_guardian(tmp_path: Path) -> None:
             Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
         assert time.monotonic() < deadline, "the guardian did not kill the run's process"
         time.sleep(0.05)
+
+
+def test_guarding_in_process_leaves_this_processs_signals_alone() -> None:
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    assert guardian.guard(1, [b"bye\n"]) == 0
+    assert signal.getsignal(signal.SIGTERM) == before  # children inherit dispositions

@@ -201,8 +201,10 @@ def test_killing_the_xdist_controller_takes_its_workers_and_their_writes(
     proc = start_write_check(device, throttled(device, 2000), tmp_path, "-n", "2")
     try:
         wait_until_writing(device, proc)
-        workers = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
-                   .read_text().split()]
+        children = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+                    .read_text().split()]
+        guardians = [c for c in children if b"pytest_ebsperf.guardian" in _cmdline(c)]
+        workers = [c for c in children if c not in guardians]
         assert workers, "no xdist worker under the controller"
         os.kill(proc.pid, signum)
         proc.wait(timeout=30)
@@ -211,9 +213,18 @@ def test_killing_the_xdist_controller_takes_its_workers_and_their_writes(
             assert time.monotonic() - ended < 3.0, "xdist workers outlived their controller"
             time.sleep(0.02)
         assert_nothing_writes_after(device, ended)
+        # a guardian sweeps after its run and leaves too
+        assert not any(_alive(g) for g in guardians)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _alive(pid: int) -> bool:

@@ -193,8 +193,10 @@ def test_fio_stops_within_two_seconds_of_the_run_ending_by_any_signal(
             proc.kill()
     leftovers = [p for p in Path("/tmp").glob(FIO_DIR_PREFIX + "*")
                  if not lifetime.owner_alive(p / ".owner", p)]
-    if signum != signal.SIGKILL:
-        assert leftovers == []  # SIGTERM/SIGHUP: the run removed its own directory
+    if signum != signal.SIGKILL:  # SIGTERM/SIGHUP: the run removed its own directory
+        assert leftovers == [], [(p, sorted(q.name for q in p.iterdir()),
+                                  (p / ".owner").read_text() if (p / ".owner").exists() else "")
+                                 for p in leftovers]
     sweep_fio_dirs()  # what the next run does first
     assert [p for p in Path("/tmp").glob(FIO_DIR_PREFIX + "*")
             if not lifetime.owner_alive(p / ".owner", p)] == []
