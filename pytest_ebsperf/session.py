@@ -604,7 +604,9 @@ class EbsperfSession:
         mean_us = latency.for_volume(latency.parse(self.settings.emulate_latency), volume.type)
         total_iops = sum(r[0] or 0 for r in rates) or None
         total_bps = sum(r[1] or 0 for r in rates) or None
-        too_fast = latency.beyond_reach(total_iops, total_bps) if mean_us is not None else None
+        auto = latency.parse(self.settings.emulate_latency) == "auto"
+        too_fast = (latency.beyond_reach(total_iops, total_bps)
+                    if mean_us is not None and auto else None)
         if too_fast:
             mean_us = None  # said in the set's notes below
         pool = EmulatedSet(rates, size_bytes=EMULATED_DEVICE_BYTES, name=f"ebsperf-{volume.type}",
@@ -657,7 +659,9 @@ class EbsperfSession:
         from pytest_ebsperf.emulate import latency
 
         mean_us = latency.for_volume(latency.parse(self.settings.emulate_latency), volume.type)
-        too_fast = latency.beyond_reach(iops, bps) if mean_us is not None else None
+        # auto leaves volumes beyond the daemon's reach without latency; a mean given is kept
+        auto = latency.parse(self.settings.emulate_latency) == "auto"
+        too_fast = latency.beyond_reach(iops, bps) if mean_us is not None and auto else None
         if too_fast:
             mean_us = None
         device = EmulatedDevice(size_bytes=size, iops=iops, bps=bps,

@@ -180,24 +180,7 @@ class EmulatedDevice:
         elif workload.writes:
             self.allocate()
         self.set_mix(workload.read_fraction)
-        self._latency_for(workload)
         return workload
-
-    def _latency_for(self, workload: Workload) -> None:
-        """Emulated latency for this workload: the volume's own, unless the rate its limits
-        allow at this block size is beyond what the latency path carries on this machine
-        (large-block throughput: copying through the daemon would make the host, not the
-        volume, the limit); that run gets no service time."""
-        if self._latency is None or self.latency_us is None:
-            return
-        from pytest_ebsperf.emulate import latency
-
-        rate = min(self.iops or float("inf"), (self.bps or float("inf")) / workload.bs)
-        beyond = latency.beyond_reach(None, rate * workload.bs if rate != float("inf")
-                                      else None)
-        wanted = 0.0 if beyond else self.latency_us
-        if wanted != self._latency.mean_us:
-            self._latency.set(mean_us=wanted)
 
     def allocate(self) -> None:
         """Allocate the whole backing file, once, before the first write workload.
