@@ -204,6 +204,17 @@ def test_close_leaves_nothing_behind_and_can_be_called_again() -> None:
     assert traces.leftovers() == []
 
 
+def test_close_detaches_a_loop_device_whose_losetup_was_interrupted() -> None:
+    # Ctrl-C while `losetup --find --show` ran: the device exists, its name never came back
+    dev = EmulatedDevice(size_bytes=64 * MIB, iops=500).start()
+    traces = Traces(dev)
+    name = Path(dev.path).name
+    dev._loop = None  # what the object knows after that interrupt
+    dev.close()
+    assert loop.loop_backing_file(name) is None
+    assert traces.leftovers() == []
+
+
 def test_close_kills_a_fio_run_still_using_the_device_and_cleans_up(make: Any) -> None:
     dev = make(iops=500)
     traces = Traces(dev)

@@ -409,6 +409,10 @@ class EmulatedDevice:
             loop.detach(self._loop, self._latency.path)
         elif self._loop is not None and self._backing is not None:
             loop.detach(self._loop, self._backing)
+        if self.run_dir is not None:
+            # a Ctrl-C while losetup ran leaves a device this object never learnt the name of
+            for name, backing in loop.loops_backed_under(self.run_dir).items():
+                loop.detach(name, backing)
 
     def _close_latency(self) -> None:
         if self._latency is not None:

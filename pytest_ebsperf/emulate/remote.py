@@ -115,11 +115,11 @@ class RemoteEmulatedDevice:
         self._sh(f"mkdir -p {RUN_ROOT} && mkdir -m 0700 {run}")
         size = self.size_bytes + 4 * MIB
         tmpfs = f"mount -t tmpfs -o size={size},mode=0700"
+        self._mounted = True  # before, not after: a Ctrl-C may land while mount runs there
         done = self.host.run(["sh", "-c", f"{tmpfs},noswap {self.name} {run}"])
         self.noswap = done.rc == 0
         if not self.noswap:
             self._sh(f"{tmpfs} {self.name} {run}")
-        self._mounted = True
         self._sh(f"truncate -s {self.size_bytes} {shlex.quote(self.backing)}")
         found = self.host.run(["losetup", "-f", "--show", "--direct-io=on", self.backing])
         if found.rc != 0:
@@ -169,11 +169,17 @@ class RemoteEmulatedDevice:
         if self.loop:
             self.host.run(["losetup", "-d", self.loop])
         if self._mounted:
+            # a Ctrl-C while losetup ran there leaves a device this object never learnt of
+            backing = shlex.quote(self.backing)
+            self.host.run(["sh", "-c", (f"for d in $(losetup -j {backing} | cut -d: -f1); "
+                                       "do losetup -d $d; done")])
+        if self._mounted:
             run = shlex.quote(self.run_dir)
             # the loop device lets go of its file a moment after losetup -d
-            self.host.run(["sh", "-c", (f"i=0; until umount {run} 2>/dev/null; do "
-                                       f"i=$((i+1)); [ $i -ge 50 ] && {{ umount -l {run}; "
-                                       "break; }; sleep 0.1; done")])
+            self.host.run(["sh", "-c", (f"i=0; while grep -q ' {self.run_dir} ' "
+                                       f"/proc/self/mountinfo; do umount {run} 2>/dev/null "
+                                       f"&& break; i=$((i+1)); [ $i -ge 50 ] && {{ umount -l "
+                                       f"{run}; break; }}; sleep 0.1; done")])
         self.host.run(["rmdir", self.run_dir])
 
     # -- the interface the session uses -----------------------------------------------------
