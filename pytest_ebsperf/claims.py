@@ -539,7 +539,65 @@ class ClaimRunner:
         judge = verdict.judge_floor if expectation.policy == models.FLOOR else verdict.judge_cap
         found = judge(expectation, result, workload, metric=metric,
                       cpu_count=self.session.cpu_count, policy=policy)
+        if found.details.get("evidence") == evidence.SUSPECT:
+            return self._look_again(found, expectation, workload, metric, result)
         return found, result
+
+    def _look_again(self, found: Verdict, expectation: Expectation, workload: Workload,
+                    metric: str, result: FioResult, policy: evidence.Policy | None = None
+                    ) -> tuple[Verdict, FioResult]:
+        """The first look failed in one stretch of the run: pause longer than a spell, look
+        again (``LookPlan.looks`` times), and FAIL only when every look misses too;
+        otherwise the check's remaining seconds are run and judged by the robust test."""
+        policy = policy or self.session.policy
+        plan = evidence.plan_looks(int(found.details["planned_samples"]),
+                                   1.0 - float(found.details["duty"]), policy.alpha,
+                                   policy.spell)
+        assert plan is not None and plan.looks > 0
+        first = [float(v) for v in found.details["values"]]
+        threshold = float(found.details["threshold"])
+        window = float(found.details.get("window_s") or 1.0)
+        looks: list[tuple[int, int]] = []
+        for index in range(plan.looks):
+            self.announce(f"{expectation.claim}: {found.details['misses']} of {len(first)} s "
+                          f"below {format_quantity(threshold, found.unit)} in one stretch; "
+                          f"pausing {plan.gap_s} s (longer than a spell) for look "
+                          f"{index + 1} of {plan.looks}")
+            time.sleep(plan.gap_s)
+            # one second more than judged: fio's last logged window may be cut short
+            look = workload.replace(runtime_s=(plan.windows + 1) * window)
+            seen = verdict.look_values(expectation, self.run(look, phase="look"), look,
+                                       metric=metric)[:plan.windows]
+            misses = sum(1 for value in seen if value < threshold)
+            looks.append((misses, len(seen)))
+            if misses < plan.critical:
+                break
+        else:
+            return verdict.judge_cap(expectation, result, workload, metric=metric,
+                                     cpu_count=self.session.cpu_count, policy=policy,
+                                     looks=looks), result
+        # a spell, not the volume's level: the check's remaining seconds, robust test alone
+        remaining = max(0, int(found.details["planned_samples"]) - len(first))
+        missed, seconds = looks[-1]
+        note = (f"The first {len(first)} s missed {found.details['misses']} times in one "
+                f"stretch; after a pause of {plan.gap_s} s a look missed {missed} of {seconds} s "
+                f"(fewer than the {plan.critical} that confirm), so the misses were taken as a "
+                f"spell and the check went on for its remaining {remaining} s, judged with its "
+                f"first seconds by the test for misses in spells of {plan.spell:g} s.")
+        if remaining <= 0:
+            again = verdict.judge_cap(expectation, result, workload, metric=metric,
+                                      cpu_count=self.session.cpu_count, policy=policy,
+                                      first_spent=True)
+            return replace(again, message=f"{again.message} {note}"), result
+        rest = workload.replace(runtime_s=remaining * window)
+        rest_result = self.run(rest, monitor=self._monitor(expectation, rest, metric, policy,
+                                                           prior=first, first_spent=True))
+        again = verdict.judge_cap(expectation, rest_result, rest, metric=metric,
+                                  cpu_count=self.session.cpu_count, policy=policy,
+                                  prior=first, first_spent=True)
+        details = {**again.details, "looks": [{"misses": m, "seconds": n} for m, n in looks],
+                   "first_look": {"misses": found.details["misses"], "seconds": len(first)}}
+        return replace(again, message=f"{again.message} {note}", details=details), rest_result
 
     def _confirm_shortfall(self, found: Verdict, expectation: Expectation, workload: Workload,
                            metric: str, result: FioResult
@@ -570,7 +628,8 @@ class ClaimRunner:
         return again, deeper, again_result
 
     def _monitor(self, expectation: Expectation, workload: Workload, metric: str,
-                 policy: evidence.Policy) -> Monitor:
+                 policy: evidence.Policy, *, prior: Sequence[float] = (),
+                 first_spent: bool = False) -> Monitor:
         """Stop fio once the seconds seen settle the verdict (same test as the final one)."""
         key = verdict.METRICS[metric][0]
         low = expectation.low * expectation.value
@@ -579,9 +638,9 @@ class ClaimRunner:
         line = self._plain_progress(workload)
 
         def monitor(series: LiveSeries) -> str | None:
-            values = series.values(key)
+            values = [*prior, *series.values(key)]
             window = statistics.median(series.window_s)
-            planned = max(len(values), round(workload.runtime_s / window))
+            planned = max(len(values), len(prior) + round(workload.runtime_s / window))
             if line is not None:
                 line(series)
             if not expectation.value or not math.isfinite(expectation.value):
@@ -592,10 +651,11 @@ class ClaimRunner:
                 return (f"the mean of {len(values)} s is above the cap's "
                         f"{format_quantity(high, expectation.unit)} beyond the seconds' noise")
             if high is not None and duty is not None and statistics.fmean(values) > high:
-                above = evidence.duty_test([-v for v in values], -high, duty,
-                                           alpha=policy.alpha, planned=planned,
-                                           spell=policy.spell)
-                if above.state == evidence.FAIL:
+                above_tests = evidence.spell_tests([-v for v in values], -high, duty,
+                                                   alpha=policy.alpha, planned=planned,
+                                                   spell=policy.spell)
+                above = above_tests.test
+                if above_tests.state == evidence.FAIL:
                     return (f"{above.misses} of {len(values)} s above the cap's "
                             f"{format_quantity(high, expectation.unit)} settle it")
             if duty is None:
@@ -603,15 +663,21 @@ class ClaimRunner:
                     return (f"the mean of {len(values)} s is below "
                             f"{format_quantity(low, expectation.unit)} beyond its noise")
                 return None
-            test = evidence.duty_test(values, low, duty, alpha=policy.alpha, planned=planned,
-                                      spell=policy.spell)
+            tests = evidence.spell_tests(values, low, duty, alpha=policy.alpha,
+                                         planned=planned, spell=policy.spell,
+                                         first_spent=first_spent)
+            test = tests.test
             # One miss beyond the critical count before stopping: the verdict is made on
             # fio's logs, whose last window (cut short by the stop) may not count.
-            if test.state == evidence.FAIL and test.misses > test.critical:
+            if tests.state == evidence.FAIL and test.misses > test.critical:
                 return (f"{test.misses} of {len(values)} s below "
                         f"{format_quantity(low, expectation.unit)} settle the duty-cycle test")
+            if tests.state == evidence.SUSPECT and test.misses > test.critical:
+                return (f"{test.misses} of {len(values)} s below "
+                        f"{format_quantity(low, expectation.unit)}: a look after a pause "
+                        "tells a spell from the volume's level")
             upper_settled = high is None or (interval is not None and interval.high <= high)
-            if test.state == evidence.PASS and upper_settled and len(values) < planned:
+            if tests.state == evidence.PASS and upper_settled and len(values) < planned:
                 return (f"{test.misses} of {len(values)} s below "
                         f"{format_quantity(low, expectation.unit)}: no remaining second could "
                         "change the verdict")
@@ -770,18 +836,27 @@ class ClaimRunner:
         policy = self.session.policy
         point_policy = policy.split(len(sizes))
         points = []
+        decided: dict[int, str] = {}  # block size -> its looks' verdict (misses in spells)
         for size in sizes:
             workload = self.workload(pattern, size)
             expectation = self.expect_cap(claim, what, workload)
             result = self.run(workload, monitor=self._monitor(expectation, workload, "iops",
                                                               point_policy))
+            alone = verdict.judge_cap(expectation, result, workload, metric="iops",
+                                      cpu_count=self.session.cpu_count, policy=point_policy)
+            if alone.details.get("evidence") == evidence.SUSPECT:
+                looked, result = self._look_again(alone, expectation, workload, "iops",
+                                                  result, point_policy)
+                decided[workload.bs] = looked.details.get("evidence", evidence.OPEN)
+                if looked.outcome is Outcome.FAIL:
+                    decided[workload.bs] = evidence.FAIL
             points.append((workload.bs, expectation, result, workload))
             if not verdict.judge_sweep(claim, what, [points[-1]], policy=point_policy,
-                                       cpu_count=self.session.cpu_count).outcome \
-                    is Outcome.PASS:
+                                       cpu_count=self.session.cpu_count,
+                                       decided=decided).outcome is Outcome.PASS:
                 break  # one point off the model (or not judgeable) decides the sweep
         found = verdict.judge_sweep(claim, what, points, cpu_count=self.session.cpu_count,
-                                    policy=policy, planned_points=len(sizes))
+                                    policy=policy, planned_points=len(sizes), decided=decided)
         if len(points) < len(sizes):
             skipped = ", ".join(str(size) for size in sizes[len(points):])
             found = replace(found, message=f"{found.message} The sweep stopped there; "

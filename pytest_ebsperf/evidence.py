@@ -208,6 +208,8 @@ def miss_rate_upper(misses: int, n: int, confidence: float = REPORT_CONFIDENCE) 
 FAIL = "fail"
 PASS = "pass"
 OPEN = "open"
+#: The first look's test failed, the robust one did not: a second look after a pause decides.
+SUSPECT = "suspect"
 
 
 @dataclass(frozen=True)
@@ -299,6 +301,164 @@ def duty_test(values: Sequence[float], threshold: float, duty: float, *, alpha: 
             current = 0
     critical = critical_misses(planned, rate, alpha, spell)
     return DutyTest(seen, planned, misses, rate, alpha, spell, critical, longest)
+
+
+# -- misses in spells: a second look after a pause -----------------------------------------
+#: A pause this many mean spells long separates two looks at a volume: a compliant volume's
+#: spell that was going on when the first look stopped is over by then (probability
+#: ``stay ** gap``: 2e-4 for spells of 3 s after 15 s).
+GAP_SPELLS = 5.0
+#: At most this many confirming looks after the first.
+MAX_LOOKS = 3
+
+
+@dataclass(frozen=True)
+class LookPlan:
+    """How a check tolerates misses in spells without waiting for a spell to end.
+
+    The check's seconds are judged by two tests, each at half the check's level:
+
+    * the **robust** test: the duty-cycle test under the spell model (:func:`miss_tail`),
+      over all the seconds the check runs; its FAIL is final;
+    * the **first look**: the same test for independent seconds, fast against a slow volume,
+      but a compliant volume's single spell of a few seconds can trip it
+      (``p_first``). Its FAIL stops fio and is only a suspicion: after a pause of ``gap_s``
+      seconds (longer than a spell) fio runs ``looks`` more times for ``windows`` seconds each,
+      each pause as long, and the volume fails only when every look misses at least
+      ``critical`` of its ``windows`` seconds too. A compliant volume does that with
+      probability at most ``p_confirm`` per look whatever it showed before (the chain's state
+      after the pause is at worst "in a spell since the pause began"), so the FAIL's
+      false-alarm probability is at most ``p_first * p_confirm ** looks <= alpha / 2``. When a
+      look does not confirm, the check goes on with the robust test alone.
+
+    A slow volume misses every second, so it fails after ``first critical + looks x critical``
+    seconds of fio, not after the robust test's much larger count.
+    """
+
+    rate: float
+    spell: float
+    alpha: float
+    planned: int
+    first_critical: int
+    robust_critical: int
+    p_first: float
+    gap_s: int
+    looks: int
+    windows: int
+    critical: int
+    p_confirm: float
+
+    @property
+    def false_alarm(self) -> float:
+        """The looks' share of the check's false-alarm probability (bound)."""
+        return self.p_first * self.p_confirm ** self.looks
+
+    def describe(self) -> str:
+        return (f"{self.looks} look(s) of {self.windows} s after pauses of {self.gap_s} s, "
+                f"each needing {self.critical} missed second(s)")
+
+
+def chain_tail_from(k: int, n: int, p: float, spell: float, first_miss: float) -> float:
+    """P(M >= k) for ``n`` windows of the spell chain whose first window misses with
+    probability ``first_miss`` (instead of the stationary ``p``)."""
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    stay, start = _chain(p, spell) if spell > 1.0 / (1.0 - p) else (p, p)
+    met = [0.0] * (k + 1)
+    missed = [0.0] * (k + 1)
+    met[0], missed[min(1, k)] = 1.0 - first_miss, first_miss
+    for _ in range(n - 1):
+        new_met = [0.0] * (k + 1)
+        new_missed = [0.0] * (k + 1)
+        for m in range(k + 1):
+            a, b = met[m], missed[m]
+            if a == 0.0 and b == 0.0:
+                continue
+            new_met[m] += a * (1.0 - start) + b * (1.0 - stay)
+            new_missed[min(m + 1, k)] += a * start + b * stay
+        met, missed = new_met, new_missed
+    return min(1.0, max(0.0, met[k] + missed[k]))
+
+
+def miss_after_gap(p: float, spell: float, gap: int) -> float:
+    """P(a window misses | the window ``gap + 1`` windows earlier missed): ``p`` plus what is
+    left of the spell's memory, ``(1 - p) x (stay - start) ** (gap + 1)``."""
+    stay, start = _chain(p, spell)
+    return p + (1.0 - p) * (stay - start) ** (gap + 1)
+
+
+@functools.lru_cache(maxsize=256)
+def plan_looks(planned: int, p: float, alpha: float, spell: float) -> LookPlan | None:
+    """The second-look plan of a duty-cycle check (see :class:`LookPlan`), or None when the
+    misses are taken as independent (``spell`` <= 1, or too small to matter) or the run is
+    too short to ever show enough misses."""
+    if p <= 0.0 or p >= 1.0 or planned <= 0 or spell <= 1.0 / (1.0 - p):
+        return None
+    half = alpha / 2.0
+    first = critical_misses(planned, p, half, 1.0)
+    robust = critical_misses(planned, p, half, spell)
+    if first > planned:
+        return None
+    p_first = miss_tail(first, planned, p, spell)
+    gap = math.ceil(GAP_SPELLS * spell)
+    first_miss = miss_after_gap(p, spell, gap)
+    best: LookPlan | None = None
+    for looks in range(1, MAX_LOOKS + 1):
+        if p_first <= half:  # the first look alone is safe: no pause needed
+            looks = 0
+        target = (half / p_first) ** (1.0 / looks) if looks else 1.0
+        for critical in range(1, planned + 1):
+            windows = critical + 1  # one window may be a start-up's
+            tail = chain_tail_from(critical, windows, p, spell, first_miss) if looks else 0.0
+            if tail <= target:
+                found = LookPlan(p, spell, alpha, planned, first, robust, p_first, gap, looks,
+                                 windows, critical, tail)
+                cost = looks * (critical + 1)
+                if best is None or cost < best.looks * (best.critical + 1):
+                    best = found
+                break
+        if looks == 0:
+            break
+    return best
+
+
+@dataclass(frozen=True)
+class SpellTests:
+    """The duty-cycle tests of one check under :class:`LookPlan` (or the single test when the
+    misses are taken as independent): ``state`` is FAIL (the robust test, or a first look
+    that needs no pause), SUSPECT (the first look failed: look again after a pause), PASS
+    (neither can fail any more) or OPEN; ``test`` is the test that decided (for the wording)."""
+
+    state: str
+    test: DutyTest
+    robust: DutyTest
+    plan: LookPlan | None
+
+
+def spell_tests(values: Sequence[float], threshold: float, duty: float, *, alpha: float,
+                planned: int | None = None, spell: float = 1.0,
+                first_spent: bool = False) -> SpellTests:
+    """The tests of a check's windows under the policy's spell: with ``spell`` <= 1 the one
+    test of :func:`duty_test`; otherwise the robust and first-look tests of
+    :class:`LookPlan`. ``first_spent``: the first look already failed once and its looks did
+    not confirm it, so only the robust test remains."""
+    planned = max(len(values), planned or 0)
+    plan = plan_looks(planned, 1.0 - duty, alpha, spell)
+    if plan is None:
+        test = duty_test(values, threshold, duty, alpha=alpha, planned=planned, spell=spell)
+        return SpellTests(test.state, test, test, None)
+    robust = duty_test(values, threshold, duty, alpha=alpha / 2.0, planned=planned,
+                       spell=spell)
+    if robust.state == FAIL or first_spent:
+        return SpellTests(robust.state, robust, robust, plan)
+    first = duty_test(values, threshold, duty, alpha=alpha / 2.0, planned=planned, spell=1.0)
+    if first.state == FAIL:
+        return SpellTests(FAIL if plan.looks == 0 else SUSPECT, first, robust, plan)
+    if first.state == PASS:
+        return SpellTests(PASS, robust, robust, plan)
+    return SpellTests(OPEN, first, robust, plan)
 
 
 # -- means -------------------------------------------------------------------------------

@@ -566,6 +566,10 @@ class EbsperfSession:
                 "emulated latency (--emulate-latency) is made only where pytest runs: its FUSE "
                 f"daemon would have to be built and run on {self.runner.host}. Pass "
                 "--emulate-latency=none for remote emulated volumes.")
+        if self.settings.emulate_misses:
+            raise SuiteMismatch(
+                "emulated misses (--emulate-misses) are made only where pytest runs (a thread "
+                f"sets the throttle every second); on {self.runner.host} leave the option out.")
         if models.has_burst(volume):
             raise SuiteMismatch(
                 f"an emulated {volume.label()} has a burst bucket, and buckets are emulated only "
@@ -612,6 +616,8 @@ class EbsperfSession:
         pool = EmulatedSet(rates, size_bytes=EMULATED_DEVICE_BYTES, name=f"ebsperf-{volume.type}",
                            latency_us=mean_us).start()
         self._sets[volume] = pool
+        for member in pool.members:
+            self._add_misses(member, volume)
         risk = pool.swap_risk()
         notes = [risk] if risk else []
         if models.has_burst(volume):
@@ -684,7 +690,19 @@ class EbsperfSession:
         except BaseException:
             device.close()
             raise
+        self._add_misses(device, volume)
         return device
+
+    def _add_misses(self, device: Any, volume: Volume) -> None:
+        """--emulate-misses: the device's missed seconds (its own chain per device)."""
+        from pytest_ebsperf.emulate import misses
+
+        plan = misses.parse(self.settings.emulate_misses)
+        if plan is None:
+            return
+        seed = os.environ.get("EBSPERF_EMULATE_MISSES_SEED")
+        device.misses = misses.MissDriver(device, plan, int(seed) if seed else None)
+        self.record_volume(device.path, volume, [plan.describe()], emulated=True)
 
     def emulated_rates(self, volume: Volume, workload: Workload | None = None,
                        exact_io_bytes: int | None = None

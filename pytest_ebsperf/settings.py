@@ -99,6 +99,11 @@ OPTIONS: tuple[Option, ...] = (
            "give every I/O of an emulated volume a service time: auto (the volume type's "
            "documented figure, docs/emulation.md), none (the loop device's microseconds), or "
            "a mean in milliseconds. Needs /dev/fuse, a C compiler and libfuse3.", "none"),
+    Option("emulate_misses", "--emulate-misses", None, "EBSPERF_EMULATE_MISSES", "str",
+           "RATE[,SPELL_S]", "make an emulated volume miss its 90 percent line (running at 50-80 percent "
+           "of its rates) in RATE of its seconds, in spells of SPELL_S seconds on average "
+           "(0.001,3: the SLA's budget in 3 s spells); dip:START-END misses at fixed seconds "
+           "after its first fio run began.", None),
     Option("emulate_timescale", "--emulate-timescale", None, "EBSPERF_EMULATE_TIMESCALE", "str",
            "N", "shrink emulated burst buckets N times (rates unchanged) so a 2,000 s knee "
            "comes after 2,000/N s; the model's times shrink alike. 'auto' makes a full "
@@ -143,8 +148,9 @@ OPTIONS: tuple[Option, ...] = (
            "at its share).", 0.001),
     Option("miss_spell", "--ebsperf-miss-spell", "ebsperf_miss_spell", "EBSPERF_MISS_SPELL",
            "float", "SECONDS", "how long, on average, a run of missed seconds of a compliant "
-           "volume lasts (1: missed seconds are independent). Longer spells make one long "
-           "run of misses weaker evidence, so a slow volume fails later.", 1.0),
+           "volume may last (1: missed seconds are independent). Misses in one stretch are "
+           "then confirmed by short looks after pauses longer than a spell before a check "
+           "fails.", 3.0),
     Option("no_discovery", "--ebsperf-no-discovery", "ebsperf_no_discovery",
            "EBSPERF_NO_DISCOVERY", "bool", None, "never call AWS: volume facts that are not "
            "given are not discovered from EC2 metadata and the API.", False),
@@ -231,6 +237,7 @@ class Settings:
     emulate_factor: float = 1.0
     emulate_timescale: str = "auto"
     emulate_latency: str = "none"
+    emulate_misses: str | None = None
     plots: str = "ebsperf-results/plots"
     iodepth: int | None = None
     numjobs: int | None = None
@@ -241,7 +248,7 @@ class Settings:
     provision: str | None = None
     max_cost: float = 1.0
     false_alarm: float = 0.001
-    miss_spell: float = 1.0
+    miss_spell: float = 3.0
     no_discovery: bool = False
     fio_options: str | None = None
     job_file: str | None = None
@@ -479,6 +486,12 @@ def validate(settings: Settings) -> None:
         raise ConfigError(f"--emulate-latency={settings.emulate_latency} (from "
                           f"{o.get('emulate_latency', 'default')}) only applies with --emulate "
                           "(a real volume's I/O takes its own time).")
+    from pytest_ebsperf.emulate.misses import parse as parse_misses
+
+    origin = f"--emulate-misses (from {o.get('emulate_misses', 'default')})"
+    if parse_misses(settings.emulate_misses, origin) is not None and not settings.emulate:
+        raise ConfigError(f"{origin} only applies with --emulate (a real volume misses on its "
+                          "own).")
     if parse_timescale(settings.emulate_timescale) is not None and not settings.emulate:
         raise ConfigError("--emulate-timescale only applies with --emulate (a real volume's "
                           "credits run on real time).")

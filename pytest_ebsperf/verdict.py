@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_ebsperf import evidence
@@ -107,6 +107,7 @@ class LowerCheck:
     notes: tuple[str, ...] = ()
     test: evidence.DutyTest | None = None
     interval: evidence.MeanInterval | None = None
+    plan: evidence.LookPlan | None = None
 
     @property
     def ok(self) -> bool:
@@ -155,25 +156,35 @@ class LowerCheck:
         if self.interval is not None:
             details.update({"mean_low": self.interval.low, "mean_high": self.interval.high,
                             "alpha": self.interval.alpha})
+        if self.plan is not None:
+            plan = self.plan
+            details["looks_plan"] = {
+                "spell_s": plan.spell, "first_critical": plan.first_critical,
+                "robust_critical": plan.robust_critical, "p_first": plan.p_first,
+                "gap_s": plan.gap_s, "looks": plan.looks, "look_windows": plan.windows,
+                "look_critical": plan.critical, "p_confirm": plan.p_confirm}
         return details
 
 
 def duty_cycle_check(values: Sequence[float], threshold: float, duty: float,
                      window_s: float = 1.0, *, policy: evidence.Policy | None = None,
-                     planned: int | None = None) -> LowerCheck:
+                     planned: int | None = None, first_spent: bool = False) -> LowerCheck:
     """B-SLA as a test: FAIL only when the windows below ``threshold`` are evidence, at the
-    policy's false-alarm level, that more than ``1 - duty`` of windows miss it."""
+    policy's false-alarm level, that more than ``1 - duty`` of windows miss it (for misses
+    that may come in spells: the robust test, or a first look that later looks confirm;
+    state "suspect" until they did, see :class:`pytest_ebsperf.evidence.LookPlan`)."""
     policy = policy or evidence.Policy()
-    test = evidence.duty_test(values, threshold, duty, alpha=policy.alpha, planned=planned,
-                              spell=policy.spell)
+    tests = evidence.spell_tests(values, threshold, duty, alpha=policy.alpha, planned=planned,
+                                 spell=policy.spell, first_spent=first_spent)
+    test = tests.test
     notes: tuple[str, ...] = ()
     if test.critical > test.planned:
         note = (f"{test.planned:,} windows are too few to show a miss rate above "
                 f"{format_percent(1.0 - duty)} at the false-alarm level "
-                f"{policy.alpha:.2g}: run longer (--ebsperf-runtime)")
+                f"{test.alpha:.2g}: run longer (--ebsperf-runtime)")
         notes = (note,)
-    return LowerCheck(test.state, threshold, test.seen, test.misses, duty, window_s, notes,
-                      test=test)
+    return LowerCheck(tests.state, threshold, test.seen, test.misses, duty, window_s, notes,
+                      test=test, plan=tests.plan)
 
 
 def mean_check(measured: float, threshold: float, *, note: str = "",
@@ -243,7 +254,20 @@ class _Run:
 
 
 def _make_run(expectation: Expectation, result: FioResult, workload: Workload,
-              key: str) -> _Run:
+              key: str, prior: Sequence[float] = ()) -> _Run:
+    """The seconds a check is judged on; ``prior``: the seconds of the same check's earlier
+    run (before a pause for a second look), judged with these as one check."""
+    run = _make_run_alone(expectation, result, workload, key)
+    if not prior:
+        return run
+    values = (*prior, *run.values)
+    planned = len(prior) + max(len(run.values), round(workload.runtime_s / run.window_s))
+    measured = statistics.fmean(values) if values else run.measured
+    return replace(run, values=values, measured=measured, planned=planned)
+
+
+def _make_run_alone(expectation: Expectation, result: FioResult, workload: Workload,
+                    key: str) -> _Run:
     live = result.live
     if result.stop_reason and live is not None and live.values(key):
         # Stopped early: judged against the seconds the check was planned for, on fio's
@@ -271,7 +295,8 @@ def _make_run(expectation: Expectation, result: FioResult, workload: Workload,
 
 def judge_cap(expectation: Expectation, result: FioResult, workload: Workload, *,
               metric: str = "iops", cpu_count: int | None,
-              policy: evidence.Policy | None = None) -> Verdict:
+              policy: evidence.Policy | None = None, prior: Sequence[float] = (),
+              first_spent: bool = False, looks: Sequence[tuple[int, int]] = ()) -> Verdict:
     """CAP: ``low x value`` in the duty cycle's share of seconds, mean <= ``high x value``.
 
     Both are judged as evidence (:mod:`pytest_ebsperf.evidence`): the duty cycle as a test of
@@ -283,7 +308,7 @@ def judge_cap(expectation: Expectation, result: FioResult, workload: Workload, *
     failure; a mean far above the cap fails as "not the volume you think it is".
     """
     policy = policy or evidence.Policy()
-    run = _make_run(expectation, result, workload, _metric_key(metric, expectation))
+    run = _make_run(expectation, result, workload, _metric_key(metric, expectation), prior)
     if not _judgeable(expectation):
         return _no_value(run)
     high = expectation.high
@@ -295,12 +320,23 @@ def judge_cap(expectation: Expectation, result: FioResult, workload: Workload, *
     threshold = expectation.low * expectation.value
     if run.values:
         check = duty_cycle_check(run.values, threshold, expectation.duty, run.window_s,
-                                 policy=policy, planned=run.planned)
+                                 policy=policy, planned=run.planned, first_spent=first_spent)
     else:
         check = mean_check(run.measured, threshold, note="no per-second series: judged on "
                            "the mean, so the duty cycle could not be checked")
     if check.state == evidence.FAIL:
         return _shortfall(run, check, cpu_count)
+    if check.state == evidence.SUSPECT and looks:
+        assert check.plan is not None
+        notes = (*check.notes, looks_sentence(check.plan, looks))
+        failed = replace(check, state=evidence.FAIL, notes=notes)
+        found = _shortfall(run, failed, cpu_count)
+        details = {**found.details,
+                   "looks": [{"misses": m, "seconds": n} for m, n in looks],
+                   "looks_false_alarm": check.plan.false_alarm}
+        return replace(found, details=details)
+    if check.state == evidence.SUSPECT:
+        return _suspect(run, check)
     if check.state == evidence.OPEN:
         return _open(run, check)
     if above_open:
@@ -323,15 +359,22 @@ def _above_cap_evidence(run: _Run, high: float, policy: evidence.Policy
         return None, False
     interval = evidence.mean_interval(run.values, policy.alpha) if run.values else None
     if run.values:
-        above = evidence.duty_test([-v for v in run.values], -limit, run.expectation.duty,
-                                   alpha=policy.alpha, planned=run.planned, spell=policy.spell)
-        if above.state == evidence.FAIL:
-            return _above_cap(run, high, interval, above), False
+        tests = evidence.spell_tests([-v for v in run.values], -limit, run.expectation.duty,
+                                     alpha=policy.alpha, planned=run.planned,
+                                     spell=policy.spell)
+        if tests.state == evidence.FAIL:  # not a first look's suspicion: no look goes above
+            return _above_cap(run, high, interval, tests.test), False
     if interval is not None and interval.low <= limit:
         return None, True  # above on average, but within the seconds' noise
     if interval is None and run.values:
         return None, True  # one second: no evidence either way
     return _above_cap(run, high, interval), False
+
+
+def look_values(expectation: Expectation, result: FioResult, workload: Workload, *,
+                metric: str = "iops") -> tuple[float, ...]:
+    """The seconds a look is judged on (as a check would judge them)."""
+    return _make_run(expectation, result, workload, _metric_key(metric, expectation)).values
 
 
 def judge_floor(expectation: Expectation, result: FioResult, workload: Workload, *,
@@ -417,6 +460,33 @@ def _open(run: _Run, check: LowerCheck, *, above: bool = False) -> Verdict:
                f"{_stopped(run)}{run.citation()}")
     return _verdict(run, Outcome.INCONCLUSIVE, "run length", reason, message,
                     _base_details(run, check))
+
+
+def _suspect(run: _Run, check: LowerCheck) -> Verdict:
+    """The first look failed and the robust test did not: INCONCLUSIVE until later looks
+    (after a pause longer than a spell) confirm; the runner takes them, judged offline it
+    says what is missing."""
+    exp = run.expectation
+    plan = check.plan
+    assert plan is not None and check.test is not None
+    reason = (f"{check.misses:,} of {check.samples:,} s below {run.q(check.threshold)} in one "
+              f"stretch of the run: a spell of a compliant volume (up to {plan.spell:g} s on "
+              "average) can do that, a second look after a pause tells")
+    message = (f"{exp.what}: {run.q(run.measured)} measured, {run.q(exp.value)} expected "
+               f"({run.binding_name}; {check.tolerance(exp.low, exp.high)}) - {reason}: "
+               f"{plan.describe()} would confirm it (or --ebsperf-miss-spell=1 when this "
+               f"volume's misses are independent). {_stopped(run)}{run.citation()}")
+    details = {**_base_details(run, check), "values": list(run.values)}
+    return _verdict(run, Outcome.INCONCLUSIVE, "second look", reason, message, details)
+
+
+def looks_sentence(plan: evidence.LookPlan, looks: Sequence[tuple[int, int]]) -> str:
+    """What the later looks showed and what that is worth; ``looks``: (misses, seconds)."""
+    seen = " and ".join(f"{m:,} of {n:,} s" for m, n in looks)
+    return (f"after pauses of {plan.gap_s} s (longer than a spell: up to {plan.spell:g} s on "
+            f"average is tolerated) the volume missed again in {seen}; a compliant volume "
+            f"whose misses come in such spells fails the first look and every later one with "
+            f"probability at most {plan.false_alarm:.1e}")
 
 
 def _stopped(run: _Run) -> str:
@@ -699,7 +769,7 @@ class _SweepRow:
         """Not shown to lie outside the point's tolerance band (judged on the per-second
         samples when there are any, else on the mean)."""
         if self.evidence_state is not None:
-            return self.evidence_state != evidence.FAIL
+            return self.evidence_state not in (evidence.FAIL, evidence.SUSPECT)
         upper = self.high is None or self.measured_iops <= self.high * self.expected_iops
         return self.measured_iops >= self.low * self.expected_iops and upper
 
@@ -712,8 +782,8 @@ class _SweepRow:
 
 def judge_sweep(claim: str, what: str, points: Sequence[SweepPoint], *,
                 cpu_count: int | None = None, source: str = "",
-                policy: evidence.Policy | None = None, planned_points: int | None = None
-                ) -> Verdict:
+                policy: evidence.Policy | None = None, planned_points: int | None = None,
+                decided: Mapping[int, str] | None = None) -> Verdict:
     """A block-size sweep against ``min(P, T / bs)`` (seed 002, S2-08/S2-10).
 
     Each point's expectation carries its own value (the model's min of IOPS and throughput
@@ -730,6 +800,9 @@ def judge_sweep(claim: str, what: str, points: Sequence[SweepPoint], *,
     rows = [_sweep_row(point[0], point[1], point[2], point_policy,
                        point[3] if len(point) == 4 else None)
             for point in ordered]
+    # a point whose seconds only raised a suspicion was looked at again: that decides it
+    rows = [replace(row, evidence_state=(decided or {}).get(row.bs, row.evidence_state))
+            for row in rows]
     first = ordered[0][1]
     knees = (_knee(rows, expected=True), _knee(rows, expected=False))
     knee_text = (f"crossover expected at {_knee_text(knees[0], rows)}, measured curve "
@@ -755,6 +828,11 @@ def _sweep_outcome(points: Sequence[SweepPoint], rows: Sequence[_SweepRow], knee
         return Outcome.PASS, _sweep_binding(points), (f"all {len(rows)} block sizes on the "
                                                       f"model; {knee_text}")
     for point, row in bad:
+        if row.evidence_state == evidence.SUSPECT:
+            return (Outcome.INCONCLUSIVE, "second look",
+                    f"{format_size(row.bs)}: its misses came in one stretch, which a spell of "
+                    "a compliant volume can do; a look after a pause would tell (or "
+                    "--ebsperf-miss-spell=1 when this volume's misses are independent)")
         if row.measured_iops >= row.low * row.expected_iops:
             continue  # above the band: no test limit explains too much speed
         found = _sweep_point_diagnosis(point, row, cpu_count)
@@ -817,15 +895,16 @@ def _sweep_row(bs: int, expectation: Expectation, result: FioResult,
         if stopped and workload is not None and live is not None:
             window = statistics.median(live.window_s) if live.window_s else 1.0
             planned = max(len(values), round(workload.runtime_s / window))
-        test = evidence.duty_test(values, expectation.low * expected, expectation.duty,
-                                  alpha=policy.alpha, planned=planned, spell=policy.spell)
-        state = test.state
+        state = evidence.spell_tests(values, expectation.low * expected, expectation.duty,
+                                     alpha=policy.alpha, planned=planned,
+                                     spell=policy.spell).state
         if expectation.high is not None and statistics.fmean(values) > \
                 expectation.high * expected:
             limit = expectation.high * expected
             interval = evidence.mean_interval(values, policy.alpha)
-            above = evidence.duty_test([-v for v in values], -limit, expectation.duty,
-                                       alpha=policy.alpha, planned=planned, spell=policy.spell)
+            above = evidence.spell_tests([-v for v in values], -limit, expectation.duty,
+                                         alpha=policy.alpha, planned=planned,
+                                         spell=policy.spell)
             if above.state == evidence.FAIL or (interval is not None and interval.low > limit):
                 state = evidence.FAIL
     return _SweepRow(bs, expected, measured, expectation.low, expectation.high, state)

@@ -134,6 +134,10 @@ class EmulatedDevice:
         #: sysfs values changed on the loop device, restored on close: (attribute, value).
         self._restore: list[tuple[str, str]] = []
         self.closed = False
+        #: The share of its rates the volume runs at this second (emulated misses set it).
+        self.scale = 1.0
+        #: The driver of emulated misses (``--emulate-misses``), started by :meth:`prepare`.
+        self.misses: Any = None
 
     def __repr__(self) -> str:
         where = f"/dev/{self._loop}" if self._loop else "not attached"
@@ -172,6 +176,8 @@ class EmulatedDevice:
         bio, so the emulated volume would count I/O unlike EBS. libaio splits exactly."""
         if workload.engine == "auto":
             workload = workload.replace(engine="libaio")
+        if self.misses is not None:
+            self.misses.begin()  # its clock starts with the first fio run
         if workload.pattern == "trim":
             # TRIM punches holes in the backing file; the next write allocates it again, so
             # the emulated device keeps no first-write cost of its own (NVMe has none).
@@ -313,9 +319,17 @@ class EmulatedDevice:
         self.overhead_us = latency.calibrate(f"/dev/{name}", self._latency)
         return name, direct
 
+    def set_scale(self, scale: float) -> None:
+        """Run at ``scale`` x the rates set (an emulated missed second), 1.0 to recover."""
+        if scale != self.scale:
+            self.scale = scale
+            self._apply()
+
     def _apply(self) -> None:
         with self._lock:
-            limits = split_limits(self.iops, self.bps, self.read_fraction)
+            iops = None if self.iops is None else self.iops * self.scale
+            bps = None if self.bps is None else self.bps * self.scale
+            limits = split_limits(iops, bps, self.read_fraction)
             self._need(self._throttle).apply(limits)
 
     def argv_prefix(self) -> list[str]:
@@ -361,6 +375,8 @@ class EmulatedDevice:
         naming what is left (``sweep_stale()`` removes it once this process is gone).
         """
         problems = []
+        if self.misses is not None:
+            self.misses.stop()
         for step in (self._close_cgroup, self._close_sysfs, self._close_loop,
                      self._close_latency, self._close_mount, self._close_dirs):
             try:

@@ -1,0 +1,149 @@
+"""Seconds an emulated volume misses its 90 % line, alone or in spells (``--emulate-misses``).
+
+Real volumes have slow stretches: AWS's duty cycle ("at least 90 % of provisioned IOPS 99.9 %
+of the time", B-SLA) allows them, and they seldom last one second only. An emulated volume
+with misses runs a two-state chain second by second (the same chain the verdict's spell
+model assumes, :func:`pytest_ebsperf.evidence.miss_tail`): in a missed second its throttle is
+set to ``MISS_LOW``-``MISS_HIGH`` of its rates, drawn per second; the chain's stationary share
+of missed seconds is ``rate`` and its spells last ``spell`` seconds on average.
+
+``--emulate-misses=RATE[,SPELL_S]`` (``0.001,3``: the SLA's 0.1 % budget in 3 s spells).
+``--emulate-misses=dip:START-END[,START-END...]``: missed seconds at fixed times (seconds
+after the volume's first fio run began), to reproduce one stretch exactly.
+
+The chain's clock starts when the first workload is prepared on the device (just before its
+first fio run), so ``dip:`` times and the chain's first seconds fall into measured time.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+from pytest_ebsperf.errors import ConfigError
+
+#: A missed second runs at this share of the volume's rates, drawn per second in [low, high).
+MISS_LOW = 0.5
+MISS_HIGH = 0.8
+#: The driver re-checks the clock this often (seconds).
+TICK_S = 0.05
+
+
+@dataclass(frozen=True)
+class MissPlan:
+    """Either a chain (``rate``, ``spell``) or fixed ``dips`` ((start, end) seconds)."""
+
+    rate: float = 0.0
+    spell: float = 1.0
+    dips: tuple[tuple[float, float], ...] = ()
+
+    def describe(self) -> str:
+        if self.dips:
+            spans = ", ".join(f"{a:g}-{b:g} s" for a, b in self.dips)
+            return (f"emulated misses: {MISS_LOW:.0%}-{MISS_HIGH:.0%} of its rates at {spans} "
+                    "after its first fio run began")
+        return (f"emulated misses: {self.rate:.3%} of seconds at {MISS_LOW:.0%}-"
+                f"{MISS_HIGH:.0%} of its rates, in spells of {self.spell:g} s on average")
+
+
+def parse(text: str | None, origin: str = "--emulate-misses") -> MissPlan | None:
+    """``None`` for no misses; a sentence (ConfigError) for anything malformed."""
+    if text is None or text.strip().lower() in ("", "none", "0"):
+        return None
+    spec = text.strip()
+    if spec.lower().startswith("dip:"):
+        dips = []
+        for part in spec[4:].split(","):
+            start, sep, end = part.strip().partition("-")
+            try:
+                a, b = float(start), float(end)
+            except ValueError:
+                a = b = -1.0
+            if not sep or a < 0 or b <= a:
+                raise ConfigError(
+                    f"{origin}: {part.strip()!r} is not a span of seconds; give dip:START-END "
+                    "(seconds after the first fio run began, e.g. dip:3-6 or dip:3-6,20-22).")
+            dips.append((a, b))
+        return MissPlan(dips=tuple(sorted(dips)))
+    rate_text, _, spell_text = spec.partition(",")
+    try:
+        rate = float(rate_text)
+        spell = float(spell_text) if spell_text.strip() else 1.0
+    except ValueError:
+        rate, spell = -1.0, 1.0
+    if not 0.0 < rate < 1.0 or spell < 1.0:
+        raise ConfigError(
+            f"{origin}: {spec!r} is not RATE[,SPELL_S]; give the share of seconds that miss "
+            "(between 0 and 1, e.g. 0.001 for the SLA's 0.1 %) and the mean spell in seconds "
+            "(at least 1), e.g. --emulate-misses=0.001,3, or dip:START-END.")
+    if spell > 1.0:
+        stay = 1.0 - 1.0 / spell
+        if rate * (1.0 - stay) / (1.0 - rate) > 1.0:
+            raise ConfigError(f"{origin}: a miss rate of {rate:g} cannot come in spells of "
+                              f"only {spell:g} s; give longer spells or a lower rate.")
+    return MissPlan(rate=rate, spell=spell)
+
+
+class _Scaled(Protocol):
+    def set_scale(self, scale: float) -> None: ...
+
+
+class MissDriver:
+    """Sets ``device``'s scale once per second of the plan, from the first :meth:`begin`."""
+
+    def __init__(self, device: _Scaled, plan: MissPlan, seed: int | None = None) -> None:
+        self.device, self.plan = device, plan
+        self.random = random.Random(seed)
+        self.started: float | None = None
+        self.missed: list[int] = []  # the seconds (since the start) that were missed
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._in_spell = False
+
+    def begin(self) -> None:
+        """Start the clock (idempotent): the first fio run on the device is about to run."""
+        if self._thread is not None:
+            return
+        self.started = time.monotonic()
+        self._thread = threading.Thread(target=self._loop, name="ebsperf-misses", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+
+    def missing(self, second: int) -> bool:
+        """Whether ``second`` (counted from the start) is a missed one; advances the chain
+        one second at a time, in order."""
+        if self.plan.dips:
+            return any(a <= second < b for a, b in self.plan.dips)
+        rate, spell = self.plan.rate, self.plan.spell
+        if spell <= 1.0:
+            return self.random.random() < rate
+        stay = 1.0 - 1.0 / spell
+        start = rate * (1.0 - stay) / (1.0 - rate)
+        if second == 0:
+            self._in_spell = self.random.random() < rate
+        else:
+            self._in_spell = self.random.random() < (stay if self._in_spell else start)
+        return self._in_spell
+
+    def _loop(self) -> None:
+        assert self.started is not None
+        second = -1
+        while not self._stop.is_set():
+            now = int(time.monotonic() - self.started)
+            while second < now:
+                second += 1
+                missed = self.missing(second)
+                if missed:
+                    self.missed.append(second)
+                scale = self.random.uniform(MISS_LOW, MISS_HIGH) if missed else 1.0
+                if second == now:
+                    self.device.set_scale(scale)
+            self._stop.wait(TICK_S)
+        self.device.set_scale(1.0)
