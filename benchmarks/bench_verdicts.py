@@ -1,6 +1,7 @@
 """How often verdicts are wrong, and how fast they come (figures for docs/benchmarks.md).
 
     python3 benchmarks/bench_verdicts.py simulation        # seconds, no fio
+    python3 benchmarks/bench_verdicts.py looks [TRIALS]    # the default verdict under spells
     python3 benchmarks/bench_verdicts.py emulated [ROUNDS] # root: suites at 1.0/0.75/2.0
     python3 benchmarks/bench_verdicts.py score DIR         # score the reports a run kept
     python3 benchmarks/bench_verdicts.py device            # root: suites/io1 on a loop device
@@ -112,6 +113,114 @@ def simulation(trials: int = 20000, seed: int = 7) -> dict[str, Any]:
                     "case": f"{below:.0%} below its cap",
                     "fail_rate": len(failed) / len(results),
                     "median_s_to_fail": statistics.median(failed) if failed else None})
+    return out
+
+
+# -- the default verdict under misses in spells: first look, pauses, looks ------------------
+class _Chain:
+    """One volume's seconds as time goes on (observed or not): ``level`` x its cap with 1 %
+    noise, missing (50-89 %) at ``miss_rate`` in spells of ``spell`` seconds on average."""
+
+    def __init__(self, rng: random.Random, miss_rate: float, spell: float, level: float):
+        self.rng, self.level = rng, level
+        self.stay = 1.0 - 1.0 / spell if spell > 1 else miss_rate
+        self.start = miss_rate * (1 - self.stay) / (1 - miss_rate) if miss_rate else 0.0
+        self.missed = rng.random() < miss_rate
+
+    def second(self) -> float:
+        value = (self.rng.uniform(0.5, 0.89) if self.missed
+                 else self.level * self.rng.gauss(1.0, 0.01))
+        self.missed = self.rng.random() < (self.stay if self.missed else self.start)
+        return value
+
+    def skip(self, seconds: int) -> None:
+        for _ in range(seconds):
+            self.second()
+
+
+def _with_looks(chain: _Chain, duty: float, plan: evidence.LookPlan | None,
+                planned: int = PLANNED) -> tuple[str, int, int]:
+    """The plugin's procedure on one check: (verdict, fio seconds, wall seconds).
+
+    The first look stops one miss after a critical count (as the monitor does, for the
+    logged windows); a suspicion pauses ``gap_s``, looks ``looks`` times, and either fails
+    or runs the check's remaining seconds under the robust test alone. Each fio run costs
+    its ramp (2 s) of wall time besides the seconds judged.
+    """
+    ramp = 2
+    if plan is None:  # the single test (spell 1)
+        k = evidence.critical_misses(planned, 1.0 - duty, ALPHA, 1.0)
+        first_k, robust_k = k, k
+    else:
+        first_k, robust_k = plan.first_critical, plan.robust_critical
+    misses, seen = 0, 0
+    while seen < planned:
+        seen += 1
+        misses += chain.second() < 0.9
+        if misses > robust_k or (misses > first_k and plan is None):
+            return "fail", seen, seen + ramp
+        if misses > first_k:
+            break
+        if misses + (planned - seen) < first_k:
+            return "pass", seen, seen + ramp
+    else:
+        return ("fail" if misses >= robust_k else "pass"), seen, seen + ramp
+    assert plan is not None
+    fio, wall = seen, seen + ramp
+    for _ in range(plan.looks):
+        chain.skip(plan.gap_s + ramp)
+        look = sum(chain.second() < 0.9 for _ in range(plan.windows))
+        fio, wall = fio + plan.windows, wall + plan.gap_s + ramp + plan.windows
+        if look < plan.critical:
+            break
+    else:
+        return "fail", fio, wall
+    chain.skip(ramp)
+    wall += ramp
+    while seen < planned:  # the rest of the check, the robust test alone
+        seen, fio, wall = seen + 1, fio + 1, wall + 1
+        misses += chain.second() < 0.9
+        if misses > robust_k:
+            return "fail", fio, wall
+        if misses + (planned - seen) < robust_k:
+            break
+    return ("fail" if misses >= robust_k else "pass"), fio, wall
+
+
+def looks(trials: int = 200_000, seed: int = 11) -> dict[str, Any]:
+    """The default verdict (spells of up to 3 s tolerated) against compliant volumes whose
+    misses come alone or in spells of 2 and 3 s, and against slow volumes."""
+    rng = random.Random(seed)
+    out: dict[str, Any] = {"alpha_per_check": ALPHA, "planned_s": PLANNED, "trials": trials,
+                           "rows": []}
+    for name, duty in (("io1/io2 (99.9 %)", 0.999), ("gp2/gp3/st1/sc1 (99 %)", 0.99)):
+        p = 1.0 - duty
+        for assumed in (1.0, 3.0):
+            plan = evidence.plan_looks(PLANNED, p, ALPHA, assumed)
+            bound = (plan.false_alarm + ALPHA / 2) if plan else ALPHA
+            for spell in (1.0, 2.0, 3.0):
+                fails = sum(_with_looks(_Chain(rng, p, spell, 1.0), duty, plan)[0] == "fail"
+                            for _ in range(trials))
+                out["rows"].append({
+                    "volume": name, "assumed_spell_s": assumed,
+                    "plan": plan.describe() if plan else "one test, no looks",
+                    "case": f"at its SLA budget, spells of {spell:g} s",
+                    "bound_per_check": bound if spell <= assumed else None,
+                    "monte_carlo_fails": fails,
+                    "fail_per_check": fails / trials,
+                    "fail_per_suite_40": 1 - (1 - fails / trials) ** CHECKS})
+            for level in (0.95, 0.85, 0.75):
+                runs = [_with_looks(_Chain(rng, 0.0, 1.0, level), duty, plan)
+                        for _ in range(trials // 100)]
+                failed = [(fio, wall) for verdict, fio, wall in runs if verdict == "fail"]
+                out["rows"].append({
+                    "volume": name, "assumed_spell_s": assumed,
+                    "case": f"at {level:.0%} of its cap",
+                    "fail_rate": len(failed) / len(runs),
+                    "median_fio_s_to_fail": statistics.median(f for f, _ in failed)
+                    if failed else None,
+                    "median_wall_s_to_fail": statistics.median(w for _, w in failed)
+                    if failed else None})
     return out
 
 
@@ -261,6 +370,8 @@ def main(argv: list[str]) -> None:
     part = argv[1] if len(argv) > 1 else "simulation"
     if part == "simulation":
         result: Any = simulation()
+    elif part == "looks":
+        result = looks(int(argv[2]) if len(argv) > 2 else 200_000)
     elif part == "emulated":
         result = emulated(int(argv[2]) if len(argv) > 2 else 2)
     elif part == "score":  # the reports an emulated run kept (EBSPERF_BENCH_KEEP)

@@ -584,20 +584,22 @@ class ClaimRunner:
                 f"(fewer than the {plan.critical} that confirm), so the misses were taken as a "
                 f"spell and the check went on for its remaining {remaining} s, judged with its "
                 f"first seconds by the test for misses in spells of {plan.spell:g} s.")
+        said = {"looks": [{"misses": m, "seconds": n} for m, n in looks],
+                "first_look": {"misses": found.details["misses"], "seconds": len(first)}}
         if remaining <= 0:
             again = verdict.judge_cap(expectation, result, workload, metric=metric,
                                       cpu_count=self.session.cpu_count, policy=policy,
                                       first_spent=True)
-            return replace(again, message=f"{again.message} {note}"), result
+            return replace(again, message=f"{again.message} {note}",
+                           details={**again.details, **said}), result
         rest = workload.replace(runtime_s=remaining * window)
         rest_result = self.run(rest, monitor=self._monitor(expectation, rest, metric, policy,
                                                            prior=first, first_spent=True))
         again = verdict.judge_cap(expectation, rest_result, rest, metric=metric,
                                   cpu_count=self.session.cpu_count, policy=policy,
                                   prior=first, first_spent=True)
-        details = {**again.details, "looks": [{"misses": m, "seconds": n} for m, n in looks],
-                   "first_look": {"misses": found.details["misses"], "seconds": len(first)}}
-        return replace(again, message=f"{again.message} {note}", details=details), rest_result
+        return replace(again, message=f"{again.message} {note}",
+                       details={**again.details, **said}), rest_result
 
     def _confirm_shortfall(self, found: Verdict, expectation: Expectation, workload: Workload,
                            metric: str, result: FioResult
