@@ -62,6 +62,8 @@ REL_MIN_RUNTIME_S = 20.0
 INSTANCE_BOUND_HIGH = 1.05
 #: Rounds a relative check may take (each REL_MIN_RUNTIME_S per twin) until it decides.
 REL_MAX_ROUNDS = 3
+#: Each twin's run at QD 1 for the latency term of a relative check (S2-17).
+REL_LATENCY_RUNTIME_S = 8.0
 
 
 class ClaimSkipped(EbsperfError):
@@ -822,7 +824,23 @@ class ClaimRunner:
                 break
             mine_before += verdict.series_values(mine, "total_iops")
             theirs_before += verdict.series_values(theirs, "total_iops")
-        return [self.conclude(v, workload, mine, started) for v in found]
+        verdicts = [self.conclude(found[0], workload, mine, started)]
+        # Latency at the cap is the queue's wait (QD / IOPS) on both twins alike: what one
+        # I/O costs is measured with one I/O outstanding, on both twins in turn.
+        single = workload.replace(iodepth=1, numjobs=1)
+        if not self.settings.given("runtime"):
+            single = single.replace(runtime_s=REL_LATENCY_RUNTIME_S)
+        started = time.perf_counter()
+        mine = self.run(single)
+        theirs = self.run(single, target=reference)
+        a_p50, b_p50 = verdict.median_latency_ns(mine), verdict.median_latency_ns(theirs)
+        if a_p50 is not None and b_p50 is not None:
+            latency = verdict.judge_rel_latency(
+                claim, f"{what}, median latency at QD 1", self.target.label, a_p50,
+                reference.label, b_p50, a_values=verdict.latency_values(mine),
+                b_values=verdict.latency_values(theirs), policy=policy.split(2))
+            verdicts.append(self.conclude(latency, single, mine, started))
+        return verdicts
 
     def check_sweep(self, claim: str, what: str, pattern: str, sizes: Sequence[str | int]
                     ) -> Verdict:

@@ -491,7 +491,7 @@ class EbsperfSession:
 
     def _make_target(self, volume: Volume, role: str) -> Target:
         if self.settings.emulate:
-            device = self._start_emulated(volume)
+            device = self._start_emulated(volume, role)
             return Target(device.path, volume, emulated=device, role=role)
         if role == "device" and self.found is not None:
             found = self.found.path
@@ -654,7 +654,7 @@ class EbsperfSession:
                 m_bps = min(m_bps or math.inf, limits.max_mbps * 1e6 * scale / count)
             member.set_rates(m_iops, m_bps)
 
-    def _start_emulated(self, volume: Volume) -> EmulatedDevice:
+    def _start_emulated(self, volume: Volume, role: str = "device") -> EmulatedDevice:
         if not self.runner.host.is_local:
             return self._start_remote_emulated(volume)
         from pytest_ebsperf.emulate import EmulatedDevice
@@ -664,9 +664,12 @@ class EbsperfSession:
                  else EMULATED_DEVICE_BYTES)
         from pytest_ebsperf.emulate import latency
 
-        mean_us = latency.for_volume(latency.parse(self.settings.emulate_latency), volume.type)
+        chosen = self.settings.emulate_latency
+        if role == "device" and self.settings.emulate_device_latency is not None:
+            chosen = self.settings.emulate_device_latency  # the twin under test only
+        mean_us = latency.for_volume(latency.parse(chosen), volume.type)
         # auto leaves volumes beyond the daemon's reach without latency; a mean given is kept
-        auto = latency.parse(self.settings.emulate_latency) == "auto"
+        auto = latency.parse(chosen) == "auto"
         too_fast = latency.beyond_reach(iops, bps) if mean_us is not None and auto else None
         if too_fast:
             mean_us = None
@@ -729,6 +732,13 @@ class EbsperfSession:
             bps = min(bps, limits.max_mbps * 1e6)
         if volume.is_hdd and workload is not None and exact_io_bytes:
             iops, bps = self._hdd_rates(volume, workload, exact_io_bytes, credits)
+        elif workload is not None and models.merges(volume, workload, self.settings.era):
+            # EBS merges sequential I/O smaller than its unit and counts the merged
+            # operation once (B-IOACCT); blk-throttle counts every bio: a 4 KiB sequential
+            # I/O costs EBS 1/64 of an operation, so the kernel may pass 64 for one.
+            per_io = models.ebs_ops_per_io(volume.type, workload.bs, sequential=True,
+                                           era=self.settings.era)
+            iops = iops / per_io if per_io > 0 else iops
         return iops * factor, (bps * factor if math.isfinite(bps) else None), caps.io_unit_bytes
 
     def _hdd_rates(self, volume: Volume, workload: Workload, exact_io_bytes: int,

@@ -99,6 +99,11 @@ OPTIONS: tuple[Option, ...] = (
            "give every I/O of an emulated volume a service time: auto (the volume type's "
            "documented figure, docs/emulation.md), none (the loop device's microseconds), or "
            "a mean in milliseconds. Needs /dev/fuse, a C compiler and libfuse3.", "none"),
+    Option("emulate_device_latency", "--emulate-device-latency", None,
+           "EBSPERF_EMULATE_DEVICE_LATENCY", "str", "MS",
+           "the emulated device under test (not its --reference-device twin) gets this mean "
+           "service time per I/O instead of --emulate-latency's: a twin made slower, for the "
+           "encryption suite's latency claim.", None),
     Option("emulate_misses", "--emulate-misses", None, "EBSPERF_EMULATE_MISSES", "str",
            "RATE[,SPELL_S]", "make an emulated volume miss its 90 percent line (running at 50-80 percent "
            "of its rates) in RATE of its seconds, in spells of SPELL_S seconds on average "
@@ -238,6 +243,7 @@ class Settings:
     emulate_timescale: str = "auto"
     emulate_latency: str = "none"
     emulate_misses: str | None = None
+    emulate_device_latency: str | None = None
     plots: str = "ebsperf-results/plots"
     iodepth: int | None = None
     numjobs: int | None = None
@@ -486,6 +492,13 @@ def validate(settings: Settings) -> None:
         raise ConfigError(f"--emulate-latency={settings.emulate_latency} (from "
                           f"{o.get('emulate_latency', 'default')}) only applies with --emulate "
                           "(a real volume's I/O takes its own time).")
+    if settings.emulate_device_latency is not None:
+        where = f"--emulate-device-latency (from {o.get('emulate_device_latency', 'default')})"
+        if not settings.emulate:
+            raise ConfigError(f"{where} only applies with --emulate.")
+        if parse_latency(settings.emulate_device_latency, "--emulate-device-latency") in (
+                None, "auto"):
+            raise ConfigError(f"{where}: give a mean in milliseconds, e.g. 2 or 0.5.")
     from pytest_ebsperf.emulate.misses import parse as parse_misses
 
     origin = f"--emulate-misses (from {o.get('emulate_misses', 'default')})"

@@ -725,12 +725,12 @@ def judge_rel_pair(claim: str, what: str, a_label: str, a: FioResult, b_label: s
         verdicts.append(judge_rel_latency(claim, f"{what}, median latency", a_label, a_p50,
                                           b_label, b_p50, factor=latency_factor,
                                           slack_ns=latency_slack_ns, source=source,
-                                          a_values=_latency_values(a),
-                                          b_values=_latency_values(b), policy=policy))
+                                          a_values=latency_values(a),
+                                          b_values=latency_values(b), policy=policy))
     return verdicts
 
 
-def _latency_values(result: FioResult) -> tuple[float, ...]:
+def latency_values(result: FioResult) -> tuple[float, ...]:
     """Per-second mean completion latency of the busier direction."""
     side = "read" if result.read.iops >= result.write.iops else "write"
     series = result.series.get(f"{side}_clat")

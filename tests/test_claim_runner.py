@@ -19,8 +19,9 @@ SCRIPT = textwrap.dedent("""
     from pytest_ebsperf.settings import Settings, validate
 
     factor = float(sys.argv[1])
+    # misses taken as independent: a slow volume fails without pauses to look again
     settings = Settings(emulate=True, emulate_factor=factor, volume_type="io1",
-                        volume_size=100, volume_iops=2000, runtime=4.0)
+                        volume_size=100, volume_iops=2000, runtime=4.0, miss_spell=1.0)
     validate(settings)
     session = EbsperfSession(settings)
     try:

@@ -80,7 +80,8 @@ def test_a_volume_at_its_cap_runs_until_no_remaining_second_could_fail_it(
 @pytest.mark.parametrize("factor, outcome", [(1.0, "pass"), (0.75, "fail")])
 def test_a_70_30_mix_holds_its_combined_cap_and_fails_below_it(
         tmp_path: Path, factor: float, outcome: str) -> None:
-    report, _ = run_pytest(tmp_path, IO1_MIXED, "--emulate", f"--emulate-factor={factor}")
+    report, _ = run_pytest(tmp_path, IO1_MIXED, "--emulate", f"--emulate-factor={factor}",
+                           "--ebsperf-miss-spell=1")
     assert [c["outcome"] for c in report["checks"]] == [outcome]
 
 

@@ -155,7 +155,7 @@ def test_random_reads_scale_linearly_on_emulated_sets(pytester: pytest.Pytester,
 def test_one_member_at_75_percent_fails_the_set_and_is_named(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(
         f"{RAID0}::test_random_read_iops_scale_linearly_with_the_volumes[4vol]", *FAST,
-        "--volume-count=4", "--emulate-member-factors=1,1,0.75,1")
+        "--volume-count=4", "--emulate-member-factors=1,1,0.75,1", "--ebsperf-miss-spell=1")
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
     assert "8,000 IOPS expected" in text

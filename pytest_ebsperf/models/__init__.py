@@ -19,6 +19,7 @@ from pytest_ebsperf.models.accounting import (
     ebs_ops_per_io,
     instance_ops_per_io,
     is_cap_checkable,
+    merges,
 )
 from pytest_ebsperf.models.caps import (
     VolumeCaps,
@@ -80,6 +81,6 @@ __all__ = [
     "default_latency_s", "default_queue_depth", "drain_seconds", "ebs_limits",
     "ebs_limits_from_api", "ebs_note", "ebs_ops_per_io", "era_applies", "floor_expectation",
     "gp2_burst_plan", "has_burst", "hdd_burst_plan", "instance_ops_per_io",
-    "instance_store_devices", "instance_store_iops", "instance_store_rate", "io_unit_bytes", "is_cap_checkable", "known_instance_types",
+    "instance_store_devices", "instance_store_iops", "instance_store_rate", "io_unit_bytes", "is_cap_checkable", "merges", "known_instance_types",
     "limits", "little_iops", "nitro", "source_url", "validate", "volume_caps",
 ]  # fmt: skip

@@ -1,0 +1,62 @@
+"""S2-17's latency term judged with one I/O outstanding, on emulated twins that meet it and on
+twins where the device under test is made slower (real fio, throttled latency-bearing loop
+devices)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import needs_fio, needs_root
+from pytest_ebsperf.errors import ConfigError
+from pytest_ebsperf.settings import Settings, validate
+
+ROOT = Path(__file__).resolve().parent.parent
+ENCRYPTION = f"{ROOT}/suites/encryption/test_encryption.py"
+
+
+def _checks(tmp_path: Path, *args: str) -> list[dict]:
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "pytest", ENCRYPTION, "-p", "no:cacheprovider",
+                           "--emulate", "--volume-type=io1", "--volume-size=100",
+                           "--volume-iops=2000", "--ebsperf-runtime=5", f"--ebsperf-report={report}", *args],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert report.exists(), done.stdout[-3000:] + done.stderr[-2000:]
+    return json.loads(report.read_text())["checks"]
+
+
+def _latency(checks: list[dict]) -> dict:
+    found = [c for c in checks if "median latency at QD 1" in c["what"]]
+    assert len(found) == 1, [c["what"] for c in checks]
+    return found[0]
+
+
+@needs_root
+@needs_fio
+def test_twins_with_the_same_service_time_meet_the_latency_term(tmp_path: Path) -> None:
+    check = _latency(_checks(tmp_path, "--emulate-latency=1"))
+    assert check["outcome"] == "pass", check["message"]
+    # one I/O at a time on a 1 ms volume: the median is about the service time, not QD/IOPS
+    assert 0.7e6 <= check["measured"]["value"] <= 1.5e6
+
+
+@needs_root
+@needs_fio
+def test_a_twin_twice_as_slow_per_io_fails_the_latency_term(tmp_path: Path) -> None:
+    checks = _checks(tmp_path, "--emulate-latency=1", "--emulate-device-latency=2")
+    check = _latency(checks)
+    assert check["outcome"] == "fail", check["message"]
+    assert check["measured"]["value"] >= 1.6e6
+    assert "S2-17" in check["message"]
+
+
+def test_the_device_latency_aid_needs_emulation_and_a_mean() -> None:
+    with pytest.raises(ConfigError, match="only applies with --emulate"):
+        validate(Settings(emulate_device_latency="2"))
+    with pytest.raises(ConfigError, match="give a mean in milliseconds"):
+        validate(Settings(emulate=True, emulate_device_latency="auto"))
