@@ -168,7 +168,8 @@ def test_io2_latency_claim_passes_and_fails_on_volumes_made_to_meet_or_miss_it(
     _usable()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", str(ROOT / IO2_LATENCY), "--emulate",
-         f"--emulate-latency={mean_ms}", "-p", "no:cacheprovider", "-q"],
+         f"--emulate-latency={mean_ms}", "--ebsperf-runtime=6", "-p", "no:cacheprovider",
+         "-q"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
     assert f"1 {outcome}" in done.stdout, done.stdout[-3000:]
     if outcome == "failed":
@@ -188,6 +189,7 @@ def test_gp3_single_digit_milliseconds_passes_and_fails(setting: str, outcome: s
     _usable()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", str(ROOT / GP3_LATENCY), "--emulate",
-         f"--emulate-latency={setting}", "-p", "no:cacheprovider", "-q"],
+         f"--emulate-latency={setting}", "--ebsperf-runtime=6", "-p", "no:cacheprovider",
+         "-q"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
     assert f"1 {outcome}" in done.stdout, done.stdout[-3000:]
