@@ -14,10 +14,11 @@ MIB = 1024 * 1024
 @pytest.mark.parametrize(
     ("volume", "workload", "iops", "cpus", "expected"),
     [
-        (Volume("gp3", size_gib=8), Workload("randread"), 3_000, 8, (6, 1)),
+        # single-digit milliseconds: planned for up to 5 ms (2.5 ms x 2)
+        (Volume("gp3", size_gib=8), Workload("randread"), 3_000, 8, (15, 1)),
         (Volume("gp2", size_gib=100), Workload("randread"), 300, 8, (4, 1)),  # clamped up to 4
-        # 128 outstanding: 8 jobs of 16 (up to 4 jobs per CPU)
-        (Volume("io1", size_gib=1_280, iops=64_000), Workload("randread"), 64_000, 8, (16, 8)),
+        # 320 outstanding: 16 jobs of 20 (16 KiB I/O: up to 2 jobs per CPU)
+        (Volume("io1", size_gib=1_280, iops=64_000), Workload("randread"), 64_000, 8, (20, 16)),
         (Volume("io2", size_gib=256, iops=256_000), Workload("randread"), 256_000, 8, (16, 16)),
         # one CPU: at most 64 outstanding; 16 KiB I/O: 2 jobs of 32 (2 per CPU from 16 KiB)
         (Volume("io2", size_gib=256, iops=256_000), Workload("randread"), 256_000, 1, (32, 2)),
@@ -59,7 +60,7 @@ def test_a_given_latency_overrides_the_type_default() -> None:
 
 def test_split_ios_are_assumed_to_take_longer() -> None:
     volume = Volume("gp3", size_gib=100)
-    assert default_latency_s(volume, Workload("randread", bs=MIB)) == pytest.approx(0.004)
+    assert default_latency_s(volume, Workload("randread", bs=MIB)) == pytest.approx(0.01)  # four 256 KiB operations
     assert default_latency_s(Volume("io2", size_gib=8, iops=8_000), Workload("randread")) == 0.0005
 
 

@@ -39,12 +39,15 @@ OUTSTANDING_PER_CPU = 64
 
 #: Assumed service latency of one EBS I/O (up to the I/O unit), in seconds, by type.
 LATENCY_S: dict[str, float] = {
-    # "Single-digit millisecond" is all AWS promises for gp2/gp3 (B-GP3); 16 KiB I/O on a
-    # Nitro instance typically completes in 0.5-1 ms, so 1 ms with 2x headroom covers 2 ms.
-    "gp2": 0.001,
-    "gp3": 0.001,
+    # "Single-digit millisecond" is all AWS promises for gp2/gp3 (B-GP3, B-SLA); 16 KiB I/O
+    # on a Nitro instance typically completes in 0.5-1 ms, but a volume at 5 ms is within
+    # the promise too: 2.5 ms with 2x headroom covers 5 ms (planned at 1 ms, an emulated io1
+    # at 5 ms per I/O reached 41 % of its cap and was left INCONCLUSIVE; bench_planner.py).
+    # A deeper queue costs a paced volume nothing: each I/O waits its turn at the cap.
+    "gp2": 0.0025,
+    "gp3": 0.0025,
     # io1 has no published latency figure; it runs on the same class of storage as gp3.
-    "io1": 0.001,
+    "io1": 0.0025,
     # io2 Block Express: "average latency under 500 microseconds" for 16 KiB I/O (B-IO2).
     "io2": 0.0005,
     # st1/sc1: 8 ms makes st1's ceiling of 500 one-MiB I/Os per second come out at QD 8,
