@@ -145,6 +145,14 @@ def test_another_queue_depth_matches_loosely_and_says_so() -> None:
     other["workload"] = other["workload"].replace("QD8x1", "QD16x1")
     found, note = baseline.match(other)
     assert len(found) == 1 and "the queue depth differs" in note
+    # at a cap latency is queue / rate: with another queue only the rates are compared
+    compared = cmp.compare_measurement(other, found, threshold_pct=10, check="x", note=note)
+    metrics = {m.metric for m in compared.metrics}
+    assert "IOPS" in metrics and not any("latency" in m for m in metrics)
+    assert "latency not compared" in compared.note
+    same = cmp.compare_measurement(measurement("candidate-3pct"), found, threshold_pct=10,
+                                   check="x")
+    assert "mean latency" in {m.metric for m in same.metrics}
 
 
 @pytest.mark.parametrize("content, words", [

@@ -170,14 +170,23 @@ def compare_measurement(current: Mapping[str, Any], baseline: Sequence[Mapping[s
     """Compare ``current`` with the pooled samples of its ``baseline`` measurements."""
     if not baseline:
         return Comparison(check, NO_BASELINE, note=note, baseline_source=source)
+    # At a volume's cap every I/O waits its turn: latency is queue depth / rate, so two runs
+    # with different queues differ in latency by construction. Their rates still compare.
+    queues = {records.workload_queue(str(m.get("workload", ""))) for m in baseline}
+    same_queue = queues == {records.workload_queue(str(current.get("workload", "")))}
+    if not same_queue:
+        note = _join(note, "latency not compared: at a cap it is queue depth / rate, and the "
+                           "queues differ")
     results: list[MetricComparison] = []
     for metric in METRICS:
+        if not same_queue and metric.name == "mean latency":
+            continue
         now = metric.samples(current)
         before = [v for m in baseline for v in metric.samples(m)]
         if now and before:
             results.append(compare_samples(metric, now, before, threshold_pct))
     latency = next((m for m in results if m.metric == "mean latency"), None)
-    for name in PERCENTILES:
+    for name in PERCENTILES if same_queue else ():
         found = _compare_percentile(name, current, baseline, latency, threshold_pct)
         if found is not None:
             results.append(found)

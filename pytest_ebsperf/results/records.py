@@ -142,6 +142,11 @@ def workload_shape(label: str) -> str:
     return " ".join(part for part in label.split() if not part.startswith("QD"))
 
 
+def workload_queue(label: str) -> str:
+    """The queue-depth part of a workload label (``QD20x1``), empty when it has none."""
+    return " ".join(part for part in label.split() if part.startswith("QD"))
+
+
 def by_nodeid(items: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
     """Group rows or measurements by their test's node id, in order."""
     grouped: dict[str, list[Mapping[str, Any]]] = {}
