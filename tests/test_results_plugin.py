@@ -117,7 +117,7 @@ def test_a_volume_3_percent_slower_than_the_baseline_passes_within_noise(
 @needs_fio
 def test_a_volume_15_percent_slower_fails_with_both_values_and_the_noise(
         pytester: pytest.Pytester) -> None:
-    result = gate_run(pytester, "--ebsperf-runtime=4", "--emulate-factor=0.85",
+    result = gate_run(pytester, "--ebsperf-runtime=8", "--emulate-factor=0.85",
                       f"--ebsperf-compare={DATA / 'baseline.json'}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
