@@ -120,9 +120,17 @@ def _chain(p: float, spell: float) -> tuple[float, float]:
 def _markov_distribution(n: int, p: float, spell: float, cap: int) -> list[float]:
     """P(M = m) for m < ``cap`` and, last, P(M >= cap)."""
     stay, start = _chain(p, spell)
-    met = [0.0] * (cap + 1)  # met[m]: P(m misses so far, last window met); m == cap absorbs
+    met, missed = _chain_counts(n, cap, stay, start, p)
+    return [min(1.0, max(0.0, x + y)) for x, y in zip(met, missed)]
+
+
+def _chain_counts(n: int, cap: int, stay: float, start: float, first_miss: float
+                  ) -> tuple[list[float], list[float]]:
+    """Dynamic programming over ``n`` windows of the chain: ``met[m]`` / ``missed[m]`` is
+    P(m misses so far and the last window met / missed); ``m == cap`` absorbs."""
+    met = [0.0] * (cap + 1)
     missed = [0.0] * (cap + 1)
-    met[0], missed[min(1, cap)] = 1.0 - p, p
+    met[0], missed[min(1, cap)] = 1.0 - first_miss, first_miss
     for _ in range(n - 1):
         new_met = [0.0] * (cap + 1)
         new_missed = [0.0] * (cap + 1)
@@ -133,7 +141,7 @@ def _markov_distribution(n: int, p: float, spell: float, cap: int) -> list[float
             new_met[m] += a * (1.0 - start) + b * (1.0 - stay)
             new_missed[min(m + 1, cap)] += a * start + b * stay
         met, missed = new_met, new_missed
-    return [min(1.0, max(0.0, x + y)) for x, y in zip(met, missed)]
+    return met, missed
 
 
 def _markov_compound_tail(k: int, n: int, p: float, spell: float) -> float:
@@ -366,19 +374,7 @@ def chain_tail_from(k: int, n: int, p: float, spell: float, first_miss: float) -
     if k > n:
         return 0.0
     stay, start = _chain(p, spell) if spell > 1.0 / (1.0 - p) else (p, p)
-    met = [0.0] * (k + 1)
-    missed = [0.0] * (k + 1)
-    met[0], missed[min(1, k)] = 1.0 - first_miss, first_miss
-    for _ in range(n - 1):
-        new_met = [0.0] * (k + 1)
-        new_missed = [0.0] * (k + 1)
-        for m in range(k + 1):
-            a, b = met[m], missed[m]
-            if a == 0.0 and b == 0.0:
-                continue
-            new_met[m] += a * (1.0 - start) + b * (1.0 - stay)
-            new_missed[min(m + 1, k)] += a * start + b * stay
-        met, missed = new_met, new_missed
+    met, missed = _chain_counts(n, k, stay, start, first_miss)
     return min(1.0, max(0.0, met[k] + missed[k]))
 
 

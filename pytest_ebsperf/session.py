@@ -703,7 +703,10 @@ class EbsperfSession:
         plan = misses.parse(self.settings.emulate_misses)
         if plan is None:
             return
-        seed = os.environ.get("EBSPERF_EMULATE_MISSES_SEED")
+        seed = os.environ.get("EBSPERF_EMULATE_MISSES_SEED", "").strip()
+        if seed and not (seed.isascii() and seed.isdigit()):
+            raise SuiteMismatch(f"EBSPERF_EMULATE_MISSES_SEED={seed!r} is not a whole number; "
+                                "give one (e.g. 7) to repeat a run's emulated misses, or unset it.")
         device.misses = misses.MissDriver(device, plan, int(seed) if seed else None)
         self.record_volume(device.path, volume, [plan.describe()], emulated=True)
 

@@ -44,7 +44,7 @@ class NamespaceHost:
 
     def __init__(self, index: int) -> None:
         self.index = index
-        tag = f"{os.getpid() % 100000}x{index}"
+        tag = f"{os.getpid()}x{index}"  # the whole pid: sweep_stale() tells dead owners
         self.netns = f"ebsperf-t{tag}"
         self.veth = f"ebt{tag}"[:15]
         third = (os.getpid() + index) % 250 + 1
@@ -209,9 +209,35 @@ class NamespaceHost:
         return testinfra.get_host(self.spec, ssh_config=str(self.ssh_config))
 
 
+def sweep_stale() -> list[str]:
+    """Remove the namespaces (their processes and veth pairs) of test runs that were killed
+    before their clean-up ran (SIGKILL, or SIGTERM to a pytest with no handler): named
+    ``ebsperf-t<pid>x<n>``, taken only when that pid is gone."""
+    import re
+
+    removed = []
+    def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(argv, capture_output=True, text=True, check=False)
+
+    listed = run(["ip", "netns", "list"]).stdout
+    for pid_text, index in re.findall(r"^ebsperf-t(\d+)x(\d+)\b", listed, re.MULTILINE):
+        if Path(f"/proc/{pid_text}").exists():
+            continue  # its run is alive
+        netns = f"ebsperf-t{pid_text}x{index}"
+        for pid in map(int, run(["ip", "netns", "pids", netns]).stdout.split()):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        run(["ip", "netns", "del", netns])
+        run(["ip", "link", "del", f"ebt{pid_text}x{index}"[:15]])
+        removed.append(netns)
+    return removed
+
+
 @contextlib.contextmanager
 def namespace_hosts(count: int = 1) -> Iterator[list[NamespaceHost]]:
-    """``count`` running hosts, removed on every way out (Ctrl-C included)."""
+    """``count`` running hosts, removed on every way out (Ctrl-C included); a killed
+    earlier run's hosts are swept first."""
+    sweep_stale()
     hosts: list[NamespaceHost] = []
     try:
         for index in range(count):

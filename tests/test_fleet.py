@@ -553,3 +553,23 @@ def test_hosts_come_from_an_ansible_inventory(make_fleet, tmp_path):
     assert done.returncode == 0, out[-3000:]
     assert "2 host(s): 2 passed, 0 failed, 0 unreachable" in out, out[-3000:]
     assert "ansible://node0" in out and "ansible://node1" in out
+
+
+@needs_root
+@needs_hosts
+def test_namespaces_of_a_killed_test_run_are_swept_and_live_ones_kept():
+    from nshost import sweep_stale
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead, alive = f"ebsperf-t{gone.pid}x0", f"ebsperf-t{os.getpid()}x9"
+    for name in (dead, alive):
+        subprocess.run(["ip", "netns", "add", name], check=True)
+    try:
+        assert dead in sweep_stale()
+        listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
+                                check=True).stdout
+        assert dead not in listed and alive in listed
+    finally:
+        for name in (dead, alive):
+            subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
