@@ -25,7 +25,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -46,7 +46,7 @@ from pytest_ebsperf.models.types import Expectation
 from pytest_ebsperf.results.records import measurement_facts
 from pytest_ebsperf.session import EbsperfSession, Target
 from pytest_ebsperf.settings import Settings
-from pytest_ebsperf.target import SuiteMismatch
+from pytest_ebsperf.target import SuiteMismatch, volume_from_marker
 from pytest_ebsperf.units import MIB, format_quantity
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 from pytest_ebsperf.volume import Volume
@@ -54,16 +54,10 @@ from pytest_ebsperf.volume import Volume
 if TYPE_CHECKING:
     from pytest_ebsperf.hold import DeviceHold
 
-#: Seconds a relative check measures each twin for at least, unless --ebsperf-runtime is given.
 #: Seconds a mean-latency check runs at least (unless --ebsperf-runtime is given).
 MEAN_LATENCY_MIN_RUNTIME_S = 15.0
-REL_MIN_RUNTIME_S = 20.0
 #: S3-03 (claims.md): an instance-bound run lies within 0.90-1.05 x the instance's maximum.
 INSTANCE_BOUND_HIGH = 1.05
-#: Rounds a relative check may take (each REL_MIN_RUNTIME_S per twin) until it decides.
-REL_MAX_ROUNDS = 3
-#: Each twin's run at QD 1 for the latency term of a relative check (S2-17).
-REL_LATENCY_RUNTIME_S = 8.0
 
 
 class ClaimSkipped(EbsperfError):
@@ -91,7 +85,7 @@ class ClaimRunner:
         self.session = session
         #: The volume --emulate makes for these claims (a suite's own, e.g. seed 004's
         #: 2,000-IOPS io1 on c1.xlarge); None: the type's default.
-        self.emulated_default = None if emulated is None else _volume_of(emulated)
+        self.emulated_default = None if emulated is None else volume_from_marker(emulated)
         self.settings = settings or session.settings
         self.suite_type = suite_type
         self.name = name
@@ -106,6 +100,8 @@ class ClaimRunner:
         self.row_extras: dict[str, Any] = {}
         #: Volumes measured together by this runner's checks (None: the one volume).
         self.set_count: int | None = None
+        #: INCONCLUSIVE parts of a check made of parts, decided when it ends.
+        self._held: list[Verdict] | None = None
 
     def over(self, count: int | None = None) -> ClaimRunner:
         """A runner whose checks measure the first ``count`` volumes of the set together
@@ -800,47 +796,31 @@ class ClaimRunner:
 
     def check_rel(self, claim: str, what: str, workload: Workload) -> list[Verdict]:
         """Run ``workload`` on the device and on its reference twin; judge IOPS and median
-        latency as relative claims (REL, e.g. S2-17 encryption)."""
-        reference = self.reference
-        if not self.settings.given("runtime"):
-            # An equivalence test needs samples: with ~1 % per-second noise, about 20 per
-            # side narrow the ratio's interval to +-2 % at the run's false-alarm level (a
-            # 5 s emulated run's 4 left it at +-12 %, unable to show "within 5 %").
-            workload = workload.replace(runtime_s=max(workload.runtime_s, REL_MIN_RUNTIME_S))
-        started = time.perf_counter()
-        # Rounds of both twins, alternated so drift hits both alike, until the equivalence
-        # test decides; the false-alarm level is split over the looks it may take.
-        looks = 1 if self.settings.given("runtime") else REL_MAX_ROUNDS
-        policy = self.session.policy.split(looks)
-        mine_before: list[float] = []
-        theirs_before: list[float] = []
-        for look in range(looks):
-            mine = self.run(workload)
-            theirs = self.run(workload, target=reference)
-            found = verdict.judge_rel_pair(claim, what, self.target.label, mine,
-                                           reference.label, theirs, policy=policy,
-                                           a_before=mine_before, b_before=theirs_before)
-            if found[0].outcome is not Outcome.INCONCLUSIVE or look == looks - 1:
-                break
-            mine_before += verdict.series_values(mine, "total_iops")
-            theirs_before += verdict.series_values(theirs, "total_iops")
-        verdicts = [self.conclude(found[0], workload, mine, started)]
-        # Latency at the cap is the queue's wait (QD / IOPS) on both twins alike: what one
-        # I/O costs is measured with one I/O outstanding, on both twins in turn.
-        single = workload.replace(iodepth=1, numjobs=1)
-        if not self.settings.given("runtime"):
-            single = single.replace(runtime_s=REL_LATENCY_RUNTIME_S)
-        started = time.perf_counter()
-        mine = self.run(single)
-        theirs = self.run(single, target=reference)
-        a_p50, b_p50 = verdict.median_latency_ns(mine), verdict.median_latency_ns(theirs)
-        if a_p50 is not None and b_p50 is not None:
-            latency = verdict.judge_rel_latency(
-                claim, f"{what}, median latency at QD 1", self.target.label, a_p50,
-                reference.label, b_p50, a_values=verdict.latency_values(mine),
-                b_values=verdict.latency_values(theirs), policy=policy.split(2))
-            verdicts.append(self.conclude(latency, single, mine, started))
-        return verdicts
+        latency as relative claims (REL): the twins give the same (see
+        :mod:`pytest_ebsperf.rel_checks`)."""
+        from pytest_ebsperf import rel_checks
+
+        return rel_checks.check_same(self, claim, what, workload)
+
+    def check_encrypted_twin(self, claim: str, what: str, workload: Workload
+                             ) -> list[Verdict]:
+        """S2-17: :meth:`check_rel` on an encrypted volume and its plain twin, once the
+        facts say which is which (given or discovered; emulated twins are marked).
+        INCONCLUSIVE before any fio run when nothing says which twin is encrypted."""
+        from pytest_ebsperf import rel_checks
+
+        return rel_checks.check_encrypted_twin(self, claim, what, workload)
+
+    def check_faster_than(self, claim: str, what: str, workload: Workload, *,
+                          reference_type: str, at_least: float, notes: Sequence[str] = ()
+                          ) -> Verdict:
+        """REL "at least": ``workload`` runs at least ``at_least`` x as fast on the device as
+        on a ``reference_type`` twin (S0-08: gp2 vs Magnetic, 3 x)."""
+        from pytest_ebsperf import rel_checks
+
+        return rel_checks.check_faster_than(self, claim, what, workload,
+                                            reference_type=reference_type,
+                                            at_least=at_least, notes=notes)
 
     def check_sweep(self, claim: str, what: str, pattern: str, sizes: Sequence[str | int]
                     ) -> Verdict:
@@ -993,6 +973,20 @@ class ClaimRunner:
         """Record and apply a verdict that involved no fio run."""
         return self._finish(found, "-", {})
 
+    @contextlib.contextmanager
+    def as_one_check(self) -> Iterator[None]:
+        """The parts of one check (a REL check's rate and latency terms) are all measured
+        when one cannot decide: an INCONCLUSIVE part is decided when the check ends, after
+        the others (a FAIL still ends the check at once)."""
+        outer, self._held = self._held, []
+        try:
+            yield
+            held = self._held
+        finally:
+            self._held = outer
+        for found in held:
+            self.decided(found)
+
     def _finish(self, found: Verdict, workload_label: str, summary: dict[str, Any]
                 ) -> Verdict:
         self.verdicts.append(found)
@@ -1005,6 +999,9 @@ class ClaimRunner:
             row["host"] = self.session.host_id
         row.update(self.row_extras)
         self.record("row", row)
+        if self._held is not None and found.outcome is Outcome.INCONCLUSIVE:
+            self._held.append(found)
+            return found
         return self.decided(found)
 
     def _record_measurement(self, workload: Workload, target: Target, result: FioResult,
@@ -1031,17 +1028,6 @@ class ClaimRunner:
                                 else target.path, emulated=target.emulated_any,
                                 nodeid=self.nodeid),
         })
-
-
-def _volume_of(facts: dict[str, Any]) -> Volume:
-    """A volume from a marker's ``emulated={...}`` facts (``type`` and Volume's fields)."""
-    fields = dict(facts)
-    try:
-        return Volume(str(fields.pop("type")), **fields)
-    except (KeyError, TypeError) as exc:
-        raise EbsperfError(f"ebsperf marker: emulated={facts!r} is not a volume ({exc}); give "
-                           "type= and Volume fields such as size_gib=, iops=, "
-                           "instance_type=.") from None
 
 
 def _latency_percentiles(result: FioResult, workload: Workload) -> dict[str, float | None]:

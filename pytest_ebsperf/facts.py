@@ -16,6 +16,8 @@ class DiscoveryFacts(TypedDict, total=False):
     missing: list[str]
     error: str
     aws: dict[str, Any]
+    #: Why AWS could not describe --reference-device (its facts then come from options).
+    reference_error: str
 
 
 class InitializationFacts(TypedDict, total=False):

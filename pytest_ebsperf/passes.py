@@ -64,7 +64,9 @@ def judge_ratio_at_least(claim: str, what: str, a_label: str, a_values: Sequence
     elif interval.high < min_ratio:
         outcome = Outcome.FAIL
         reason = (f"{a_label} is {(1 - interval.ratio) * 100:.0f} % below {b_label} "
-                  f"(ratio {interval.ratio:.3f})")
+                  f"(ratio {interval.ratio:.3f})" if interval.ratio < 1.0 else
+                  f"{a_label} / {b_label} = {interval.ratio:.3f}, below the {min_ratio:.2f} "
+                  "required")
     else:
         outcome = Outcome.INCONCLUSIVE
         reason = (f"inconclusive: the seconds cannot tell whether {a_label} reaches "
@@ -140,6 +142,23 @@ def cv_interval(values: Sequence[float], alpha: float, pass_alpha: float | None 
     high_q = chi2_quantile(alpha if pass_alpha is None else pass_alpha, df)
     high = sd * math.sqrt(df / high_q) / mean if high_q > 0 else math.inf
     return sd / mean, low, high
+
+
+def stability_power(runs: int, cv: float, alpha: float, *, max_cv: float = MAX_RUN_CV,
+                    dropped: int = DROPPED_RUNS) -> tuple[float, float]:
+    """(P(PASS), P(FAIL)) of :func:`judge_stability` on ``runs`` runs of a volume whose
+    runs' means vary with coefficient of variation ``cv`` (normal runs; the kept runs'
+    sample variance follows sigma^2 chi-square(df) / df, df = kept - 1; the mean's own
+    error, a CV-th of the deviation's, is left out as in the judge)."""
+    df = runs - dropped - 1
+    if df < 2 or cv <= 0:
+        return (1.0, 0.0) if cv <= 0 and df >= 2 else (0.0, 0.0)
+    scale = (max_cv / cv) ** 2
+    q_pass = chi2_quantile(1.0 - STABILITY_PASS_CONFIDENCE, df)
+    q_fail = chi2_quantile(1.0 - alpha, df)
+    p_pass = _gamma_p(df / 2.0, scale * q_pass / 2.0)
+    p_fail = 1.0 - _gamma_p(df / 2.0, scale * q_fail / 2.0)
+    return p_pass, p_fail
 
 
 def judge_stability(claim: str, what: str, run_means: Sequence[float], *,

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from pytest_ebsperf import models
-from pytest_ebsperf.errors import ConfigError, EbsperfError, VolumeSpecError
+from pytest_ebsperf.errors import ConfigError, EbsperfError, UnsafeDeviceError, VolumeSpecError
 from pytest_ebsperf.facts import DiscoveryFacts, RunFacts, VolumeEntry
 from pytest_ebsperf.settings import Settings
 from pytest_ebsperf.target import (
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from pytest_ebsperf.fio.workload import Workload
     from pytest_ebsperf.mdraid import MdArray
     from pytest_ebsperf.safety import DeviceReport
+    from pytest_ebsperf.twins import TwinFacts
 
 #: Size of the emulated device's backing file (the model uses the nominal size).
 EMULATED_DEVICE_BYTES = 512 * 1024**2
@@ -153,6 +154,8 @@ class EbsperfSession:
     _sets: dict[Volume, EmulatedSet] = field(default_factory=dict)
     #: The md array ``--device`` names, when it is one (its members are the set).
     md: MdArray | None = None
+    #: What AWS said of --reference-device (type, encryption), when discovery ran for it.
+    reference_found: Volume | None = None
 
     @property
     def policy(self) -> evidence.Policy:
@@ -234,6 +237,56 @@ class EbsperfSession:
             )
         if self.found is None:
             self._record_given_volume()
+
+    def check_plan(self, markers: Sequence[Mapping[str, Any]]) -> None:
+        """What the collected checks need, checked before any fio run (a usage error, exit
+        4, not a failed check): each test's marker settings, the volume each suite checks
+        (facts AWS would not accept), twins whose facts contradict their claim (S2-17 on two
+        encrypted volumes) and an opt-in to write that cannot be honoured.
+        ``markers`` holds each collected check's ``ebsperf`` marker keywords."""
+        from pytest_ebsperf import twins
+        from pytest_ebsperf.target import volume_from_marker
+
+        seen: set[tuple[Any, ...]] = set()
+        for kwargs in markers:
+            self.settings.with_marker(kwargs)  # a bad marker value is a sentence now
+            emulated = kwargs.get("emulated")
+            key = (kwargs.get("volume_type"), repr(emulated), kwargs.get(twins.TWINS_MARKER))
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                volume = self.volume_for(kwargs.get("volume_type"),
+                                         volume_from_marker(emulated) if emulated else None)
+            except SuiteMismatch:
+                continue  # the suite does not apply here: its checks skip with the reason
+            if kwargs.get(twins.TWINS_MARKER) == twins.ENCRYPTED_TWIN and (
+                    self.settings.reference_device or self.settings.emulate):
+                pair = twins.encryption_pair(self.twin_facts(volume))
+                if pair.status == "contradiction":
+                    raise ConfigError(pair.sentence)
+        self.check_opt_in()
+
+    def check_opt_in(self) -> None:
+        """--ebsperf-destructive on a device no write may touch (mounted, root, swap, held by
+        something above it): the opt-in cannot be honoured, so the run stops here."""
+        s = self.settings
+        if not s.destructive or s.emulate or s.provision:
+            return
+        from pytest_ebsperf.safety import check_writable
+
+        paths = [*(self.md.members if self.md else ()), *s.devices,
+                 *([s.reference_device] if s.reference_device else [])]
+        for path in dict.fromkeys(p for p in paths if p):
+            if self.remote_uninspected:
+                raise ConfigError(f"--ebsperf-destructive cannot be honoured: writes to {path} "
+                                  f"on {self.runner.host} are refused ({self.remote_uninspected}"
+                                  "). Run without it for the read-only checks.")
+            try:
+                check_writable(self.device_report(path), destructive=True)
+            except UnsafeDeviceError as exc:
+                raise ConfigError(f"--ebsperf-destructive cannot be honoured: {exc} Run "
+                                  "without it for the read-only checks.") from None
 
     def _preflight_set(self) -> None:
         """Every device of --device=A,B,... is inspected; an md array's members are read
@@ -351,6 +404,8 @@ class EbsperfSession:
         s, missing = self.settings, self.missing_facts()
         info: DiscoveryFacts = {"missing": list(missing)}
         self.facts["discovery"] = info
+        if not s.no_discovery:
+            self._discover_reference()
         if s.no_discovery or not missing:
             info["status"] = ("off (--ebsperf-no-discovery)" if s.no_discovery else
                               "not needed: every fact was given")
@@ -375,6 +430,52 @@ class EbsperfSession:
         self.record_volume(str(s.device), volume, found.notes)
         for other in s.devices[1:]:
             self._discover_member(other, volume)
+
+    def _discover_reference(self) -> None:
+        """--reference-device's type and encryption from AWS, when an option leaves them
+        out (the relative claims need them: S2-17's encrypted twin, S0-08's Magnetic one).
+        A failure is a note: the claims then say what to pass."""
+        s = self.settings
+        if not s.reference_device or (s.reference_volume_type is not None
+                                      and s.reference_encrypted is not None):
+            return
+        from pytest_ebsperf import aws
+
+        given = Volume(s.reference_volume_type or "", encrypted=s.reference_encrypted)
+        try:
+            found = aws.discover(s.reference_device, given=given,
+                                 **self._discovery_options(s.reference_device))
+        except Exception as exc:  # noqa: BLE001 - a note, never a trace
+            why = str(exc) if isinstance(exc, EbsperfError) else f"{type(exc).__name__}: {exc}"
+            self.facts["discovery"]["reference_error"] = why
+            return
+        self.reference_found = found.volume
+        self.record_volume(s.reference_device, found.volume,
+                           ["the reference twin (--reference-device), discovered"])
+
+    def twin_facts(self, device: Volume, claim_type: str | None = None) -> TwinFacts:
+        """Type and encryption of the device under test and its reference twin (given,
+        discovered, or for emulated twins what the claim asks for: ``claim_type``)."""
+        from pytest_ebsperf import twins
+
+        s = self.settings
+        if s.emulate:
+            source = "given" if s.reference_volume_type else "emulated"
+            return twins.emulated_facts(device, "the emulated volume", "its emulated twin",
+                                        reference_type=s.reference_volume_type or claim_type,
+                                        device_encrypted=s.volume_encrypted,
+                                        reference_encrypted=s.reference_encrypted,
+                                        type_source=source)
+        found = self.reference_found
+        enc_source = device.provenance.get("encrypted", "default")
+        return twins.TwinFacts(
+            str(s.device), str(s.reference_device),
+            twins.Fact(device.type, device.provenance.get("type", "given")),
+            twins.fact(s.reference_volume_type, "given", found.type if found else None,
+                       "discovered"),
+            twins.fact(device.encrypted, enc_source, None, ""),
+            twins.fact(s.reference_encrypted, "given", found.encrypted if found else None,
+                       "discovered"))
 
     def _discover_member(self, path: str, first: Volume) -> None:
         """Each further device of a set described by AWS on its own (its own size, IOPS,

@@ -38,7 +38,7 @@ class Option:
     flag: str
     ini: str | None
     env: str | None
-    kind: str  # "str", "int", "float", "bool"
+    kind: str  # "str", "int", "float", "bool", "yesno", "outcomes" (--ebsperf-strict's)
     metavar: str | None
     help: str
     default: Any = None
@@ -54,6 +54,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("reference_device", "--reference-device", None, "EBSPERF_REFERENCE_DEVICE", "str",
            "PATH", "second device for relative claims (e.g. the unencrypted twin of an "
            "encrypted volume)."),
+    Option("reference_volume_type", "--reference-volume-type", None,
+           "EBSPERF_REFERENCE_VOLUME_TYPE", "str", "TYPE",
+           "the volume type of --reference-device (discovered on EC2): the same type as "
+           "--device for the encryption claim's twin (S2-17), standard for the gp2 vs "
+           "Magnetic claim (S0-08). Default: --device's type."),
+    Option("volume_encrypted", "--volume-encrypted", "ebsperf_volume_encrypted",
+           "EBSPERF_VOLUME_ENCRYPTED", "yesno", "yes|no",
+           "whether --device is an encrypted EBS volume (discovered on EC2); the encryption "
+           "claim (S2-17) needs one encrypted twin and one plain one."),
+    Option("reference_encrypted", "--reference-encrypted", None, "EBSPERF_REFERENCE_ENCRYPTED",
+           "yesno", "yes|no", "whether --reference-device is an encrypted EBS volume "
+           "(discovered on EC2)."),
     Option("volume_type", "--volume-type", "ebsperf_volume_type", "EBSPERF_VOLUME_TYPE", "str",
            "TYPE", "volume type: " + ", ".join(VOLUME_TYPES) + "."),
     Option("volume_size", "--volume-size", "ebsperf_volume_size", "EBSPERF_VOLUME_SIZE", "int",
@@ -75,7 +87,9 @@ OPTIONS: tuple[Option, ...] = (
            "an emulated volume."),
     Option("runs", "--ebsperf-runs", "ebsperf_runs", "EBSPERF_RUNS", "int", "N",
            "runs of a run-to-run stability check (S1-09); the first is dropped, so at least "
-           "4 (default 4: three kept, the fewest a coefficient of variation is judged on).", 4),
+           "4. With 10, a volume as steady as seed 001's (CV 1-2 percent) passes and one "
+           "varying by 30 percent fails, each nearly always (docs/claims.md has the table).",
+           10),
     Option("ramp", "--ebsperf-ramp", "ebsperf_ramp", "EBSPERF_RAMP", "float", "SECONDS",
            "warm-up before measuring. Default: 2 on a device, 0.5 on an emulated volume."),
     Option("long", "--ebsperf-long", None, None, "bool", None,
@@ -136,9 +150,11 @@ OPTIONS: tuple[Option, ...] = (
            "mode: HOST,HOST or, with ports, ip:ADDR,PORT;ip:ADDR,PORT. Each check runs once on "
            "all of them and judges each host; devices and facts per server come from "
            "--ebsperf-hosts-file. Read-only checks only."),
-    Option("strict", "--ebsperf-strict", "ebsperf_strict", "EBSPERF_STRICT", "bool", None,
-           "fail inconclusive checks (load-generator or queue-depth bound) instead of "
-           "skipping them.", False),
+    Option("strict", "--ebsperf-strict", "ebsperf_strict", "EBSPERF_STRICT", "outcomes",
+           "OUTCOMES", "make these outcomes fail the run: inconclusive (the sample could "
+           "not decide: load-generator or queue-depth bound, too short), info (recorded, "
+           "never judged), both (the flag alone, or all: only a PASS passes) or none. "
+           "Without it both are reported as their own outcome and the run passes.", "none"),
     Option("provision", "--ebsperf-provision", "ebsperf_provision", "EBSPERF_PROVISION", "str",
            "SPEC", "create EBS volumes for this instance, run the suites once on each and "
            "delete them: type:size[:iops[:throughput]], comma-separated (gp3:100,io1:200:4000). "
@@ -225,6 +241,9 @@ class Settings:
     device: str | None = None
     volume_count: int | None = None
     reference_device: str | None = None
+    reference_volume_type: str | None = None
+    volume_encrypted: bool | None = None
+    reference_encrypted: bool | None = None
     volume_type: str | None = None
     volume_size: int | None = None
     volume_iops: int | None = None
@@ -233,7 +252,7 @@ class Settings:
     burst_balance: float | None = None
     destructive: bool = False
     runtime: float | None = None
-    runs: int = 4
+    runs: int = 10
     hosts_file: str | None = None
     fio_servers: str | None = None
     ramp: float | None = None
@@ -250,7 +269,7 @@ class Settings:
     engine: str = "auto"
     fio: str = "fio"
     host: str = "local://"
-    strict: bool = False
+    strict: frozenset[str] = frozenset()
     provision: str | None = None
     max_cost: float = 1.0
     false_alarm: float = 0.001
@@ -373,7 +392,8 @@ def resolve(cli: Lookup, env: Mapping[str, str], ini: Lookup) -> Settings:
     for option in OPTIONS:
         value, where = _first_given(option, cli, env, ini)
         if where == "default":
-            values[option.dest] = option.default
+            values[option.dest] = (parse_strict(option.default, where)
+                                   if option.kind == "outcomes" else option.default)
         else:
             values[option.dest] = convert(option, value, where)
         origin[option.dest] = where
@@ -416,6 +436,14 @@ def convert(option: Option, value: Any, where: str) -> Any:
                           "Use true or false.")
     if option.kind == "str":
         return str(value).strip()
+    if option.kind == "outcomes":
+        return parse_strict(value, where)
+    if option.kind == "yesno":
+        text = str(value).strip().lower()
+        if text in (_TRUE | _FALSE) - {""}:
+            return text in _TRUE
+        raise ConfigError(f"{value!r} from {where} is not yes or no for {option.flag}; pass "
+                          f"{option.flag}=yes or {option.flag}=no.")
     if isinstance(value, str) and not value.strip().isascii():
         # Python reads "２００" (full-width digits) as 200; a typo that slipped through an
         # input method is not a number anyone meant to pass
@@ -433,12 +461,51 @@ def convert(option: Option, value: Any, where: str) -> Any:
     return number
 
 
+#: Outcomes --ebsperf-strict can make fail the run (INFO: recorded, not judged).
+STRICT_OUTCOMES = ("inconclusive", "info")
+#: --ebsperf-strict alone: only a PASS passes.
+STRICT_FLAG_ALONE = "all"
+
+
+def parse_strict(value: Any, where: str) -> frozenset[str]:
+    """--ebsperf-strict's value as the set of outcomes that fail the run: ``inconclusive``,
+    ``info``, both (``all``, ``true``, the flag alone) or none (``none``, ``false``)."""
+    if isinstance(value, (set, frozenset)):
+        value = ",".join(sorted(value))
+    if isinstance(value, bool):
+        return frozenset(STRICT_OUTCOMES) if value else frozenset()
+    text = str(value).strip().lower()
+    if text in _TRUE | {STRICT_FLAG_ALONE, "both"}:
+        return frozenset(STRICT_OUTCOMES)
+    if text in _FALSE | {"none"}:
+        return frozenset()
+    parts = {part.strip() for part in text.split(",") if part.strip()}
+    unknown = sorted(parts - set(STRICT_OUTCOMES))
+    if unknown:
+        raise ConfigError(
+            f"{value!r} from {where} is not a list of outcomes for --ebsperf-strict: "
+            f"{', '.join(repr(u) for u in unknown)} is none of inconclusive, info. Pass "
+            "--ebsperf-strict (both fail the run), --ebsperf-strict=inconclusive, "
+            "--ebsperf-strict=info or --ebsperf-strict=none; put test paths before the flag "
+            "or write it with '='.")
+    return frozenset(parts)
+
+
 def validate(settings: Settings) -> None:
     """Checks that need no model: types, signs, combinations of options."""
     o = settings.origin
-    if settings.volume_type is not None and settings.volume_type not in VOLUME_TYPES:
-        raise ConfigError(f"{settings.volume_type!r} is not a valid --volume-type (from "
-                          f"{o['volume_type']}). Valid types: {', '.join(VOLUME_TYPES)}.")
+    for dest in ("volume_type", "reference_volume_type"):
+        vtype = getattr(settings, dest)
+        if vtype is not None and vtype not in VOLUME_TYPES:
+            flag = OPTIONS_BY_DEST[dest].flag
+            raise ConfigError(f"{vtype!r} is not a valid {flag} (from {o[dest]}). Valid "
+                              f"types: {', '.join(VOLUME_TYPES)}.")
+    for dest in ("reference_volume_type", "reference_encrypted"):
+        if getattr(settings, dest) is not None and not (settings.reference_device
+                                                          or settings.emulate):
+            raise ConfigError(f"{OPTIONS_BY_DEST[dest].flag} (from {o[dest]}) describes "
+                              "--reference-device, and none is given: pass the twin as "
+                              "--reference-device=PATH, or drop the option.")
     for dest in ("volume_size", "volume_iops", "volume_throughput", "runtime", "iodepth",
                  "numjobs", "emulate_factor"):
         value = getattr(settings, dest)

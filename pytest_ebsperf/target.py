@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_ebsperf import models
+from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.settings import Settings
 from pytest_ebsperf.volume import DEFAULT, EMULATED, GIVEN, Volume
 
@@ -50,7 +51,7 @@ def given_volume(settings: Settings) -> Volume:
     values: dict[str, Any] = {
         "size_gib": s.volume_size, "iops": s.volume_iops,
         "throughput_mibps": s.volume_throughput, "instance_type": s.instance_type,
-        "burst_balance_pct": s.burst_balance,
+        "burst_balance_pct": s.burst_balance, "encrypted": s.volume_encrypted,
     }  # fmt: skip
     given = {name: value for name, value in values.items() if value is not None}
     provenance = dict.fromkeys([*given, *(["type"] if s.volume_type else [])], GIVEN)
@@ -79,7 +80,8 @@ def volume_from_settings(settings: Settings, suite_type: str | None,
                             f"{s.origin.get('era', 'default')}).")
     given = given_volume(s)
     changes = {k: getattr(given, k) for k in ("size_gib", "iops", "throughput_mibps",
-                                                "instance_type", "burst_balance_pct")
+                                                "instance_type", "burst_balance_pct",
+                                                "encrypted")
                if getattr(given, k) is not None}
     sized = any(k in changes for k in ("size_gib", "iops", "throughput_mibps"))
     if s.emulate and not sized:
@@ -106,3 +108,14 @@ def _check_options_apply(settings: Settings, vtype: str) -> None:
         mismatch.append("--volume-throughput")
     if mismatch and not s.given("volume_type"):
         raise SuiteMismatch(f"{' and '.join(mismatch)} do not apply to {vtype} volumes.")
+
+
+def volume_from_marker(facts: dict[str, Any]) -> Volume:
+    """A volume from a marker's ``emulated={...}`` facts (``type`` and Volume's fields)."""
+    fields = dict(facts)
+    try:
+        return Volume(str(fields.pop("type")), **fields)
+    except (KeyError, TypeError) as exc:
+        raise ConfigError(f"ebsperf marker: emulated={facts!r} is not a volume ({exc}); give "
+                          "type= and Volume fields such as size_gib=, iops=, "
+                          "instance_type=.") from None

@@ -103,3 +103,57 @@ def test_a_once_job_goes_over_its_size_once():
     assert "--time_based" not in argv and "--rw=trim" in argv and "--runtime=10000ms" in argv
     assert "--time_based" in _argv(Workload("read"))
     assert Workload("trim").writes  # TRIM destroys data: it is guarded like a write
+
+
+def _simulated(runs: int, cv: float, alpha: float, trials: int = 4000) -> tuple[float, float]:
+    """P(PASS), P(FAIL) of judge_stability on runs whose means are normal with this CV."""
+    import random
+
+    rng = random.Random(7)
+    outcomes = {"pass": 0, "fail": 0}
+    for _ in range(trials):
+        means = [max(1.0, rng.gauss(10_000, 10_000 * cv)) for _ in range(runs)]
+        found = passes.judge_stability("S1-09", "sim", means, alpha=alpha)
+        if found.outcome.value in outcomes:
+            outcomes[found.outcome.value] += 1
+    return outcomes["pass"] / trials, outcomes["fail"] / trials
+
+
+@pytest.mark.parametrize(("runs", "cv"), [(4, 0.02), (10, 0.05), (10, 0.20), (16, 0.15)])
+def test_the_stability_checks_power_matches_its_simulation(runs: int, cv: float) -> None:
+    """docs/claims.md prints stability_power; the judge itself, run on simulated runs,
+    passes and fails as often (within sampling error of 4,000 trials)."""
+    alpha = 0.001 / 6
+    p_pass, p_fail = passes.stability_power(runs, cv, alpha)
+    s_pass, s_fail = _simulated(runs, cv, alpha)
+    assert abs(p_pass - s_pass) < 0.035, (p_pass, s_pass)
+    assert abs(p_fail - s_fail) < 0.035, (p_fail, s_fail)
+
+
+def test_with_the_default_runs_both_pass_and_fail_are_reachable_for_seed_001s_volumes() -> None:
+    """S1-09: seed 001's volumes (CV 1-2 %) pass almost surely; runs varying by 30 % fail
+    almost surely; the old default of 4 runs did neither reliably."""
+    from pytest_ebsperf.settings import OPTIONS_BY_DEST
+
+    runs = int(OPTIONS_BY_DEST["runs"].default)
+    alpha = 0.001 / 6
+    for cv in (0.01, 0.02):
+        assert passes.stability_power(runs, cv, alpha)[0] >= 0.99
+    assert passes.stability_power(runs, 0.30, alpha)[1] >= 0.85
+    assert passes.stability_power(4, 0.02, alpha)[0] < 0.8
+    assert passes.stability_power(4, 0.30, alpha)[1] < 0.5
+
+
+def test_s1_08_says_what_it_can_show_and_whether_trim_helped() -> None:
+    from pytest_ebsperf.pass_checks import trim_help
+
+    same = passes.judge_ratio_at_least("S1-08", "after TRIM", "after TRIM",
+                                       [1000.0, 1010.0, 990.0, 1000.0], "full device",
+                                       [1000.0, 995.0, 1005.0, 1000.0])
+    said = trim_help(same)
+    assert "not more than 10 % slower than on the full device" in said
+    assert "That TRIM helps is not shown" in said
+    faster = passes.judge_ratio_at_least("S1-08", "after TRIM", "after TRIM",
+                                         [1500.0, 1510.0, 1490.0, 1500.0], "full device",
+                                         [1000.0, 995.0, 1005.0, 1000.0])
+    assert "TRIM helped: at least +4" in trim_help(faster)

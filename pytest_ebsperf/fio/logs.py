@@ -294,3 +294,88 @@ def _added(a: Series, b: Series) -> Series:
 
 def _series(indexes: Sequence[int], values: Sequence[float], interval_ms: int) -> Series:
     return Series(tuple(i * interval_ms / 1000 for i in indexes), tuple(values))
+
+
+# -- logs written by others (the offline judge) ---------------------------------------------
+@dataclass(frozen=True)
+class LogShape:
+    """How a log was written: ``window_ms`` is fio's ``log_avg_msec`` as its timestamps show
+    (None: fewer than two rows of a direction); ``per_io`` is True when fio logged every I/O
+    (``log_avg_msec`` unset: a block size in the fourth column, the I/O's offset in the
+    fifth)."""
+
+    window_ms: int | None
+    per_io: bool
+
+
+def log_shape(text: str, *, name: str = "fio log") -> LogShape:
+    """The window length of an interval log (the median step between a direction's rows,
+    rounded to whole milliseconds) and whether it holds one row per I/O."""
+    times: dict[int, list[int]] = {}
+    with_bs = rows = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        time_ms, _, ddir = _fields(line, number, name)
+        times.setdefault(ddir, []).append(time_ms)
+        parts = line.split(",")
+        rows += 1
+        if len(parts) >= 5 and parts[3].strip().isdigit() and int(parts[3]) > 0:
+            with_bs += 1
+    steps = sorted(b - a for values in times.values() for a, b in zip(values, values[1:])
+                   if b > a)
+    per_io = rows > 0 and with_bs > rows / 2
+    if not steps:
+        return LogShape(None, per_io)
+    step = steps[len(steps) // 2]
+    # fio stamps averaged windows a millisecond or two off (999, 2001): whole 10 ms
+    return LogShape(int(round(step / 10.0)) * 10 if step >= 100 else int(step), per_io)
+
+
+def averaged_to_seconds(text: str, window_ms: int, *, name: str = "fio log") -> str:
+    """Rows of windows shorter than a second (``window_ms`` divides 1,000) as rows of whole
+    seconds: each second the mean of its windows, kept only when all of them were logged
+    (IOPS, bandwidth and latency logs alike: a rate or a mean per window)."""
+    per = 1000 // window_ms
+    sums: dict[tuple[int, int], list[float]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        time_ms, value, ddir = _fields(line, number, name)
+        index = window_index(time_ms, window_ms)
+        if index < 1:
+            continue
+        second = -(-index // per)
+        values = sums.setdefault((ddir, second), [])
+        if len(values) < per:
+            values.append(value)
+    rows = [(second, ddir, sum(v) / len(v)) for (ddir, second), v in sums.items()
+            if len(v) == per]
+    return "\n".join(f"{second * 1000}, {value:.6g}, {ddir}"
+                     for second, ddir, value in sorted(rows)) + "\n"
+
+
+def per_io_to_seconds(text: str, kind: str, *, name: str = "fio log") -> str:
+    """A log of every I/O (``log_avg_msec`` unset) as rows of whole seconds: IOPS counts the
+    I/Os completed in each second, bandwidth sums their sizes (KiB/s, as fio logs it),
+    latency averages them. The last, partial second is left out."""
+    buckets: dict[tuple[int, int], list[float]] = {}
+    last = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        time_ms, value, ddir = _fields(line, number, name)
+        parts = line.split(",")
+        size = float(parts[3]) if len(parts) > 3 and parts[3].strip() else 0.0
+        second = int(time_ms // 1000) + 1
+        last = max(last, second)
+        item = {"iops": 1.0, "bw": size / _KIB, "clat": value}.get(kind, value)
+        buckets.setdefault((ddir, second), []).append(item)
+    rows = []
+    for (ddir, second), items in buckets.items():
+        if second >= last:
+            continue  # the run ended inside it
+        value = sum(items) if kind in ("iops", "bw") else sum(items) / len(items)
+        rows.append((second, ddir, value))
+    return "\n".join(f"{second * 1000}, {value:.6g}, {ddir}"
+                     for second, ddir, value in sorted(rows)) + "\n"

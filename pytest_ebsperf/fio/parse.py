@@ -55,7 +55,13 @@ def parse_result(text: str, group: int | None = None) -> FioResult:
     ``new_group``) has no single figure: summing them would blend their rates and percentiles.
     Such a report needs ``group`` (fio's ``groupid``); :func:`parse_groups` gives each.
     """
-    data = extract_json(text)
+    return result_from_data(extract_json(text), group, text)
+
+
+def result_from_data(data: Mapping[str, Any], group: int | None = None, text: str = ""
+                     ) -> FioResult:
+    """:func:`parse_result` of a report already decoded (``text``: the output around it, for
+    error messages)."""
     entries = _entries(data, text)
     groups = sorted({int(_num(e.get("groupid"))) for e in entries})
     if group is not None:
@@ -82,7 +88,7 @@ def parse_result(text: str, group: int | None = None) -> FioResult:
         sys_cpu=_mean([_num(e.get("sys_cpu")) for e in entries]),
         errors=tuple(int(e["error"]) for e in entries if e.get("error")),
         job_options={**global_options, **_string_map(entries[0].get("job options"))},
-        raw=data,
+        raw=dict(data),
     )
 
 

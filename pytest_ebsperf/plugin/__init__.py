@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_ebsperf.errors import EbsperfError
-from pytest_ebsperf.plugin import hookspecs
+from pytest_ebsperf.plugin import hookspecs, outcomes
 from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY, STATE_KEY
 from pytest_ebsperf.plugin.outcomes import fail_plainly
-from pytest_ebsperf.settings import OPTIONS, Option, Settings, resolve
+from pytest_ebsperf.settings import (
+    OPTIONS,
+    STRICT_FLAG_ALONE,
+    STRICT_OUTCOMES,
+    Option,
+    Settings,
+    resolve,
+)
 
 if TYPE_CHECKING:  # loaded when a check first needs them: a run without checks pays nothing
     from pytest_ebsperf.plugin.fixture import Ebsperf
@@ -55,10 +62,32 @@ def _argparse_kwargs(option: Option) -> dict[str, Any]:
     if option.kind == "bool":
         return {"action": "store_true", "dest": f"ebsperf_{option.dest}", "default": None,
                 "help": help_text}
+    if option.kind == "outcomes":  # --ebsperf-strict alone, or =inconclusive / =info
+        return {"dest": f"ebsperf_{option.dest}", "metavar": "OUTCOMES", "nargs": "?",
+                "const": STRICT_FLAG_ALONE, "default": None,
+                "help": f"{help_text} Default: {option.default}."}
     if option.default is not None:
         help_text += f" Default: {option.default!r}."
     return {"dest": f"ebsperf_{option.dest}", "metavar": option.metavar, "default": None,
             "help": help_text}
+
+
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
+                                  args: list[str]) -> None:
+    """``--ebsperf-strict suites/io1``: argparse would take the path as the flag's value
+    (it takes one optionally); a flag followed by anything but a list of outcomes is the
+    flag alone."""
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return
+        if arg == "--ebsperf-strict" and (index + 1 == len(args)
+                                          or not _outcome_list(args[index + 1])):
+            args[index] = f"--ebsperf-strict={STRICT_FLAG_ALONE}"
+
+
+def _outcome_list(text: str) -> bool:
+    words = {*STRICT_OUTCOMES, STRICT_FLAG_ALONE, "both", "none", "true", "false", "yes", "no"}
+    return all(part.strip().lower() in words for part in text.split(",")) and bool(text)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -103,6 +132,8 @@ class EbsperfPlugin:
         self._setup: list[Callable[[EbsperfSession], None]] = []
         self.rows: list[dict[str, Any]] = []
         self.measurements: list[dict[str, Any]] = []
+        xml = getattr(config.option, "xmlpath", None)
+        self._junit_path = os.path.abspath(os.path.expanduser(xml)) if xml else None
 
     @property
     def session(self) -> EbsperfSession:
@@ -143,6 +174,9 @@ class EbsperfPlugin:
 
         writer = progress_writer(self.config)
         self.on_session(lambda session: setattr(session, "progress", writer))
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            outcomes.add_to_short_summary(reporter, self.config)
         if not hasattr(self.config, "workerinput") and not self.config.option.collectonly:
             self._check_output_paths()
         keep = self.settings.keep_fio_dir(Path(self.config.invocation_params.dir))
@@ -197,8 +231,23 @@ class EbsperfPlugin:
             return
         try:
             self.session.preflight()
+            # the volume each suite checks, twins, markers and the opt-in to write: a
+            # misconfigured job stops here (exit 4), never as a failed check
+            self.session.check_plan([marker_kwargs(item) for item in ours])
         except EbsperfError as exc:
             raise pytest.UsageError(str(exc)) from None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
+                                  ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        outcomes.settle(item, call, report)  # INFO and INCONCLUSIVE are outcomes of their own
+        return report
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> Any:
+        found = outcomes.outcome_of(report)
+        return outcomes.STATUS[found] if found else None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
@@ -213,6 +262,12 @@ class EbsperfPlugin:
         self.close()
         if self.rows and not hasattr(self.config, "workerinput"):
             self.config.hook.pytest_ebsperf_report_rows(rows=self.rows, config=self.config)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self) -> None:
+        # after pytest's JUnit writer (its file is written at session finish)
+        if self._junit_path and not hasattr(self.config, "workerinput"):
+            outcomes.rewrite_junit(self._junit_path)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """The one summary: sections as data ``(title, lines)`` from each feature, in order:
@@ -232,6 +287,14 @@ class EbsperfPlugin:
             terminalreporter.write_sep("=", title)
             for line in lines:
                 terminalreporter.write_line(line, red=line.startswith(ALARMS))
+
+
+def marker_kwargs(item: pytest.Item) -> dict[str, Any]:
+    """The test's ``ebsperf`` marker keywords, the closest marker winning."""
+    found: dict[str, Any] = {}
+    for marker in reversed(list(item.iter_markers("ebsperf"))):
+        found.update(marker.kwargs)
+    return found
 
 
 @pytest.fixture(scope="session")
@@ -254,11 +317,9 @@ def ebsperf(request: pytest.FixtureRequest, ebsperf_session: EbsperfSession,
     ``pytest.mark.ebsperf(volume_type=...)``. With ``--ebsperf-provision`` each test runs once
     per provisioned volume (see ``ebsperf_provisioned``).
     """
-    marker_kwargs: dict[str, Any] = {}
-    for marker in reversed(list(request.node.iter_markers("ebsperf"))):
-        marker_kwargs.update(marker.kwargs)
+    markers = marker_kwargs(request.node)
     try:
-        settings = ebsperf_session.settings.with_marker(marker_kwargs)
+        settings = ebsperf_session.settings.with_marker(markers)
     except EbsperfError as exc:
         fail_plainly(str(exc), pytrace=False)
     from pytest_ebsperf.plugin.fixture import Ebsperf
@@ -267,8 +328,8 @@ def ebsperf(request: pytest.FixtureRequest, ebsperf_session: EbsperfSession,
     session = fleet_session(request.node, ebsperf_host_id) or ebsperf_session
     if session is not ebsperf_session:
         try:
-            settings = session.settings.with_marker(marker_kwargs)
+            settings = session.settings.with_marker(markers)
         except EbsperfError as exc:
             fail_plainly(str(exc), pytrace=False)
-    yield Ebsperf(session, request.node, settings, marker_kwargs.get("volume_type"),
-                  emulated=marker_kwargs.get("emulated"))
+    yield Ebsperf(session, request.node, settings, markers.get("volume_type"),
+                  emulated=markers.get("emulated"))

@@ -10,7 +10,8 @@ Suites use only this public API, so they double as examples::
         ebsperf.check_cap("S0-04", "io1 random read", ebsperf.workload("randread", "16k"))
 
 This is the pytest edge: verdicts turn into passes, failures (``pytest.fail`` without a
-traceback) and skips (inconclusive checks, claims that need ``--ebsperf-destructive``); rows
+traceback), INFO and INCONCLUSIVE outcomes (:mod:`pytest_ebsperf.plugin.outcomes`) and
+skips (claims that need ``--ebsperf-destructive``, another volume type); rows
 and measurement records travel as the test's user properties (also across xdist workers).
 """
 
@@ -23,10 +24,10 @@ import pytest
 
 from pytest_ebsperf.claims import ClaimRunner
 from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY
-from pytest_ebsperf.plugin.outcomes import fail_plainly
+from pytest_ebsperf.plugin.outcomes import decide, fail_plainly
 from pytest_ebsperf.session import EbsperfSession
 from pytest_ebsperf.settings import Settings
-from pytest_ebsperf.verdict_types import Outcome, Verdict
+from pytest_ebsperf.verdict_types import Verdict
 
 
 class Ebsperf(ClaimRunner):
@@ -63,10 +64,4 @@ class Ebsperf(ClaimRunner):
 
     def decided(self, found: Verdict) -> Verdict:
         self.item.config.hook.pytest_ebsperf_verdict(verdict=found, item=self.item)
-        if found.outcome is Outcome.FAIL:
-            pytest.fail(found.message, pytrace=False)
-        if found.outcome is Outcome.INCONCLUSIVE:
-            if self.settings.strict:
-                pytest.fail(found.message, pytrace=False)
-            pytest.skip(found.message)
-        return found
+        return decide(self.item, found, self.settings.strict)

@@ -330,6 +330,16 @@ def pytest_benchmark_update_machine_info(config: pytest.Config,
 
 
 @pytest.hookimpl(optionalhook=True)
+def pytest_html_results_table_row(report: pytest.TestReport, cells: list[str]) -> None:
+    """INFO and INCONCLUSIVE in the result column (pytest-html counts them as skipped)."""
+    from pytest_ebsperf.plugin import outcomes
+
+    found = outcomes.outcome_of(report)
+    if found and cells:
+        cells[0] = f'<td class="col-result">{outcomes.STATUS[found][2][0]}</td>'
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_html_results_summary(prefix: list[str], summary: list[str], postfix: list[str],
                                 session: pytest.Session) -> None:
     """The terminal summary's tables and the run's pictures, in pytest-html's report."""
@@ -346,5 +356,24 @@ def pytest_html_results_summary(prefix: list[str], summary: list[str], postfix: 
     pictures = sorted(p for p in directory.glob("*.png") if p.stat().st_mtime >= started) \
         if directory is not None else []
     table = cost_table(measurements, run.options.region()) if measurements else None
-    prefix.extend(summary_fragments(rows, measurements, cost=table, notes=_notes(run, rows),
+    notes = _notes(run, rows)
+    counted = _test_outcomes(config)
+    if counted:
+        notes = [counted, *notes]
+    prefix.extend(summary_fragments(rows, measurements, cost=table, notes=notes,
                                     pictures=pictures))
+
+
+def _test_outcomes(config: pytest.Config) -> str:
+    """``tests: 2 passed, 1 INFO, 1 INCONCLUSIVE`` (pytest-html's own filters count INFO
+    and INCONCLUSIVE tests as skipped)."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    stats = getattr(reporter, "stats", {}) or {}
+    parts = [f"{len(stats[key])} {word}" for key, word in (
+        ("passed", "passed"), ("failed", "failed"), ("info", "INFO"),
+        ("inconclusive", "INCONCLUSIVE"), ("skipped", "skipped"), ("error", "errors"))
+        if stats.get(key)]
+    if not (stats.get("info") or stats.get("inconclusive")):
+        return ""
+    return ("tests: " + ", ".join(parts) + " (pytest-html's filters below count INFO and "
+            "INCONCLUSIVE as skipped; the result column names them)")

@@ -52,8 +52,9 @@ def test_sequential_small_block_iops_are_recorded_not_judged(ebsperf):
 
 
 def test_a_large_working_set_keeps_the_provisioned_rate(ebsperf):
-    """S4-08, S0-08: with the whole set as working set (seed 004: a 50 GB file on 4 x 200 GB)
-    the set keeps its provisioned IOPS (8,191 / 8,094), where Magnetic fell to 1,620 / 513.
-    The working set is every block of every member."""
+    """S4-08: with the whole set as working set (seed 004: a 50 GB file on 4 x 200 GB) the
+    set keeps its provisioned IOPS (8,191 / 8,094), where Magnetic fell to 1,620 / 513. The
+    working set is every block of every member. (Seed 000's version, gp2 against a Magnetic
+    twin, is a check of the gp2 suite.)"""
     ebsperf.over().check_cap("S4-08", "random read 4 KiB over the whole set",
                              ebsperf.workload("randread", "4k"))
