@@ -486,8 +486,9 @@ def parse_strict(value: Any, where: str) -> frozenset[str]:
             f"{value!r} from {where} is not a list of outcomes for --ebsperf-strict: "
             f"{', '.join(repr(u) for u in unknown)} is none of inconclusive, info. Pass "
             "--ebsperf-strict (both fail the run), --ebsperf-strict=inconclusive, "
-            "--ebsperf-strict=info or --ebsperf-strict=none; put test paths before the flag "
-            "or write it with '='.")
+            "--ebsperf-strict=info or --ebsperf-strict=none"
+            + ("; put test paths before the flag or write it with '='."
+               if where.startswith("command line") else "."))
     return frozenset(parts)
 
 

@@ -64,7 +64,7 @@ def test_marker_wins_over_command_line() -> None:
         ({"volume_iops": "-5"}, {}, {}, ["--volume-iops must be positive", "got -5"]),
         ({"emulate": True, "device": "/dev/loop9"}, {}, {}, ["exclude each other"]),
         ({"emulate_factor": "0.5"}, {}, {}, ["only applies with --emulate"]),
-        ({}, {"EBSPERF_STRICT": "maybe"}, {}, ["not a yes/no value for --ebsperf-strict"]),
+        ({}, {"EBSPERF_STRICT": "maybe"}, {}, ["not a list of outcomes for --ebsperf-strict"]),
     ],
 )
 def test_bad_values_are_reported_with_their_origin(cli: dict[str, Any], env: dict[str, str],
