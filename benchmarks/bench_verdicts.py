@@ -385,10 +385,10 @@ def matrix() -> dict[str, Any]:
              for jobs in (1, 4, 16) for factor in (1.0, 0.75)]
     rows += [_cell(4_000, 0.5, 1.0, "--emulate-misses=0.001,3", runtime=30.0)
              for _ in range(3)]
-    skipped = ["st1/sc1 at 5 ms: not in this matrix (their checks are throughput-bound and "
-               "take a credit bucket; bench_credits.py covers them)",
-               "rates above 25,000 IOPS with latency: beyond what the FUSE daemon carries "
-               "on this 2-CPU machine (docs/benchmarks.md, emulated latency)"]
+    skipped = [("st1/sc1 at 5 ms: not in this matrix (their checks are throughput-bound and "
+                "take a credit bucket; bench_credits.py covers them)"),
+               ("rates above 25,000 IOPS with latency: beyond what the FUSE daemon carries "
+                "on this 2-CPU machine (docs/benchmarks.md, emulated latency)")]
     healthy = [r for r in rows if r.get("expected") == "pass"]
     failing = [r for r in rows if r.get("factor") == 0.75 and r.get("outcome") == "fail"]
     return {"rows": rows, "skipped": skipped,

@@ -20,6 +20,7 @@ from pytest_ebsperf.settings import Settings
 from pytest_ebsperf.target import (
     EMULATED_DEFAULTS,
     SuiteMismatch,
+    Target,
     given_volume,
     volume_from_settings,
 )
@@ -46,52 +47,6 @@ EMULATED_INSTANCE_STORE_BYTES = 2 * 1024**3
 #: Documented Magnetic maxima (B-STD), used to pace an emulated ``standard`` volume.
 STANDARD_EMULATED_IOPS = 200
 STANDARD_EMULATED_BPS = 90 * 1024**2
-
-
-@dataclass
-class Target:
-    """A device checks run against, with the volume it stands for."""
-
-    path: str
-    volume: Volume
-    emulated: EmulatedDevice | None = None
-    report: DeviceReport | None = None
-    role: str = "device"
-    #: A set measured together: its member devices (fio drives them in one job), or the md
-    #: array's members when ``path`` is the array itself.
-    members: tuple[str, ...] = ()
-    #: The emulated volumes of a set (their limits share one cgroup).
-    emulated_set: EmulatedSet | None = None
-    #: Reports of a set's real member devices (inspected where fio runs).
-    member_reports: tuple[DeviceReport, ...] = ()
-    #: The set is an md array (``path``), not devices driven together.
-    md: MdArray | None = None
-
-    @property
-    def is_set(self) -> bool:
-        return bool(self.members)
-
-    @property
-    def emulated_any(self) -> bool:
-        return self.emulated is not None or self.emulated_set is not None
-
-    @property
-    def fio_filename(self) -> str | tuple[str, ...]:
-        """What fio opens: the device, or every member of a set driven together."""
-        return self.members if self.members and self.md is None else self.path
-
-    @property
-    def label(self) -> str:
-        kind = "emulated " if self.emulated_any else ""
-        if self.members:
-            what = self.md.label() if self.md else " + ".join(self.members)
-            return f"{kind}set of {len(self.members)} x {self.volume.label()} ({what})"
-        return f"{kind}{self.volume.label()} ({self.path})"
-
-    def prefix(self) -> list[str]:
-        if self.emulated_set is not None:
-            return self.emulated_set.argv_prefix()
-        return self.emulated.argv_prefix() if self.emulated else []
 
 
 @dataclass(frozen=True)

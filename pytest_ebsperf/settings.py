@@ -554,6 +554,33 @@ def validate(settings: Settings) -> None:
                           "exclude each other: --emulate creates its own volume. Pass one.")
     if settings.emulate_factor != 1.0 and not settings.emulate:
         raise ConfigError("--emulate-factor only applies with --emulate.")
+    _check_emulation(settings)
+    _check_emulation_aids(settings)
+    _check_set(settings)
+    if settings.fio_options or settings.job_file:
+        settings.user_fio_options  # noqa: B018 (parsed now: a bad option stops the run at once)
+    sizes = settings.sweep_sizes_bytes if settings.sweep_sizes is not None else ()
+    if settings.sweep_sizes is not None and not sizes:
+        raise ConfigError("--ebsperf-sweep-sizes is empty: give block sizes such as "
+                          "4k,16k,64k,256k,1M.")
+    if any(size % 512 for size in sizes):
+        raise ConfigError(f"--ebsperf-sweep-sizes={settings.sweep_sizes}: every block size "
+                          "must be a multiple of 512 bytes (direct I/O).")
+
+
+def _check_emulation(settings: Settings) -> None:
+    """The emulation options' values and that they come with --emulate (their parsers are
+    loaded only when one is given: a plain pytest start needs none of them)."""
+    if str(settings.emulate_latency or "").strip().lower() not in ("", "none", "0") or \
+            settings.emulate_device_latency is not None or settings.emulate_misses:
+        _check_emulated_latency_and_misses(settings)
+    if parse_timescale(settings.emulate_timescale) is not None and not settings.emulate:
+        raise ConfigError("--emulate-timescale only applies with --emulate (a real volume's "
+                          "credits run on real time).")
+
+
+def _check_emulated_latency_and_misses(settings: Settings) -> None:
+    o = settings.origin
     from pytest_ebsperf.emulate.latency import parse as parse_latency
 
     if parse_latency(settings.emulate_latency) is not None and not settings.emulate:
@@ -573,20 +600,6 @@ def validate(settings: Settings) -> None:
     if parse_misses(settings.emulate_misses, origin) is not None and not settings.emulate:
         raise ConfigError(f"{origin} only applies with --emulate (a real volume misses on its "
                           "own).")
-    if parse_timescale(settings.emulate_timescale) is not None and not settings.emulate:
-        raise ConfigError("--emulate-timescale only applies with --emulate (a real volume's "
-                          "credits run on real time).")
-    _check_emulation_aids(settings)
-    _check_set(settings)
-    if settings.fio_options or settings.job_file:
-        settings.user_fio_options  # noqa: B018 (parsed now: a bad option stops the run at once)
-    sizes = settings.sweep_sizes_bytes if settings.sweep_sizes is not None else ()
-    if settings.sweep_sizes is not None and not sizes:
-        raise ConfigError("--ebsperf-sweep-sizes is empty: give block sizes such as "
-                          "4k,16k,64k,256k,1M.")
-    if any(size % 512 for size in sizes):
-        raise ConfigError(f"--ebsperf-sweep-sizes={settings.sweep_sizes}: every block size "
-                          "must be a multiple of 512 bytes (direct I/O).")
 
 
 #: testinfra's connection backends (``<backend>://...``).
@@ -632,11 +645,8 @@ MAX_RUNS = 50
 def _check_set(settings: Settings) -> None:
     """--ebsperf-era, --volume-count, --device=A,B and --emulate-member-factors together."""
     o = settings.origin
-    from pytest_ebsperf.models.ebs import ERAS
-
-    if settings.era not in ERAS:
-        raise ConfigError(f"{settings.era!r} (from {o.get('era', 'default')}) is not an era for "
-                          f"--ebsperf-era: give one of {', '.join(ERAS)} (now: today's specs).")
+    if settings.era != "now":
+        _check_era(settings)
     if not 4 <= settings.runs <= MAX_RUNS:
         raise ConfigError(f"--ebsperf-runs={settings.runs} (from {o.get('runs', 'default')}) must "
                           f"be between 4 and {MAX_RUNS}: the first run is dropped and a "
@@ -660,6 +670,15 @@ def _check_set(settings: Settings) -> None:
         raise ConfigError(f"--emulate-member-factors={settings.emulate_member_factors} gives "
                           f"{len(factors)} factors for --volume-count={count or 1}: give one "
                           "per member, e.g. 1,1,1,0.75 for four.")
+
+
+def _check_era(settings: Settings) -> None:
+    from pytest_ebsperf.models.ebs import ERAS
+
+    if settings.era not in ERAS:
+        raise ConfigError(f"{settings.era!r} (from {settings.origin.get('era', 'default')}) is "
+                          f"not an era for --ebsperf-era: give one of {', '.join(ERAS)} (now: "
+                          "today's specs).")
 
 
 def parse_timescale(text: str, where: str = "--emulate-timescale") -> float | None:

@@ -1,4 +1,5 @@
-"""The volume under test, from the settings: one function, :func:`volume_from_settings`.
+"""The volume under test, from the settings (:func:`volume_from_settings`), and the device a
+check runs against (:class:`Target`).
 
 Each fact of the returned :class:`~pytest_ebsperf.volume.Volume` carries where it came from
 (``given`` on the command line, environment or ini; ``default`` for an emulated suite's own
@@ -8,12 +9,19 @@ volume). Discovery (:mod:`pytest_ebsperf.aws`) merges what AWS says into
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf import models
 from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.settings import Settings
 from pytest_ebsperf.volume import DEFAULT, EMULATED, GIVEN, Volume
+
+if TYPE_CHECKING:
+    from pytest_ebsperf.emulate import EmulatedDevice
+    from pytest_ebsperf.emulate.stripe import EmulatedSet
+    from pytest_ebsperf.mdraid import MdArray
+    from pytest_ebsperf.safety import DeviceReport
 
 
 class SuiteMismatch(Exception):
@@ -119,3 +127,49 @@ def volume_from_marker(facts: dict[str, Any]) -> Volume:
         raise ConfigError(f"ebsperf marker: emulated={facts!r} is not a volume ({exc}); give "
                           "type= and Volume fields such as size_gib=, iops=, "
                           "instance_type=.") from None
+
+
+@dataclass
+class Target:
+    """A device checks run against, with the volume it stands for."""
+
+    path: str
+    volume: Volume
+    emulated: EmulatedDevice | None = None
+    report: DeviceReport | None = None
+    role: str = "device"
+    #: A set measured together: its member devices (fio drives them in one job), or the md
+    #: array's members when ``path`` is the array itself.
+    members: tuple[str, ...] = ()
+    #: The emulated volumes of a set (their limits share one cgroup).
+    emulated_set: EmulatedSet | None = None
+    #: Reports of a set's real member devices (inspected where fio runs).
+    member_reports: tuple[DeviceReport, ...] = ()
+    #: The set is an md array (``path``), not devices driven together.
+    md: MdArray | None = None
+
+    @property
+    def is_set(self) -> bool:
+        return bool(self.members)
+
+    @property
+    def emulated_any(self) -> bool:
+        return self.emulated is not None or self.emulated_set is not None
+
+    @property
+    def fio_filename(self) -> str | tuple[str, ...]:
+        """What fio opens: the device, or every member of a set driven together."""
+        return self.members if self.members and self.md is None else self.path
+
+    @property
+    def label(self) -> str:
+        kind = "emulated " if self.emulated_any else ""
+        if self.members:
+            what = self.md.label() if self.md else " + ".join(self.members)
+            return f"{kind}set of {len(self.members)} x {self.volume.label()} ({what})"
+        return f"{kind}{self.volume.label()} ({self.path})"
+
+    def prefix(self) -> list[str]:
+        if self.emulated_set is not None:
+            return self.emulated_set.argv_prefix()
+        return self.emulated.argv_prefix() if self.emulated else []

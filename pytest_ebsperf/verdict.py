@@ -830,9 +830,9 @@ def _sweep_outcome(points: Sequence[SweepPoint], rows: Sequence[_SweepRow], knee
     for point, row in bad:
         if row.evidence_state == evidence.SUSPECT:
             return (Outcome.INCONCLUSIVE, "second look",
-                    f"{format_size(row.bs)}: its misses came in one stretch, which a spell of "
-                    "a compliant volume can do; a look after a pause would tell (or "
-                    "--ebsperf-miss-spell=1 when this volume's misses are independent)")
+                    (f"{format_size(row.bs)}: its misses came in one stretch, which a spell of "
+                     "a compliant volume can do; a look after a pause would tell (or "
+                     "--ebsperf-miss-spell=1 when this volume's misses are independent)"))
         if row.measured_iops >= row.low * row.expected_iops:
             continue  # above the band: no test limit explains too much speed
         found = _sweep_point_diagnosis(point, row, cpu_count)

@@ -147,15 +147,15 @@ def _what_checks_can_show() -> list[str]:
         "",
         "**S1-08** (TRIM has no effect until the device fills): the check fills the whole",
         "device, measures random writes, TRIMs it and measures again. It can show that writes",
-        f"after TRIM are not more than {(1 - passes.MIN_PASS_RATIO) * 100:.0f} % slower than on "
-        "the full device (the ratio's whole",
+        (f"after TRIM are not more than {(1 - passes.MIN_PASS_RATIO) * 100:.0f} % slower than "
+         "on the full device (the ratio's whole"),
         "interval at or above 0.90: PASS), and says whether TRIM helped: only when the whole",
         "interval lies above 1. A device that keeps fresh blocks in reserve writes as fast when",
         "full as when TRIMmed; that is consistent with the claim, not evidence that TRIM helps.",
         "",
         "**S1-09** (run-to-run variation): `--ebsperf-runs` runs (first dropped, as seed 001",
         "did); PASS when the CV's upper bound at 95 % confidence is at most 10 %, FAIL when its",
-        f"lower bound at the check's false-alarm level exceeds 10 %. Probability of PASS / FAIL",
+        "lower bound at the check's false-alarm level exceeds 10 %. Probability of PASS / FAIL",
         f"for runs whose means vary with the CV on the left (normal runs; level {alpha:.1e}, the",
         "instance_store suite's share of 0.001). Seed 001 measured CV 1 % (m3), 2 % (c3) and",
         f"0 % (r3): with {default_runs} runs such volumes pass, and one that varies by 30 %",

@@ -1,8 +1,9 @@
-"""The package's rooms: only ``plugin/`` knows pytest, and modules do not import in circles.
+"""The package's rooms: only ``plugin/`` knows pytest, modules do not import in circles (not even
+lazily), every module is on the architecture page, and a pytest start loads no measuring code.
 
-Both read the source (``ast``), so they hold for every module, imported by a test or not.
-Imports inside functions load on demand and cannot form a cycle at import time; imports under
-``if TYPE_CHECKING:`` never run. Everything else counts.
+The import graph is read from the source (``ast``), so it holds for every module, imported by a
+test or not. Every import counts: at the top, inside functions (they load on demand, but a
+cycle among them is still two rooms that need each other) and under ``if TYPE_CHECKING:``.
 """
 
 from __future__ import annotations
@@ -25,37 +26,25 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _top_level_imports(path: Path, module: str, known: set[str] | None = None) -> set[str]:
-    """Modules imported when ``module`` is imported (not in functions, not TYPE_CHECKING).
+def _imports(path: Path, module: str, known: set[str] | None = None) -> set[str]:
+    """Modules ``module`` imports anywhere: at the top, in functions, under TYPE_CHECKING.
     ``from pkg import sub`` counts as importing ``pkg.sub`` (and ``pkg`` only when a name
     that is not one of ``known`` modules is taken from it)."""
     tree = ast.parse(path.read_text())
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out: set[str] = set()
-
-    def visit(nodes: list[ast.stmt]) -> None:
-        for node in nodes:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                visit(node.orelse)
-                continue
-            if isinstance(node, (ast.If, ast.Try, ast.With)):
-                for block in ("body", "orelse", "finalbody", "handlers"):
-                    for child in getattr(node, block, []):
-                        visit(child.body if isinstance(child, ast.ExceptHandler) else [child])
-                continue
-            if isinstance(node, ast.Import):
-                out.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                    name = f"{base}.{node.module}" if node.module else base
-                else:
-                    name = node.module or ""
-                subs = {f"{name}.{alias.name}" for alias in node.names}
-                modules_only = known is not None and subs <= known
-                out.update(subs if modules_only else subs | {name})
-
-    visit(tree.body)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                name = f"{base}.{node.module}" if node.module else base
+            else:
+                name = node.module or ""
+            subs = {f"{name}.{alias.name}" for alias in node.names}
+            modules_only = known is not None and subs <= known
+            out.update(subs if modules_only else subs | {name})
     return out
 
 
@@ -63,7 +52,7 @@ def _graph() -> dict[str, set[str]]:
     modules = _modules()
     graph = {}
     for name, path in modules.items():
-        graph[name] = {imp for imp in _top_level_imports(path, name, set(modules))
+        graph[name] = {imp for imp in _imports(path, name, set(modules))
                        if imp in modules}
         # importing a.b.c runs a/__init__ and a/b/__init__ too, unless they are the importing
         # module's own packages (already being initialised: Python's normal order)
@@ -111,25 +100,40 @@ def test_the_package_has_no_import_cycles() -> None:
     assert cycles == []
 
 
-def test_the_cycle_finder_sees_a_cycle(tmp_path: Path) -> None:
-    # the finder itself can fail: two modules importing each other at the top
+def test_the_cycle_finder_sees_every_import(tmp_path: Path) -> None:
+    # the finder itself can fail: imports at the top, in functions, for type checking
     a = tmp_path / "a.py"
     a.write_text("from pytest_ebsperf import b\n")
-    assert "pytest_ebsperf.b" in _top_level_imports(a, "pytest_ebsperf.a")
-    guarded = tmp_path / "g.py"
-    guarded.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                       "    from pytest_ebsperf import b\ndef f():\n    import pytest_ebsperf.c\n")
-    assert _top_level_imports(guarded, "pytest_ebsperf.g") == {"typing", "typing.TYPE_CHECKING"}
+    assert "pytest_ebsperf.b" in _imports(a, "pytest_ebsperf.a")
+    hidden = tmp_path / "g.py"
+    hidden.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                      "    from pytest_ebsperf import b\ndef f():\n    import pytest_ebsperf.c\n")
+    assert {"pytest_ebsperf.b", "pytest_ebsperf.c"} <= _imports(hidden, "pytest_ebsperf.g")
 
 
-def test_loading_the_plugin_loads_no_measuring_code() -> None:
+#: Rooms a pytest start must not load: they measure, judge or model, and load when a check
+#: first needs them.
+MEASURING = ("session", "claims", "checks", "verdict", "evidence", "fio", "models", "aws",
+             "emulate", "credits", "report", "safety", "identity", "diagnosis", "latency")
+
+
+def _loaded_by_a_pytest_start(cwd: Path, *args: str) -> list[str]:
     import subprocess
     import sys
 
-    code = ("import sys, pytest_ebsperf.plugin; "
+    code = ("import sys, pytest; pytest.main(sys.argv[1:]); "
             "print(sorted(m for m in sys.modules if m.startswith('pytest_ebsperf')))")
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True).stdout
-    for heavy in ("session", "verdict", "fio.runner", "models", "aws", "emulate", "credits",
-                  "evidence", "report"):
-        assert f"'pytest_ebsperf.{heavy}'" not in loaded, heavy
+    done = subprocess.run([sys.executable, "-c", code, "--collect-only", "-q", "-p",
+                           "no:cacheprovider", *args], cwd=cwd, capture_output=True, text=True,
+                          check=True)
+    return [m for m in ast.literal_eval(done.stdout.strip().splitlines()[-1])]
+
+
+def test_a_pytest_start_loads_no_measuring_code(tmp_path: Path) -> None:
+    """What every pytest run in a project with the plugin installed pays (an empty
+    directory), and a collection of every suite (CI listings, IDE discovery)."""
+    for args in ((), (str(PACKAGE.parent / "suites"),)):
+        loaded = _loaded_by_a_pytest_start(tmp_path, *args)
+        assert "pytest_ebsperf.plugin" in loaded  # the plugin did load
+        heavy = [m for m in loaded if m.split(".")[1:2] and m.split(".")[1] in MEASURING]
+        assert heavy == [], (args, heavy)

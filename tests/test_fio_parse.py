@@ -17,7 +17,7 @@ from pytest_ebsperf.fio.parse import (
     parse_result,
     parse_version,
 )
-from pytest_ebsperf.fio.result import FioResult, Latency
+from pytest_ebsperf.fio.result import Latency
 
 DATA = Path(__file__).parent / "data" / "fio"
 
@@ -54,7 +54,7 @@ def test_a_string_that_is_not_an_fio_version_is_reported_in_a_sentence() -> None
 
 
 def test_a_random_read_report_matches_fio_own_fields_in_bytes_and_nanoseconds() -> None:
-    result = FioResult.from_json(text("randread.json"))
+    result = parse_result(text("randread.json"))
     read = raw("randread.json")["jobs"][0]["read"]
     assert result.read.iops == pytest.approx(read["iops"])
     assert result.read.bw_bytes == read["bw_bytes"]
@@ -67,7 +67,7 @@ def test_a_random_read_report_matches_fio_own_fields_in_bytes_and_nanoseconds() 
 
 
 def test_percentile_keys_become_floats_for_both_clat_and_lat() -> None:
-    result = FioResult.from_json(text("randread.json"))
+    result = parse_result(text("randread.json"))
     read = raw("randread.json")["jobs"][0]["read"]
     assert sorted(result.read.clat.percentiles) == [1.0, 5.0, 10.0, 50.0, 90.0, 99.0, 99.9, 99.99]
     assert result.read.clat.p(99.9) == read["clat_ns"]["percentile"]["99.900000"]
@@ -270,7 +270,7 @@ def test_merging_ignores_jobs_without_samples_and_keeps_a_single_job_unchanged()
 
 def test_unified_rw_reporting_counts_the_mixed_direction_in_the_totals() -> None:
     raw = json.loads(text("fio-3.33-unified-rw-reporting.json"))
-    result = FioResult.from_json(text("fio-3.33-unified-rw-reporting.json"))
+    result = parse_result(text("fio-3.33-unified-rw-reporting.json"))
     mixed = raw["jobs"][0]["mixed"]
     assert result.read.iops == 0 and result.write.iops == 0
     assert result.total_iops == pytest.approx(mixed["iops"]) and result.total_iops > 0
@@ -280,7 +280,7 @@ def test_unified_rw_reporting_counts_the_mixed_direction_in_the_totals() -> None
 def test_a_file_of_status_reports_yields_the_last_final_report() -> None:
     report = text("fio-3.33-status-interval.json")
     assert report.count('"fio version"') >= 3
-    result = FioResult.from_json(report)
+    result = parse_result(report)
     last = json.loads(report[report.rindex("\n{") + 1:])
     assert result.read.total_ios == last["jobs"][0]["read"]["total_ios"]
     first = json.JSONDecoder().raw_decode(report[report.index("{"):])[0]
@@ -311,14 +311,14 @@ def test_stonewalled_groups_are_never_blended_into_one_figure() -> None:
     text = _golden("fio-3.33-stonewall-two-groups.json")  # randread QD4, then randwrite QD1
     with pytest.raises(FioOutputError, match=r"holds 2 groups \(0, 1\) that ran one after "
                                              "another"):
-        FioResult.from_json(text)
-    reads = FioResult.from_json(text, group=0)
+        parse_result(text)
+    reads = parse_result(text, group=0)
     assert reads.read.iops > 0 and reads.write.iops == 0
     groups = parse_groups(text)
     assert sorted(groups) == [0, 1]
     assert groups[1].write.iops > 0 and groups[1].read.iops == 0
     with pytest.raises(FioOutputError, match="no group 7"):
-        FioResult.from_json(text, group=7)
+        parse_result(text, group=7)
 
 
 def test_client_server_output_sums_the_clients_and_keeps_the_global_options() -> None:
@@ -327,7 +327,7 @@ def test_client_server_output_sums_the_clients_and_keeps_the_global_options() ->
     text = _golden("fio-3.33-client-server-two-clients.json")
     raw = json.loads(text[text.find("{"):])
     clients = [e for e in raw["client_stats"] if e["jobname"] != "All clients"]
-    result = FioResult.from_json(text)
+    result = parse_result(text)
     assert result.read.iops == pytest.approx(sum(c["read"]["iops"] for c in clients))
     assert result.job_options["rw"] == "randread"  # from "global options"
 
@@ -361,7 +361,7 @@ def test_gtod_reduce_reports_no_latency_rather_than_zeros() -> None:
     import json
 
     # fio 3.33 with gtod_reduce=1: clat_ns all zero with N 0 (real output, made here)
-    modern = FioResult.from_json(_golden("fio-3.33-gtod-reduce.json"))
+    modern = parse_result(_golden("fio-3.33-gtod-reduce.json"))
     assert modern.read.iops > 0 and modern.read.clat.percentiles == {}
     assert modern.read.clat.mean_ns == 0 and modern.read.clat.p(99.0) is None
     # fio 2.x printed zeros with a full percentile table: the same report in 2.x's shape
@@ -369,5 +369,5 @@ def test_gtod_reduce_reports_no_latency_rather_than_zeros() -> None:
     for job in old["jobs"]:
         job["read"]["clat"] = {"min": 0, "max": 0, "mean": 0.0, "stdev": 0.0,
                                "percentile": {"50.000000": 0, "99.000000": 0}}
-    result = FioResult.from_json(json.dumps(old))
+    result = parse_result(json.dumps(old))
     assert result.read.clat.percentiles == {} and result.read.clat.p(99.0) is None

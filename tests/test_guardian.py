@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from pytest_ebsperf import guardian
+from pytest_ebsperf import guardian_process
 
 
 def _start_time(pid: int) -> str:
@@ -18,7 +18,7 @@ def test_a_run_that_says_bye_leaves_its_processes_to_itself() -> None:
     sleeper = subprocess.Popen(["sleep", "30"])
     try:
         lines = [f"pid {sleeper.pid} {_start_time(sleeper.pid)}\n".encode(), b"bye\n"]
-        assert guardian.guard(sleeper.pid, lines) == 0
+        assert guardian_process.guard(sleeper.pid, lines) == 0
         assert sleeper.poll() is None
     finally:
         sleeper.kill()
@@ -34,7 +34,7 @@ def test_a_run_that_dies_has_its_fio_killed_and_a_reused_pid_spared() -> None:
         gone = subprocess.Popen(["true"])
         gone.wait()  # the run: a pid that is no more
         start = time.monotonic()
-        assert guardian.guard(gone.pid, lines) == 0  # end of file: the run is gone
+        assert guardian_process.guard(gone.pid, lines) == 0  # end of file: the run is gone
         assert sleeper.wait(timeout=5) == -9
         assert time.monotonic() - start < 5
         assert spared.poll() is None
@@ -68,5 +68,5 @@ def test_guarding_in_process_leaves_this_processs_signals_alone() -> None:
     import signal
 
     before = signal.getsignal(signal.SIGTERM)
-    assert guardian.guard(1, [b"bye\n"]) == 0
+    assert guardian_process.guard(1, [b"bye\n"]) == 0
     assert signal.getsignal(signal.SIGTERM) == before  # children inherit dispositions

@@ -78,10 +78,10 @@ def test_the_short_summary_names_each_info_and_inconclusive_test(
     result = run("-rs", "-vv")
     result.stdout.fnmatch_lines([
         "*short test summary info*",
-        "INCONCLUSIVE test_outcomes_here.py::test_undecided - short sample: the INCONCLUSIVE "
-        "finding. Claim S0-04",
-        "INFO test_outcomes_here.py::test_recorded - recorded rate: the INFO finding. Claim "
-        "S2-04",
+        ("INCONCLUSIVE test_outcomes_here.py::test_undecided - short sample: the "
+         "INCONCLUSIVE finding. Claim S0-04"),
+        ("INFO test_outcomes_here.py::test_recorded - recorded rate: the INFO finding. Claim "
+         "S2-04"),
     ])
     assert "SKIPPED" not in result.stdout.str()
     only = run("-rI")
@@ -159,7 +159,7 @@ def test_pytest_html_shows_the_outcome_word(run: Callable[..., pytest.RunResult]
     result = run(f"--html={page}", "--self-contained-html")
     assert result.ret == 0
     text = html.unescape(page.read_text())
-    blob = re.search(r'data-jsonblob="(.*?)"></div>', page.read_text(), re.S)
+    blob = re.search(r'data-jsonblob="(.*?)"></div>', page.read_text(), re.DOTALL)
     assert blob is not None
     rows = json.loads(html.unescape(blob.group(1)))["tests"]
     cells = {nodeid.split("::")[-1]: entries[0]["resultsTableRow"][0]

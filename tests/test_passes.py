@@ -145,7 +145,7 @@ def test_with_the_default_runs_both_pass_and_fail_are_reachable_for_seed_001s_vo
 
 
 def test_s1_08_says_what_it_can_show_and_whether_trim_helped() -> None:
-    from pytest_ebsperf.pass_checks import trim_help
+    from pytest_ebsperf.checks.passes import trim_help
 
     same = passes.judge_ratio_at_least("S1-08", "after TRIM", "after TRIM",
                                        [1000.0, 1010.0, 990.0, 1000.0], "full device",

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from pytest_ebsperf.emulate import EmulatedDevice
     from pytest_ebsperf.fio.result import FioResult
     from pytest_ebsperf.fio.workload import Workload
-    from pytest_ebsperf.session import Target
     from pytest_ebsperf.settings import Settings
+    from pytest_ebsperf.target import Target
 
 #: ``--emulate-timescale=auto`` shrinks a full bucket so its burst lasts about this long.
 AUTO_BURST_S = 20.0

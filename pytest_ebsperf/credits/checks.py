@@ -48,8 +48,9 @@ from pytest_ebsperf.fio.result import FioResult, Series
 from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.models.types import Expectation
-from pytest_ebsperf.session import EbsperfSession, Target
+from pytest_ebsperf.session import EbsperfSession
 from pytest_ebsperf.settings import Settings
+from pytest_ebsperf.target import Target
 from pytest_ebsperf.units import MIB, format_seconds
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 from pytest_ebsperf.volume import Volume

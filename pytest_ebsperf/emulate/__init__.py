@@ -12,16 +12,44 @@ Needs root, loop devices and blk-throttle (cgroup v2 ``io.max`` or cgroup v1
 
 from __future__ import annotations
 
-from pytest_ebsperf.emulate.cleanup import close_all, sweep_stale
-from pytest_ebsperf.emulate.device import EmulatedDevice, check_emulation_available
-from pytest_ebsperf.emulate.throttle import (
-    CgroupRoots,
-    DirectionLimits,
-    cgroup_argv_prefix,
-    find_cgroup_roots,
-    format_io_max,
-    split_limits,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names, loaded on first use (:func:`__getattr__`)
+    from pytest_ebsperf.emulate.cleanup import close_all, sweep_stale
+    from pytest_ebsperf.emulate.device import EmulatedDevice, check_emulation_available
+    from pytest_ebsperf.emulate.throttle import (
+        CgroupRoots,
+        DirectionLimits,
+        cgroup_argv_prefix,
+        find_cgroup_roots,
+        format_io_max,
+        split_limits,
+    )
+
+#: Where each name of the package lives: importing one of its modules, or the package for
+#: one name, does not load the others.
+_WHERE: dict[str, str] = {
+    "CgroupRoots": "throttle",
+    "DirectionLimits": "throttle",
+    "EmulatedDevice": "device",
+    "cgroup_argv_prefix": "throttle",
+    "check_emulation_available": "device",
+    "close_all": "cleanup",
+    "find_cgroup_roots": "throttle",
+    "format_io_max": "throttle",
+    "split_limits": "throttle",
+    "sweep_stale": "cleanup",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "CgroupRoots",

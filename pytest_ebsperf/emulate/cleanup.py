@@ -10,7 +10,9 @@ a PID number is unused (in another PID namespace a live run's PID is unknown her
 
 from __future__ import annotations
 
+import hashlib
 import os
+import platform
 import re
 from pathlib import Path
 
@@ -51,6 +53,10 @@ def claim(run_dir: Path) -> lifetime.Owner:
 def run_alive(run_dir: Path) -> bool:
     """True while the run that made ``run_dir`` lives (its owner file is locked)."""
     return lifetime.owner_alive(owner_file(run_dir), run_dir)
+
+#: This machine in the names of what it makes on other hosts, so that a sweep only ever takes
+#: leftovers of runs from here (another controller's pids mean nothing here).
+MACHINE = hashlib.sha1(platform.node().encode()).hexdigest()[:8]
 
 
 def pid_alive(pid: int) -> bool:
@@ -106,8 +112,6 @@ def _orphan(backing: str, name: str, run_root: Path) -> str | None:
     local run whose owner is gone, or after a remote run of this machine whose pytest is
     gone (a host in a namespace of this machine), or an earlier version's ``volume.img``
     whose tmpfs can no longer be reached and that nobody has open."""
-    from pytest_ebsperf.emulate.remote import MACHINE
-
     local = _IMAGE.search(backing)
     if local and not backing.startswith(str(run_root) + "/"):
         run = run_root / f"{local.group(1)}-{local.group(2)}"

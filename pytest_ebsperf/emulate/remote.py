@@ -17,15 +17,13 @@ pytest runs). Everything made is named ``ebsperf-remote-<pid>-<n>`` and removed 
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
-import platform
 import shlex
 from dataclasses import fields
 from typing import TYPE_CHECKING
 
-from pytest_ebsperf.emulate.cleanup import pid_alive
+from pytest_ebsperf.emulate.cleanup import MACHINE, pid_alive
 from pytest_ebsperf.emulate.throttle import DirectionLimits, format_io_max, split_limits
 from pytest_ebsperf.errors import EmulationUnavailableError
 
@@ -38,9 +36,6 @@ MIB = 1024 * KIB
 PREFIX = "ebsperf-remote"
 RUN_ROOT = "/run/ebsperf-remote"
 _numbers = itertools.count()
-#: This machine in the names of what it makes on other hosts, so that a sweep only ever takes
-#: leftovers of runs from here (another controller's pids mean nothing here).
-MACHINE = hashlib.sha1(platform.node().encode()).hexdigest()[:8]
 _FIND_ROOTS = r"""
 roots=$(awk '{for (i = 7; i <= NF; i++) if ($i == "-") { t = $(i + 1); o = $NF;
   if (t == "cgroup" && o ~ /(^|,)blkio(,|$)/ && v1 == "") v1 = $5;

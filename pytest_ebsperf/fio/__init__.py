@@ -2,13 +2,46 @@
 
 from __future__ import annotations
 
-from pytest_ebsperf.fio.host import FioHost, RunResult
-from pytest_ebsperf.fio.jobs import fio_argv
-from pytest_ebsperf.fio.logs import build_series, parse_log
-from pytest_ebsperf.fio.parse import parse_result, parse_version
-from pytest_ebsperf.fio.result import DirectionStats, FioResult, Latency, Series
-from pytest_ebsperf.fio.runner import FioRunner
-from pytest_ebsperf.fio.workload import Workload, format_size, parse_size
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names, loaded on first use (:func:`__getattr__`)
+    from pytest_ebsperf.fio.host import FioHost, RunResult
+    from pytest_ebsperf.fio.jobs import fio_argv
+    from pytest_ebsperf.fio.logs import build_series, parse_log
+    from pytest_ebsperf.fio.parse import parse_result, parse_version
+    from pytest_ebsperf.fio.result import DirectionStats, FioResult, Latency, Series
+    from pytest_ebsperf.fio.runner import FioRunner
+    from pytest_ebsperf.fio.workload import Workload, format_size, parse_size
+
+#: Where each name of the package lives: importing one of its modules, or the package for
+#: one name, does not load the others.
+_WHERE: dict[str, str] = {
+    "DirectionStats": "result",
+    "FioHost": "host",
+    "FioResult": "result",
+    "FioRunner": "runner",
+    "Latency": "result",
+    "RunResult": "host",
+    "Series": "result",
+    "Workload": "workload",
+    "build_series": "logs",
+    "fio_argv": "jobs",
+    "format_size": "workload",
+    "parse_log": "logs",
+    "parse_result": "parse",
+    "parse_size": "workload",
+    "parse_version": "parse",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "DirectionStats",

@@ -329,7 +329,7 @@ def log_shape(text: str, *, name: str = "fio log") -> LogShape:
         return LogShape(None, per_io)
     step = steps[len(steps) // 2]
     # fio stamps averaged windows a millisecond or two off (999, 2001): whole 10 ms
-    return LogShape(int(round(step / 10.0)) * 10 if step >= 100 else int(step), per_io)
+    return LogShape(round(step / 10.0) * 10 if step >= 100 else int(step), per_io)
 
 
 def averaged_to_seconds(text: str, window_ms: int, *, name: str = "fio log") -> str:

@@ -28,9 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_ebsperf.errors import FioOutputError
-from pytest_ebsperf.fio.result import DirectionStats, FioResult, Latency
+from pytest_ebsperf.fio.result import VERSION_RE, DirectionStats, FioResult, Latency
 
-_VERSION_RE = re.compile(r"fio-(\d+)\.(\d+)(?:\.(\d+))?(?:-.*)?")
 _DIRECTIONS = ("read", "write", "trim")
 _AGGREGATE_CLIENT = "All clients"
 _SNIPPET_CHARS = 200
@@ -38,7 +37,7 @@ _SNIPPET_CHARS = 200
 
 def parse_version(text: str) -> tuple[int, int, int]:
     """``fio-3.33`` -> ``(3, 33, 0)``; ``fio-2.1.4`` -> ``(2, 1, 4)``; git builds keep the tag."""
-    match = _VERSION_RE.search(text.strip())
+    match = VERSION_RE.search(text.strip())
     if match is None:
         raise FioOutputError(
             f"{text.strip()[:_SNIPPET_CHARS]!r} is not a fio version string (expected something "

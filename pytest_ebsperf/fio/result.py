@@ -1,16 +1,20 @@
 """Typed fio results: the JSON summary plus per-second series from fio's logs.
 
-Public API: :meth:`FioResult.from_json`. All latencies are in nanoseconds, throughput in
+Built by :func:`pytest_ebsperf.fio.parse.parse_result` (one way: this module imports no parser). All latencies are in nanoseconds, throughput in
 bytes per second, whatever the fio version printed (2.x printed microseconds and KiB).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+#: fio's version string: ``fio-3.33``, ``fio-2.1.4``, git builds ``fio-3.35-12-gabc``.
+VERSION_RE = re.compile(r"fio-(\d+)\.(\d+)(?:\.(\d+))?(?:-.*)?")
 
 
 @dataclass(frozen=True)
@@ -113,23 +117,14 @@ class FioResult:
     #: Per-window figures seen while fio ran (:class:`pytest_ebsperf.fio.live.LiveSeries`).
     live: Any = field(default=None, repr=False, compare=False)
 
-    @classmethod
-    def from_json(cls, text: str, group: int | None = None) -> FioResult:
-        """Parse fio's ``--output-format=json`` (or ``json+``) output.
-
-        Tolerates text before the JSON (notes, error lines), fio 2.x units, duplicate keys,
-        client/server ``client_stats``. Raises :class:`~pytest_ebsperf.errors.FioOutputError`
-        with a sentence when there is no parseable JSON.
-        """
-        from pytest_ebsperf.fio.parse import parse_result
-
-        return parse_result(text, group)
-
     @property
     def version_tuple(self) -> tuple[int, int, int]:
-        from pytest_ebsperf.fio.parse import parse_version
-
-        return parse_version(self.fio_version)
+        """``fio-3.33`` -> ``(3, 33, 0)``; (0, 0, 0) when the report names no version."""
+        match = VERSION_RE.search(self.fio_version.strip())
+        if match is None:
+            return (0, 0, 0)
+        major, minor, patch = match.groups()
+        return int(major), int(minor), int(patch or 0)
 
     @property
     def total_iops(self) -> float:

@@ -14,73 +14,191 @@ standard); each constant's claim ID and source are in their ``CITATIONS`` tables
 
 from __future__ import annotations
 
-from pytest_ebsperf.models.accounting import (
-    accounted_bytes_per_io,
-    ebs_ops_per_io,
-    instance_ops_per_io,
-    is_cap_checkable,
-    merges,
-)
-from pytest_ebsperf.models.caps import (
-    VolumeCaps,
-    era_applies,
-    io_unit_bytes,
-    volume_caps,
-)
-from pytest_ebsperf.models.claims import CLAIMS, Claim, cite, claim, source_url
-from pytest_ebsperf.models.credits import (
-    BurstPlan,
-    burst_plan,
-    burst_shortfall,
-    burst_time_expectation,
-    drain_seconds,
-    gp2_burst_plan,
-    has_burst,
-    hdd_burst_plan,
-)
-from pytest_ebsperf.models.ebs import ERA_2013, ERA_2014, ERAS, NOW
-from pytest_ebsperf.models.expect import cap_expectation, crossover_bs, limits
-from pytest_ebsperf.models.floor import floor_expectation, instance_store_rate
-from pytest_ebsperf.models.instances import (
-    EbsLimits,
-    as_ebs_limits,
-    ebs_limits,
-    ebs_limits_from_api,
-    ebs_note,
-    instance_store_devices,
-    instance_store_iops,
-    known_instance_types,
-    nitro,
-)
-from pytest_ebsperf.models.queue import (
-    default_latency_s,
-    default_queue_depth,
-    little_iops,
-)
-from pytest_ebsperf.models.types import (
-    CAP,
-    DUTY_GP,
-    DUTY_IO,
-    FLOOR,
-    INFO,
-    INSTANCE,
-    REL,
-    TIME,
-    VOLUME,
-    Expectation,
-    Limit,
-)
-from pytest_ebsperf.models.validate import validate
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names, loaded on first use (:func:`__getattr__`)
+    from pytest_ebsperf.models.accounting import (
+        accounted_bytes_per_io,
+        ebs_ops_per_io,
+        instance_ops_per_io,
+        is_cap_checkable,
+        merges,
+    )
+    from pytest_ebsperf.models.caps import (
+        VolumeCaps,
+        era_applies,
+        io_unit_bytes,
+        volume_caps,
+    )
+    from pytest_ebsperf.models.claims import CLAIMS, Claim, cite, claim, source_url
+    from pytest_ebsperf.models.credits import (
+        BurstPlan,
+        burst_plan,
+        burst_shortfall,
+        burst_time_expectation,
+        drain_seconds,
+        gp2_burst_plan,
+        has_burst,
+        hdd_burst_plan,
+    )
+    from pytest_ebsperf.models.ebs import ERA_2013, ERA_2014, ERAS, NOW
+    from pytest_ebsperf.models.expect import cap_expectation, crossover_bs, limits
+    from pytest_ebsperf.models.floor import floor_expectation, instance_store_rate
+    from pytest_ebsperf.models.instances import (
+        EbsLimits,
+        as_ebs_limits,
+        ebs_limits,
+        ebs_limits_from_api,
+        ebs_note,
+        instance_store_devices,
+        instance_store_iops,
+        known_instance_types,
+        nitro,
+    )
+    from pytest_ebsperf.models.queue import (
+        default_latency_s,
+        default_queue_depth,
+        little_iops,
+    )
+    from pytest_ebsperf.models.types import (
+        CAP,
+        DUTY_GP,
+        DUTY_IO,
+        FLOOR,
+        INFO,
+        INSTANCE,
+        REL,
+        TIME,
+        VOLUME,
+        Expectation,
+        Limit,
+    )
+    from pytest_ebsperf.models.validate import validate
+
+#: Where each name of the package lives: importing one of its modules, or the package for
+#: one name, does not load the others.
+_WHERE: dict[str, str] = {
+    "BurstPlan": "credits",
+    "CAP": "types",
+    "CLAIMS": "claims",
+    "Claim": "claims",
+    "DUTY_GP": "types",
+    "DUTY_IO": "types",
+    "ERAS": "ebs",
+    "ERA_2013": "ebs",
+    "ERA_2014": "ebs",
+    "EbsLimits": "instances",
+    "Expectation": "types",
+    "FLOOR": "types",
+    "INFO": "types",
+    "INSTANCE": "types",
+    "Limit": "types",
+    "NOW": "ebs",
+    "REL": "types",
+    "TIME": "types",
+    "VOLUME": "types",
+    "VolumeCaps": "caps",
+    "accounted_bytes_per_io": "accounting",
+    "as_ebs_limits": "instances",
+    "burst_plan": "credits",
+    "burst_shortfall": "credits",
+    "burst_time_expectation": "credits",
+    "cap_expectation": "expect",
+    "cite": "claims",
+    "claim": "claims",
+    "crossover_bs": "expect",
+    "default_latency_s": "queue",
+    "default_queue_depth": "queue",
+    "drain_seconds": "credits",
+    "ebs_limits": "instances",
+    "ebs_limits_from_api": "instances",
+    "ebs_note": "instances",
+    "ebs_ops_per_io": "accounting",
+    "era_applies": "caps",
+    "floor_expectation": "floor",
+    "gp2_burst_plan": "credits",
+    "has_burst": "credits",
+    "hdd_burst_plan": "credits",
+    "instance_ops_per_io": "accounting",
+    "instance_store_devices": "instances",
+    "instance_store_iops": "instances",
+    "instance_store_rate": "floor",
+    "io_unit_bytes": "caps",
+    "is_cap_checkable": "accounting",
+    "known_instance_types": "instances",
+    "limits": "expect",
+    "little_iops": "queue",
+    "merges": "accounting",
+    "nitro": "instances",
+    "source_url": "claims",
+    "validate": "validate",
+    "volume_caps": "caps",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
-    "CAP", "CLAIMS", "DUTY_GP", "DUTY_IO", "ERAS", "ERA_2013", "ERA_2014", "FLOOR", "INFO",
-    "INSTANCE", "NOW", "REL", "TIME", "VOLUME",
-    "BurstPlan", "Claim", "EbsLimits", "Expectation", "Limit", "VolumeCaps",
-    "accounted_bytes_per_io", "as_ebs_limits", "burst_plan", "burst_shortfall",
-    "burst_time_expectation", "cap_expectation", "cite", "claim", "crossover_bs",
-    "default_latency_s", "default_queue_depth", "drain_seconds", "ebs_limits",
-    "ebs_limits_from_api", "ebs_note", "ebs_ops_per_io", "era_applies", "floor_expectation",
-    "gp2_burst_plan", "has_burst", "hdd_burst_plan", "instance_ops_per_io",
-    "instance_store_devices", "instance_store_iops", "instance_store_rate", "io_unit_bytes", "is_cap_checkable", "merges", "known_instance_types",
-    "limits", "little_iops", "nitro", "source_url", "validate", "volume_caps",
+    "CAP",
+    "CLAIMS",
+    "DUTY_GP",
+    "DUTY_IO",
+    "ERAS",
+    "ERA_2013",
+    "ERA_2014",
+    "FLOOR",
+    "INFO",
+    "INSTANCE",
+    "NOW",
+    "REL",
+    "TIME",
+    "VOLUME",
+    "BurstPlan",
+    "Claim",
+    "EbsLimits",
+    "Expectation",
+    "Limit",
+    "VolumeCaps",
+    "accounted_bytes_per_io",
+    "as_ebs_limits",
+    "burst_plan",
+    "burst_shortfall",
+    "burst_time_expectation",
+    "cap_expectation",
+    "cite",
+    "claim",
+    "crossover_bs",
+    "default_latency_s",
+    "default_queue_depth",
+    "drain_seconds",
+    "ebs_limits",
+    "ebs_limits_from_api",
+    "ebs_note",
+    "ebs_ops_per_io",
+    "era_applies",
+    "floor_expectation",
+    "gp2_burst_plan",
+    "has_burst",
+    "hdd_burst_plan",
+    "instance_ops_per_io",
+    "instance_store_devices",
+    "instance_store_iops",
+    "instance_store_rate",
+    "io_unit_bytes",
+    "is_cap_checkable",
+    "known_instance_types",
+    "limits",
+    "little_iops",
+    "merges",
+    "nitro",
+    "source_url",
+    "validate",
+    "volume_caps",
 ]  # fmt: skip

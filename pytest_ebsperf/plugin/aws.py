@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_ebsperf.errors import ConfigError, EbsperfError
-from pytest_ebsperf.plugin.keys import STATE_KEY
 from pytest_ebsperf.plugin.outcomes import fail_plainly
+from pytest_ebsperf.plugin.state import STATE_KEY
 
 if TYPE_CHECKING:
     from pytest_ebsperf.aws import Provisioner, SweepReport
     from pytest_ebsperf.facts import ProvisionedVolume, ProvisioningFacts
-    from pytest_ebsperf.plugin import EbsperfPlugin
+    from pytest_ebsperf.plugin.state import EbsperfPlugin
     from pytest_ebsperf.session import EbsperfSession
     from pytest_ebsperf.volume import Volume
 
@@ -365,11 +365,16 @@ class AwsRun:
         return facts_lines(self.session.facts)
 
 
-def summary_sections(config: pytest.Config) -> list[tuple[str, list[str]]]:
+#: The volume facts come first in the summary.
+SUMMARY_ORDER = 10
+
+
+def pytest_ebsperf_summary_sections(config: pytest.Config
+                                    ) -> list[tuple[int, str, list[str]]]:
     """The "volume facts" part of the terminal summary (none when no check ran)."""
     run = config.stash.get(AWS_KEY, None)
     lines = run.summary_lines() if run is not None else []
-    return [("ebsperf volume facts", lines)] if lines else []
+    return [(SUMMARY_ORDER, "ebsperf volume facts", lines)] if lines else []
 
 
 def facts_lines(facts: Mapping[str, Any]) -> list[str]:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    from pytest_ebsperf.plugin.keys import STATE_KEY
+    from pytest_ebsperf.plugin.state import STATE_KEY
 
     state = config.stash.get(STATE_KEY, None)
     if state is None:
@@ -35,7 +35,7 @@ def _plots_dir(config: pytest.Config) -> Path | None:
     """``--ebsperf-plots`` (default ``ebsperf-results/plots``; None with ``none``): a knee is
     hard to judge from numbers alone, so time-based checks always draw theirs."""
     from pytest_ebsperf import plots
-    from pytest_ebsperf.plugin.keys import STATE_KEY
+    from pytest_ebsperf.plugin.state import STATE_KEY
 
     state = config.stash.get(STATE_KEY, None)
     return plots.plot_dir(state.settings if state is not None else None,

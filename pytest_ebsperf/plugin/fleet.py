@@ -17,18 +17,18 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from pytest_ebsperf import fleet
 from pytest_ebsperf.errors import ConfigError, EbsperfError
-from pytest_ebsperf.plugin.keys import STATE_KEY
+from pytest_ebsperf.plugin.keys import FLEET_KEY
+from pytest_ebsperf.plugin.state import STATE_KEY
 
 if TYPE_CHECKING:
+    from pytest_ebsperf import fleet
     from pytest_ebsperf.session import EbsperfSession
 
-FLEET_KEY = pytest.StashKey["FleetRun"]()
 HOST_PROPERTY = "ebsperf_host"
 BROKEN_PROPERTY = "ebsperf_host_broken"
 FIXTURE = "ebsperf_host_id"
@@ -39,6 +39,8 @@ class FleetRun:
 
     def __init__(self, config: pytest.Config, hosts: list[fleet.FleetHost],
                  source: str) -> None:
+        from pytest_ebsperf import fleet
+
         self.config = config
         self.hosts = {h.id: h for h in hosts}
         self.source = source
@@ -57,6 +59,8 @@ class FleetRun:
 
     def session_for(self, host_id: str) -> EbsperfSession:
         """The host's session, checked once; raises EbsperfError with the host's sentence."""
+        from pytest_ebsperf import fleet
+
         state = self.states[host_id]
         if state.broken:
             raise EbsperfError(state.broken)
@@ -86,6 +90,8 @@ class FleetRun:
         return session
 
     def close(self) -> None:
+        from pytest_ebsperf import fleet
+
         for state in self.states.values():
             if state.session is not None:
                 state.session.close()
@@ -95,6 +101,8 @@ class FleetRun:
 
 def fleet_options(config: pytest.Config) -> dict[str, Any]:
     """testinfra's options that say how to reach the hosts."""
+    from pytest_ebsperf import fleet
+
     return {name: getattr(config.option, name, None) for name in fleet.TESTINFRA_OPTIONS}
 
 
@@ -103,6 +111,8 @@ SERVERS_KEY = pytest.StashKey[list[Any]]()
 
 def _configure_servers(config: pytest.Config, plugin: Any) -> None:
     """--ebsperf-fio-servers: the servers and their facts, given to the run's session."""
+    from pytest_ebsperf import fleet
+
     settings = plugin.settings
     if getattr(config.option, "hosts", None):
         raise pytest.UsageError("--ebsperf-fio-servers with --hosts: choose one engine for the "
@@ -110,7 +120,7 @@ def _configure_servers(config: pytest.Config, plugin: Any) -> None:
     if settings.emulate:
         raise pytest.UsageError("--emulate with --ebsperf-fio-servers: emulated volumes are "
                                 "made on this machine; give each server its real device.")
-    from pytest_ebsperf.server_checks import server_hosts
+    from pytest_ebsperf.checks.servers import server_hosts
 
     try:
         entries = fleet.load_hosts_file(settings.hosts_file) if settings.hosts_file else {}
@@ -133,6 +143,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if plugin is not None and plugin.settings.fio_servers:
         _configure_servers(config, plugin)
         return
+    if not specs and (plugin is None or not plugin.settings.hosts_file):
+        return  # no fleet: nothing of the fleet is loaded
+    from pytest_ebsperf import fleet
+
     if plugin is not None and not specs and plugin.settings.hosts_file:
         try:  # not used without --hosts, but a file that does not parse is said at once
             fleet.load_hosts_file(plugin.settings.hosts_file)
@@ -178,21 +192,21 @@ def _group_hosts_for_xdist(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    run = config.stash.get(FLEET_KEY, None)
+    run = fleet_run(config)
     if run is not None:
         run.close()
         del config.stash[FLEET_KEY]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    run = metafunc.config.stash.get(FLEET_KEY, None)
+    run = fleet_run(metafunc.config)
     if run is None or FIXTURE not in metafunc.fixturenames:
         return
     metafunc.parametrize(FIXTURE, run.ids, ids=run.ids, scope="session")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.stash.get(FLEET_KEY, None) is None:
+    if fleet_run(config) is None:
         return
     for item in items:
         callspec = getattr(item, "callspec", None)
@@ -211,7 +225,8 @@ def ebsperf_host_id() -> str | None:
 def fleet_session(item: pytest.Item, host_id: str | None) -> EbsperfSession | None:
     """The session of ``host_id`` for ``item``, or None without a fleet. A host that cannot
     be measured fails the test with its sentence."""
-    run = item.config.stash.get(FLEET_KEY, None)
+
+    run = fleet_run(item.config)
     if run is None or host_id is None:
         return None
     item.user_properties.append((HOST_PROPERTY, host_id))
@@ -232,7 +247,7 @@ class FleetTally:
         self.config = config
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        run = self.config.stash.get(FLEET_KEY, None)
+        run = fleet_run(self.config)
         if run is None:
             return
         props = {k: v for k, v in report.user_properties
@@ -252,22 +267,32 @@ class FleetTally:
                 state.failed += 1
 
 
-def summary_sections(config: pytest.Config, rows: list[dict[str, Any]] | None = None
-                     ) -> list[tuple[str, list[str]]]:
+#: The fleet section comes last in the summary.
+SUMMARY_ORDER = 40
+
+
+def pytest_ebsperf_summary_sections(config: pytest.Config
+                                    ) -> list[tuple[int, str, list[str]]]:
     """The "ebsperf: fleet" section (none without --hosts or --ebsperf-fio-servers)."""
     if hasattr(config, "workerinput"):
         return []
-    servers = config.stash.get(SERVERS_KEY, None)
-    if servers:
-        return [("ebsperf: fleet (fio client/server)",
-                 fleet.host_summary(_server_states(servers, rows or [])))]
-    run = config.stash.get(FLEET_KEY, None)
-    if run is None:
+    servers, run = config.stash.get(SERVERS_KEY, None), fleet_run(config)
+    if not servers and run is None:
         return []
-    return [("ebsperf: fleet", fleet.host_summary(list(run.tally.values())))]
+    from pytest_ebsperf import fleet
+
+    if servers:
+        state = config.stash.get(STATE_KEY, None)
+        rows = state.rows if state is not None else []
+        return [(SUMMARY_ORDER, "ebsperf: fleet (fio client/server)",
+                 fleet.host_summary(_server_states(servers, rows)))]
+    assert run is not None
+    return [(SUMMARY_ORDER, "ebsperf: fleet", fleet.host_summary(list(run.tally.values())))]
 
 
 def _server_states(servers: list[Any], rows: list[dict[str, Any]]) -> list[fleet.HostState]:
+    from pytest_ebsperf import fleet
+
     states = []
     for server in servers:
         state = fleet.HostState(fleet.FleetHost(server.label, server.server.address, None))
@@ -282,3 +307,8 @@ def _server_states(servers: list[Any], rows: list[dict[str, Any]]) -> list[fleet
                 state.skipped += 1
         states.append(state)
     return states
+
+
+def fleet_run(config: pytest.Config) -> FleetRun | None:
+    """The run's fleet (``--hosts``), or None."""
+    return cast("FleetRun | None", config.stash.get(FLEET_KEY, None))

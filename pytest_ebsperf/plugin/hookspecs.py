@@ -33,3 +33,15 @@ def pytest_ebsperf_report_rows(rows: list[dict[str, object]], config: pytest.Con
         def pytest_ebsperf_report_rows(rows, config):
             Path("ebsperf.csv").write_text("\\n".join(f"{r['claim']},{r['outcome']}" for r in rows))
     """
+
+
+@pytest.hookspec
+def pytest_ebsperf_summary_sections(config: pytest.Config) -> list[tuple[int, str, list[str]]]:
+    """Sections of the ebsperf terminal summary: ``(order, title, lines)`` each, printed in
+    order of ``order`` (volume facts 10, claims 20, results 30, fleet 40) under a ``====``
+    heading. Example, a line of your own after the results::
+
+        def pytest_ebsperf_summary_sections(config):
+            return [(35, "storage owner", ["ask #storage about these volumes"])]
+    """
+    return []

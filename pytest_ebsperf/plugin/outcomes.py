@@ -21,16 +21,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from pytest_ebsperf.verdict_types import Outcome, Verdict
+if TYPE_CHECKING:
+    from pytest_ebsperf.verdict_types import Verdict
 
 #: The user property (and JUnit property) naming a test's ebsperf outcome.
 OUTCOME_PROPERTY = "ebsperf.outcome"
-INFO = Outcome.INFO.value
-INCONCLUSIVE = Outcome.INCONCLUSIVE.value
+INFO = "info"  # Outcome.INFO.value
+INCONCLUSIVE = "inconclusive"  # Outcome.INCONCLUSIVE.value
 #: pytest_report_teststatus answers: (category, progress letter, verbose word).
 STATUS: dict[str, tuple[str, str, tuple[str, dict[str, bool]]]] = {
     INFO: ("info", "I", ("INFO", {"cyan": True})),
@@ -39,7 +40,7 @@ STATUS: dict[str, tuple[str, str, tuple[str, dict[str, bool]]]] = {
 #: JUnit ``<skipped type=...>`` of each.
 JUNIT_TYPE = {INFO: "ebsperf.info", INCONCLUSIVE: "ebsperf.inconclusive"}
 #: Verdicts of a test, in the order they were decided.
-VERDICTS_KEY = pytest.StashKey[list[Verdict]]()
+VERDICTS_KEY = pytest.StashKey["list[Verdict]"]()
 #: The outcome a test's last verdict raised (a skip for INCONCLUSIVE).
 RAISED_KEY = pytest.StashKey[str]()
 #: The outcomes --ebsperf-strict (or the test's marker) makes fail this test.
@@ -63,6 +64,8 @@ def decide(item: pytest.Item, found: Verdict, strict: frozenset[str]) -> Verdict
     """Apply one verdict to the running test: FAIL fails now, INCONCLUSIVE stops the test
     as INCONCLUSIVE (or fails it under strict), PASS and INFO let it go on (the test's
     outcome is settled by :func:`settle` when it ends)."""
+    from pytest_ebsperf.verdict_types import Outcome
+
     item.stash.setdefault(VERDICTS_KEY, []).append(found)
     item.stash[STRICT_KEY] = strict
     if found.outcome is Outcome.FAIL:
@@ -87,7 +90,7 @@ def settle(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestRe
             call.excinfo is not None and call.excinfo.errisinstance(pytest.skip.Exception):
         mark(item, report, INCONCLUSIVE)
         return
-    if not (report.passed and verdicts and all(v.outcome is Outcome.INFO for v in verdicts)):
+    if not (report.passed and verdicts and all(v.outcome.value == INFO for v in verdicts)):
         return
     message = " | ".join(v.message for v in verdicts)
     if INFO in strict:

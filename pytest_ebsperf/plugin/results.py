@@ -10,17 +10,18 @@ import dataclasses
 import os
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ebsperf import plots
 from pytest_ebsperf.errors import EbsperfError
-from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY, STATE_KEY
-from pytest_ebsperf.results import ALPHA, history, junit
-from pytest_ebsperf.results.run import ResultsOptions, ResultsRun, gate_counts
+from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY
+from pytest_ebsperf.plugin.state import STATE_KEY
 
-RUN_KEY = pytest.StashKey[ResultsRun]()
+if TYPE_CHECKING:  # loaded when the run starts: a pytest start pays nothing for them
+    from pytest_ebsperf.results.run import ResultsRun
+
+RUN_KEY = pytest.StashKey["ResultsRun"]()
 REQUEST_KEY = pytest.StashKey[pytest.FixtureRequest]()
 PICTURES_KEY = pytest.StashKey[list[Path]]()
 HISTORY_KEY = pytest.StashKey[bool]()
@@ -31,6 +32,9 @@ def pytest_configure(config: pytest.Config) -> None:
     state = config.stash.get(STATE_KEY, None)
     if state is None:
         return
+    from pytest_ebsperf.results import history
+    from pytest_ebsperf.results.run import ResultsOptions, ResultsRun
+
     settings = state.settings
     options = ResultsOptions(report=settings.report, compare=settings.compare,
                              threshold_pct=settings.compare_threshold,
@@ -101,6 +105,8 @@ def _after_test_quietly(item: pytest.Item, run: ResultsRun) -> None:
 
 
 def _after_test(item: pytest.Item, run: ResultsRun) -> str | None:
+    from pytest_ebsperf import plots
+
     rows = [v for k, v in item.user_properties if k == ROW_KEY and isinstance(v, dict)]
     measurements = [v for k, v in item.user_properties
                     if k == MEASUREMENT_KEY and isinstance(v, dict)]
@@ -151,6 +157,8 @@ def _draw(item: pytest.Item, run: ResultsRun, rows: list[dict[str, Any]],
 def _record_history(item: pytest.Item, rows: list[dict[str, Any]],
                     measurements: list[dict[str, Any]]) -> None:
     """One benchmark per test (pytest-benchmark allows one use of its fixture per test)."""
+    from pytest_ebsperf.results import history
+
     row = next((r for r in rows if r.get("outcome") in ("pass", "fail", "info")), None)
     measurement = history.primary_measurement(row, measurements) if row else None
     samples = history.cost_samples(row, measurement) if row and measurement else None
@@ -167,6 +175,8 @@ def _record_history(item: pytest.Item, rows: list[dict[str, Any]],
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    from pytest_ebsperf.results import junit
+
     report = yield
     if report.when == "call" and item.stash.get(PICTURES_KEY, None):
         _attach_pictures(item, report)
@@ -259,14 +269,20 @@ def _cost_dict(run: ResultsRun, measurements: list[dict[str, Any]]) -> dict[str,
     return table.as_dict() if table is not None else None
 
 
-def summary_sections(config: pytest.Config) -> list[tuple[str, list[str]]]:
+#: Cost and results come after the claims in the summary.
+SUMMARY_ORDER = 30
+
+
+def pytest_ebsperf_summary_sections(config: pytest.Config
+                                    ) -> list[tuple[int, str, list[str]]]:
     """The results part of the terminal summary: the cost table and the results notes."""
     run = config.stash.get(RUN_KEY, None)
     if run is None:
         return []
     state = config.stash.get(STATE_KEY, None)
     rows, measurements = (state.rows, state.measurements) if state is not None else ([], [])
-    return _summary_sections(run, rows, measurements, state)
+    return [(SUMMARY_ORDER, title, lines)
+            for title, lines in _summary_sections(run, rows, measurements, state)]
 
 
 def _summary_sections(run: ResultsRun, rows: list[dict[str, Any]],
@@ -290,6 +306,9 @@ def _summary_sections(run: ResultsRun, rows: list[dict[str, Any]],
 
 
 def _notes(run: ResultsRun, rows: list[dict[str, Any]], state: Any = None) -> list[str]:
+    from pytest_ebsperf.results import ALPHA
+    from pytest_ebsperf.results.run import gate_counts
+
     notes = []
     if run.baseline is not None:
         compared, regressed = gate_counts(rows)
@@ -318,6 +337,8 @@ def _notes(run: ResultsRun, rows: list[dict[str, Any]], state: Any = None) -> li
 def pytest_benchmark_update_machine_info(config: pytest.Config,
                                          machine_info: dict[str, Any]) -> None:
     """Add the volume and instance settings, so stored runs say what they measured."""
+    from pytest_ebsperf.results import history
+
 
     state = config.stash.get(STATE_KEY, None)
     if state is None:
@@ -343,6 +364,7 @@ def pytest_html_results_table_row(report: pytest.TestReport, cells: list[str]) -
 def pytest_html_results_summary(prefix: list[str], summary: list[str], postfix: list[str],
                                 session: pytest.Session) -> None:
     """The terminal summary's tables and the run's pictures, in pytest-html's report."""
+    from pytest_ebsperf import plots
     from pytest_ebsperf.results.cost import cost_table
     from pytest_ebsperf.results.html import summary_fragments
 

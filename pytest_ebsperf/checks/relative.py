@@ -18,13 +18,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytest_ebsperf import passes, twins, verdict
+from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 from pytest_ebsperf.volume import Volume
 
 if TYPE_CHECKING:
-    from pytest_ebsperf.claims import ClaimRunner
-    from pytest_ebsperf.session import Target
+    from pytest_ebsperf.target import Target
 
 #: Seconds a relative check measures each twin for at least, unless --ebsperf-runtime is
 #: given: with ~1 % per-second noise about 20 per side narrow the ratio's interval to +-2 %
@@ -36,7 +36,7 @@ REL_MAX_ROUNDS = 3
 REL_LATENCY_RUNTIME_S = 8.0
 
 
-def check_same(runner: ClaimRunner, claim: str, what: str, workload: Workload, *,
+def check_same(runner: CheckCore, claim: str, what: str, workload: Workload, *,
                labels: tuple[str, str] | None = None) -> list[Verdict]:
     """IOPS within 5 % (rounds of both twins until the equivalence test decides) and median
     latency at QD 1 within 10 % + 0.05 ms. An INCONCLUSIVE term does not stop the other:
@@ -45,7 +45,7 @@ def check_same(runner: ClaimRunner, claim: str, what: str, workload: Workload, *
         return _check_same(runner, claim, what, workload, labels)
 
 
-def _check_same(runner: ClaimRunner, claim: str, what: str, workload: Workload,
+def _check_same(runner: CheckCore, claim: str, what: str, workload: Workload,
                 labels: tuple[str, str] | None) -> list[Verdict]:
     reference = runner.reference
     mine_label, theirs_label = labels or (runner.target.label, reference.label)
@@ -88,7 +88,7 @@ def _check_same(runner: ClaimRunner, claim: str, what: str, workload: Workload,
     return verdicts
 
 
-def check_encrypted_twin(runner: ClaimRunner, claim: str, what: str, workload: Workload
+def check_encrypted_twin(runner: CheckCore, claim: str, what: str, workload: Workload
                          ) -> list[Verdict]:
     """S2-17 on the twins the facts describe: one encrypted, one plain, of one type."""
     facts = runner.session.twin_facts(runner.volume)
@@ -109,7 +109,7 @@ def check_encrypted_twin(runner: ClaimRunner, claim: str, what: str, workload: W
     return check_same(runner, claim, what, workload, labels=labels)
 
 
-def check_faster_than(runner: ClaimRunner, claim: str, what: str, workload: Workload, *,
+def check_faster_than(runner: CheckCore, claim: str, what: str, workload: Workload, *,
                       reference_type: str, at_least: float, notes: Sequence[str] = ()
                       ) -> Verdict:
     """The device runs ``workload`` at least ``at_least`` x as fast as its
@@ -142,7 +142,7 @@ def check_faster_than(runner: ClaimRunner, claim: str, what: str, workload: Work
     return runner.conclude(found, workload, mine, started)
 
 
-def _reference_of_type(runner: ClaimRunner, vtype: str) -> Target:
+def _reference_of_type(runner: CheckCore, vtype: str) -> Target:
     """The twin of another type: emulated as that type's volume of the device's size (in
     the type's range), else --reference-device with the facts discovery found."""
     from pytest_ebsperf import models
@@ -161,3 +161,27 @@ def _reference_of_type(runner: ClaimRunner, vtype: str) -> Target:
         return session.target_for(volume, "reference")
     except SuiteMismatch as exc:
         runner.skip(str(exc))
+
+
+class RelativeChecks(CheckCore):
+    """The device under test against its reference twin (REL)."""
+
+    def check_rel(self, claim: str, what: str, workload: Workload) -> list[Verdict]:
+        """Run ``workload`` on the device and on its reference twin; judge IOPS and median
+        latency as relative claims (REL): the twins give the same."""
+        return check_same(self, claim, what, workload)
+
+    def check_encrypted_twin(self, claim: str, what: str, workload: Workload
+                             ) -> list[Verdict]:
+        """S2-17: :meth:`check_rel` on an encrypted volume and its plain twin, once the
+        facts say which is which (given or discovered; emulated twins are marked).
+        INCONCLUSIVE before any fio run when nothing says which twin is encrypted."""
+        return check_encrypted_twin(self, claim, what, workload)
+
+    def check_faster_than(self, claim: str, what: str, workload: Workload, *,
+                          reference_type: str, at_least: float, notes: Sequence[str] = ()
+                          ) -> Verdict:
+        """REL "at least": ``workload`` runs at least ``at_least`` x as fast on the device as
+        on a ``reference_type`` twin (S0-08: gp2 vs Magnetic, 3 x)."""
+        return check_faster_than(self, claim, what, workload, reference_type=reference_type,
+                                 at_least=at_least, notes=notes)

@@ -18,18 +18,16 @@ by :mod:`pytest_ebsperf.passes`.
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from pytest_ebsperf import passes, verdict
+from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload, format_size
 from pytest_ebsperf.units import MIB, format_mibps, format_seconds
 from pytest_ebsperf.verdict_types import Verdict
-
-if TYPE_CHECKING:
-    from pytest_ebsperf.claims import ClaimRunner
 
 #: A pass writes into a region this many times larger than it can cover in its runtime, so
 #: fio's random map never brings it back to a block it wrote in the same pass.
@@ -47,7 +45,7 @@ FILL_PLANNING_BPS = 100 * 1024**2
 SEED_PREWARM_BPS = 32e9 / 160.6
 
 
-def device_bytes(runner: ClaimRunner) -> int:
+def device_bytes(runner: CheckCore) -> int:
     """Size of the device under test (its inspection, or the emulated backing file)."""
     target = runner.target
     if target.emulated is not None:
@@ -62,7 +60,7 @@ def _values(result: FioResult) -> tuple[float, ...]:
     return verdict.series_values(result, "total_iops")
 
 
-def _trim(runner: ClaimRunner, size: int, what: str) -> tuple[FioResult, str]:
+def _trim(runner: CheckCore, size: int, what: str) -> tuple[FioResult, str]:
     """TRIM the first ``size`` bytes with fio (``rw=trim``); a note when less was trimmed."""
     bs = min(8 * MIB, size)
     job = runner.workload("trim", bs).replace(
@@ -76,7 +74,7 @@ def _trim(runner: ClaimRunner, size: int, what: str) -> tuple[FioResult, str]:
     return result, ""
 
 
-def _pass_plan(runner: ClaimRunner, workload: Workload, capacity: int
+def _pass_plan(runner: CheckCore, workload: Workload, capacity: int
                ) -> tuple[Workload, int, str]:
     """The write pass for ``workload`` and the region it writes into."""
     rate = max(runner.expected_rate(workload), 1.0)
@@ -93,7 +91,7 @@ def _pass_plan(runner: ClaimRunner, workload: Workload, capacity: int
             region, note)
 
 
-def check_first_write(runner: ClaimRunner, claim: str, what: str, workload: Workload
+def check_first_write(runner: CheckCore, claim: str, what: str, workload: Workload
                       ) -> Verdict:
     """S1-03: first writes into a TRIMmed region at least 0.90 x the second writes."""
     started = time.perf_counter()
@@ -111,7 +109,7 @@ def check_first_write(runner: ClaimRunner, claim: str, what: str, workload: Work
     return runner.conclude(found, job, second, started)
 
 
-def check_write_after_trim(runner: ClaimRunner, claim: str, what: str, workload: Workload,
+def check_write_after_trim(runner: CheckCore, claim: str, what: str, workload: Workload,
                            *, prewarm_claim: str = "") -> list[Verdict]:
     """S1-08 (and S1-04 with ``prewarm_claim``): fill the device, measure ``workload``,
     TRIM the device, measure again; after-TRIM at least 0.90 x full."""
@@ -160,7 +158,7 @@ def check_write_after_trim(runner: ClaimRunner, claim: str, what: str, workload:
     return verdicts
 
 
-def check_stability(runner: ClaimRunner, claim: str, what: str, workload: Workload
+def check_stability(runner: CheckCore, claim: str, what: str, workload: Workload
                     ) -> Verdict:
     """S1-09: ``--ebsperf-runs`` runs of ``workload``; the first dropped, CV <= 10 %."""
     started = time.perf_counter()
@@ -194,3 +192,31 @@ def trim_help(found: Verdict) -> str:
     return (f"{can} That TRIM helps is not shown (the ratio's interval reaches down to "
             f"{low:.3f}, at or below 1): on a device that keeps fresh blocks in reserve a "
             "full device writes as fast as a TRIMmed one.")
+
+
+class PassChecks(CheckCore):
+    """Claims made of several passes over one device (seed 001's instance store)."""
+
+    def check_first_write(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """First writes into a TRIMmed region run at >= 0.90 x second writes (S1-03)."""
+        return check_first_write(self, claim, what, workload)
+
+    def check_write_after_trim(self, claim: str, what: str, workload: Workload, *,
+                               prewarm_claim: str = "") -> list[Verdict]:
+        """Fill the device (its rate recorded under ``prewarm_claim``), measure, TRIM,
+        measure: after-TRIM >= 0.90 x full (S1-08, S1-04)."""
+        return check_write_after_trim(self, claim, what, workload,
+                                      prewarm_claim=prewarm_claim)
+
+    def check_stability(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """--ebsperf-runs runs, the first dropped, CV of their means <= 10 % (S1-09)."""
+        return check_stability(self, claim, what, workload)
+
+    def check_discard(self, claim: str, what: str) -> Verdict:
+        """Judge that the device supports TRIM/discard (sysfs ``discard_max_bytes`` > 0)."""
+        name = os.path.basename(os.path.realpath(self.target.path))
+        path = f"/sys/block/{name}/queue/discard_max_bytes"
+        text = self.session.runner.host.read_text(path).strip()
+        value = int(text) if text.isdigit() else 0
+        found = verdict.judge_discard(claim, what, self.target.path, value)
+        return self.conclude_plain(found)

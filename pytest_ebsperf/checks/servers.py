@@ -36,7 +36,7 @@ from pytest_ebsperf.units import format_quantity
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 
 if TYPE_CHECKING:
-    from pytest_ebsperf.claims import ClaimRunner
+    from pytest_ebsperf.checks.core import CheckCore
     from pytest_ebsperf.models.types import Expectation
     from pytest_ebsperf.volume import Volume
 
@@ -74,7 +74,7 @@ def server_hosts(settings: Settings, entries: Mapping[str, Mapping[str, Any]]
     return found
 
 
-def check_on_servers(runner: ClaimRunner, claim: str, what: str, workload: Workload, *,
+def check_on_servers(runner: CheckCore, claim: str, what: str, workload: Workload, *,
                      metric: str = "iops", credits: bool | None = None) -> Verdict:
     """Run ``workload`` on every server at once; judge each host; decide once."""
     if workload.writes:
@@ -151,7 +151,7 @@ def check_on_servers(runner: ClaimRunner, claim: str, what: str, workload: Workl
     return runner.decided(decided)
 
 
-def _look_again(runner: ClaimRunner, host: ServerHost, expectation: Expectation,
+def _look_again(runner: CheckCore, host: ServerHost, expectation: Expectation,
                 job: Workload, result: Any, found: Verdict, metric: str,
                 policy: evidence.Policy, engine: str) -> Verdict:
     """A host whose seconds raised a suspicion (misses in one stretch, see
@@ -192,7 +192,7 @@ def _look_again(runner: ClaimRunner, host: ServerHost, expectation: Expectation,
         {"misses": m, "seconds": n} for m, n in looks]})
 
 
-def _expectation(runner: ClaimRunner, claim: str, what: str, volume: Volume,
+def _expectation(runner: CheckCore, claim: str, what: str, volume: Volume,
                  workload: Workload, metric: str, credits: bool | None) -> Expectation:
     if volume.type == "instance-store":
         return models.floor_expectation(claim, what, volume, workload)
@@ -201,7 +201,7 @@ def _expectation(runner: ClaimRunner, claim: str, what: str, volume: Volume,
                                   metric=metric, era=runner.settings.era)
 
 
-def _tuned(runner: ClaimRunner, volume: Volume, workload: Workload,
+def _tuned(runner: CheckCore, volume: Volume, workload: Workload,
            expectation: Expectation) -> Workload:
     """The host's own queue depth (Little's law for its volume), unless the user set one."""
     rate = expectation.value if expectation.unit == "IOPS" else expectation.value / workload.bs
@@ -211,11 +211,11 @@ def _tuned(runner: ClaimRunner, volume: Volume, workload: Workload,
     return workload.replace(iodepth=s.iodepth or iodepth, numjobs=s.numjobs or numjobs)
 
 
-def _row(runner: ClaimRunner, found: Verdict, host: ServerHost, volume: Volume,
+def _row(runner: CheckCore, found: Verdict, host: ServerHost, volume: Volume,
          job: Workload, result: Any) -> None:
     summary: dict[str, Any] = {}
     if result is not None:
-        from pytest_ebsperf.claims import _latency_percentiles
+        from pytest_ebsperf.checks.core import _latency_percentiles
 
         summary = {"fio_version": result.fio_version,
                    "measured_s": round(max(result.read.runtime_ms,
@@ -228,7 +228,7 @@ def _row(runner: ClaimRunner, found: Verdict, host: ServerHost, volume: Volume,
     runner.record("row", row)
 
 
-def _measurement(runner: ClaimRunner, host: ServerHost, volume: Volume, job: Workload,
+def _measurement(runner: CheckCore, host: ServerHost, volume: Volume, job: Workload,
                  result: Any) -> None:
     runner.record("measurement", {
         "phase": "steady", "host": host.label,

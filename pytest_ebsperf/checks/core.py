@@ -1,0 +1,492 @@
+"""The core every check family stands on (:class:`CheckCore`): the volume under test and its
+devices, workloads, one fio run (locks, write claims, the kernel's and the volume's own
+counters, the live line), expectations, the hooks a caller adapts, and how a verdict is
+concluded and recorded. Families of checks (:mod:`pytest_ebsperf.checks.rates`, ``sets``,
+``passes``, ``time``, ``relative``, ``servers``) build on it; :class:`pytest_ebsperf.claims.
+ClaimRunner` is all of them together.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from pytest_ebsperf import models, report
+from pytest_ebsperf.errors import (
+    DeviceError,
+    EbsperfError,
+    FioError,
+    UnsafeDeviceError,
+    VolumeSpecError,
+)
+from pytest_ebsperf.fio.live import LiveSeries
+from pytest_ebsperf.fio.result import FioResult
+from pytest_ebsperf.fio.runner import Monitor
+from pytest_ebsperf.fio.workload import Workload, parse_size
+from pytest_ebsperf.kernelstat import BlockStat
+from pytest_ebsperf.models.types import Expectation
+from pytest_ebsperf.results.records import measurement_facts
+from pytest_ebsperf.session import EbsperfSession
+from pytest_ebsperf.settings import Settings
+from pytest_ebsperf.target import SuiteMismatch, Target, volume_from_marker
+from pytest_ebsperf.units import format_quantity
+from pytest_ebsperf.verdict_types import Outcome, Verdict
+from pytest_ebsperf.volume import Volume
+
+if TYPE_CHECKING:
+    from pytest_ebsperf.hold import DeviceHold
+
+
+
+class ClaimSkipped(EbsperfError):
+    """The claim does not apply here (another volume type, a write without the opt-in, an
+    empty bucket...); ``str`` is the reason."""
+
+
+class ClaimRefused(EbsperfError):
+    """The claim could not be measured (fio refused, an unsafe device, a wrong argument);
+    ``str`` is the sentence that says why."""
+
+
+class CheckCore:
+    """Measure and judge claims on the volume under test of ``session``.
+
+    ``suite_type`` is the volume type the claims are about (None: the run's own); ``name``
+    names the runs (fio job names, progress lines) and ``nodeid`` the records. Subclasses
+    adapt the hooks :meth:`skip`, :meth:`refuse`, :meth:`announce`, :meth:`record` and
+    :meth:`decided`.
+    """
+
+    def __init__(self, session: EbsperfSession, settings: Settings | None = None,
+                 suite_type: str | None = None, *, name: str = "ebsperf",
+                 nodeid: str | None = None, emulated: dict[str, Any] | None = None) -> None:
+        self.session = session
+        #: The volume --emulate makes for these claims (a suite's own, e.g. seed 004's
+        #: 2,000-IOPS io1 on c1.xlarge); None: the type's default.
+        self.emulated_default = None if emulated is None else volume_from_marker(emulated)
+        self.settings = settings or session.settings
+        self.suite_type = suite_type
+        self.name = name
+        self.nodeid = nodeid or name
+        #: Report rows and measurement records, in the order they were made.
+        self.rows: list[dict[str, Any]] = []
+        self.measurements: list[dict[str, Any]] = []
+        self._volume: Volume | None = None
+        self.verdicts: list[Verdict] = []
+        self.notes: list[str] = []
+        #: Extra report-row fields (``plot``: the PNG of a time-based check).
+        self.row_extras: dict[str, Any] = {}
+        #: Volumes measured together by this runner's checks (None: the one volume).
+        self.set_count: int | None = None
+        #: INCONCLUSIVE parts of a check made of parts, decided when it ends.
+        self._held: list[Verdict] | None = None
+
+    # -- what is under test --------------------------------------------------------------
+    @property
+    def volume(self) -> Volume:
+        """The validated :class:`~pytest_ebsperf.volume.Volume` this suite checks."""
+        if self._volume is None:
+            try:
+                self._volume = self.session.volume_for(self.suite_type,
+                                                       self.emulated_default)
+            except SuiteMismatch as exc:
+                self.skip(str(exc))
+            except VolumeSpecError as exc:
+                self.refuse(str(exc))
+        return self._volume
+
+    @property
+    def target(self) -> Target:
+        """The device the checks run on (emulated or ``--device``)."""
+        return self._target("device")
+
+    @property
+    def reference(self) -> Target:
+        """The twin device (``--reference-device``, or a second emulated volume)."""
+        return self._target("reference")
+
+    def _target(self, role: str) -> Target:
+        try:
+            if self.set_count is not None and role == "device":
+                return self.session.set_target(self.volume, self.set_count)
+            return self.session.target_for(self.volume, role)
+        except SuiteMismatch as exc:
+            self.skip(str(exc))
+
+    # -- workloads and runs --------------------------------------------------------------
+    def workload(self, pattern: str, bs: str | int = "16k", *, rwmixread: int | None = None,
+                 **overrides: Any) -> Workload:
+        """A fio workload with runtime, ramp and engine from the settings and a queue depth
+        chosen (Little's law) so the volume, not fio, is the bottleneck."""
+        s = self.settings
+        base = Workload(pattern, bs=parse_size(bs, what="block size"), rwmixread=rwmixread,
+                        runtime_s=s.runtime_s, ramp_s=s.ramp_s, engine=s.engine,
+                        name=self.name[:60])
+        expected = self._rate_for_queue_depth(base)
+        iodepth, numjobs = models.default_queue_depth(self.volume, base, expected,
+                                                      cpu_count=self.session.cpu_count)
+        tuned = base.replace(iodepth=s.iodepth or iodepth, numjobs=s.numjobs or numjobs)
+        try:
+            mine = s.user_fio_options  # --ebsperf-job-file, --ebsperf-fio-options
+        except EbsperfError as exc:
+            self.refuse(str(exc))
+        if mine:
+            tuned = tuned.replace(extra=(*mine, *overrides.pop("extra", ())))
+        return tuned.replace(**overrides) if overrides else tuned
+
+    def expected_rate(self, workload: Workload) -> float:
+        """IOPS the model expects of ``workload`` on the volume under test."""
+        return self._rate_for_queue_depth(workload)
+
+    def _rate_for_queue_depth(self, workload: Workload) -> float:
+        if self.volume.type == "instance-store":
+            return models.instance_store_rate(self.volume, workload)
+        return self.expect_cap("", "", workload).value
+
+    def run(self, workload: Workload, *, target: Target | None = None,
+            phase: str = "steady", monitor: Monitor | None = None) -> FioResult:
+        """Run fio once on ``target`` (default: the device under test) and record it.
+
+        ``phase`` tags the measurement: "steady" runs fill the seed-shaped tables; runs over a
+        burst knee ("time-series"), confirmation runs ("probe") and the passes of seed 001's
+        write and stability checks ("pass") are kept out of them.
+        ``monitor`` sees every second while fio runs and may stop it once the verdict is
+        settled (see :meth:`check_cap`); without one the live line still shows progress.
+        """
+        if self.session.fio_servers:
+            self.skip("this check is not available with --ebsperf-fio-servers (fio's client/"
+                      "server mode runs the cap and floor checks of every host at once); run "
+                      "it over ssh with --hosts.")
+        target = target or self.target
+        # one load per piece of storage at a time; a write claims the device (and every
+        # other name of its data) under that lock, and fio inherits lock and claims
+        with self._one_load_at_a_time(target) as lock, contextlib.ExitStack() as holds:
+            claims: list[int] = list(lock.fds)
+            for member in self._members_alone(target):
+                held = self._guard_writes(workload, member)
+                if held is not None:
+                    holds.callback(held.close)
+                    claims += list(held.fds.values())
+            result, started, before, nvme_before = self._run_locked(workload, target, monitor,
+                                                                    claims)
+        seen = self._kernel_seen(target, before, result, workload)
+        volume_said = self._ebs_nvme_seen(target, nvme_before, result)
+        self._record_measurement(workload, target, result, time.perf_counter() - started,
+                                 phase, seen, volume_said)
+        return result
+
+    def _run_locked(self, workload: Workload, target: Target, monitor: Monitor | None,
+                    claims: list[int]) -> tuple[FioResult, float, Any, Any]:
+        """fio on ``target`` with ``claims`` (descriptors of locks and holds) inherited; the
+        result, when it started, and the kernel's and the volume's counters before it."""
+        if target.emulated is not None:
+            workload = target.emulated.prepare(workload)  # the emulator's own needs
+            # gp2/st1/sc1: the credit controller's burst or baseline limits for this workload
+            self.session.credits.pace(target, workload, self.session.emulated_rates)
+        elif target.emulated_set is not None:
+            for device in target.emulated_set.members:
+                if device.path in target.members:
+                    workload = device.prepare(workload)
+            self.session.pace_set(target, workload)
+        started = time.perf_counter()
+        nvme_before = self._ebs_nvme_stats(target)
+        before = self._kernel_stat(target)
+        from pytest_ebsperf.kernelstat import read_cpu
+
+        cpu_before = read_cpu(self.session.runner.host)
+        with self.session.credits.track(target, workload) as booked:  # the credit ledger
+            try:
+                result = self.session.runner.run(workload, target.fio_filename,
+                                                 readonly=not workload.writes,
+                                                 prefix=target.prefix(),
+                                                 keep_fds=claims,
+                                                 monitor=monitor or self._plain_progress(
+                                                     workload))
+            except (FioError, DeviceError) as exc:  # fio's own words, not a traceback
+                self.refuse(f"{workload.label()} on {target.path}: {exc}")
+            finally:
+                if self.session.progress is not None:
+                    self.session.progress.finish()  # end the live line before the outcome
+            cpu_after = read_cpu(self.session.runner.host)
+            if cpu_before is not None and cpu_after is not None:
+                result = replace(result, host_cpu_busy_pct=cpu_after.busy_pct_since(cpu_before))
+            booked(result)
+        return result, started, before, nvme_before
+
+    def _members_alone(self, target: Target) -> list[Target]:
+        """The devices a run writes to: each member of a set driven together, else itself."""
+        if not target.members or target.md is not None:
+            return [target]
+        reports = dict(zip(target.members, target.member_reports))
+        return [Target(m, target.volume, emulated=target.emulated, report=reports.get(m),
+                       role=target.role, emulated_set=target.emulated_set)
+                for m in target.members]
+
+    def _kernel_stat(self, target: Target) -> BlockStat | None:
+        from pytest_ebsperf import kernelstat
+
+        if target.members and target.md is None:
+            stats = [self._kernel_stat(member) for member in self._members_alone(target)
+                     if member.members == ()]
+            total: BlockStat | None = None
+            for stat in stats:
+                if stat is None:
+                    return None
+                total = stat if total is None else total + stat
+            return total
+        host = self.session.runner.host
+        if host.is_local:
+            return kernelstat.read(target.path)
+        if target.report is None:
+            return None
+        return kernelstat.read_on(host, target.report.name)
+
+    def _kernel_seen(self, target: Target, before: BlockStat | None, result: FioResult,
+                     workload: Workload | None = None) -> dict[str, float] | None:
+        """What the kernel counted on the device during the run (a second witness)."""
+        if before is None:
+            return None
+        from pytest_ebsperf import kernelstat
+
+        after = self._kernel_stat(target)
+        if after is None:
+            return None
+        seen = after - before
+        # fio's bytes exclude its ramp; the kernel counts it too, so it never sees less
+        fio_bytes = result.read.io_bytes + result.write.io_bytes
+        problem = kernelstat.mismatch(seen, fio_bytes, target.path)
+        merged = kernelstat.merge_note(seen, workload.bs, target.path) if workload else None
+        for said in (problem, merged):
+            if said and said not in self.notes:
+                self.notes.append(said)
+        return seen.facts()
+
+    def _ebs_nvme_stats(self, target: Target) -> Any:
+        """The volume's own counters (EBS NVMe log page 0xD0), when it has them."""
+        if target.emulated_any or target.members or not self.session.runner.host.is_local:
+            return None
+        from pytest_ebsperf import ebsnvme
+
+        if not ebsnvme.is_ebs_nvme(target.path):
+            if not self.session.ebs_nvme_said:  # said once per run, then out of the way
+                self.session.ebs_nvme_said = True
+                self.notes.append(f"{target.path} is not an EBS NVMe device: the volume's own "
+                                  "statistics (NVMe log page 0xD0) are not available")
+            return None
+        try:
+            return ebsnvme.parse_log_page(ebsnvme.read_log_page(target.path))
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            if not self.session.ebs_nvme_said:
+                self.session.ebs_nvme_said = True
+                self.notes.append(f"the volume's own statistics of {target.path} could not "
+                                  f"be read ({exc})")
+            return None
+
+    def _ebs_nvme_seen(self, target: Target, before: Any, result: FioResult
+                       ) -> dict[str, int] | None:
+        """What the volume itself counted during the run, and which limit it says bound."""
+        if before is None:
+            return None
+        from pytest_ebsperf import ebsnvme
+
+        after = self._ebs_nvme_stats(target)
+        if after is None:
+            return None
+        delta = after - before
+        seconds = max(result.read.runtime_ms, result.write.runtime_ms) / 1000.0
+        said = ebsnvme.bound_sentence(delta, seconds)
+        if said and said not in self.notes:
+            self.notes.append(said)
+        facts: dict[str, int] = delta.facts()
+        return facts
+
+    def _one_load_at_a_time(self, target: Target) -> Any:
+        """A real device is measured by one fio at a time (pytest-xdist workers, other runs):
+        two loads at once would each see half the volume."""
+        from pytest_ebsperf.devlock import DeviceLock
+
+        if target.emulated_any or not self.session.runner.host.is_local:
+            return DeviceLock([])  # the run's own loop devices; a remote host's own runs
+        return DeviceLock(sorted({target.path, *target.members}))
+
+    def _guard_writes(self, workload: Workload, target: Target) -> DeviceHold | None:
+        """Before every writing workload on a real device, under its lock: inspect it again,
+        claim it (and every other name of its data) exclusively until this workload's fio is
+        gone, and say once what will be lost. Returns the claim (None: nothing to claim)."""
+        if not workload.writes or target.emulated_any:
+            return None
+        from pytest_ebsperf.hold import hold
+        from pytest_ebsperf.safety import check_writable, inspect_on
+
+        host = self.session.runner.host
+        try:
+            if self.session.remote_uninspected:
+                raise UnsafeDeviceError(
+                    f"writes to {target.path} on {host} are refused: "
+                    f"{self.session.remote_uninspected}")
+            # inspected right before each writing workload (a remote device cannot be held:
+            # no process of this run lives there)
+            report = inspect_on(host, target.path)  # now, not at preflight
+            check_writable(report, destructive=self.settings.destructive)
+            held = hold(target.path) if host.is_local else None
+            note = report.overwrite_note() if self.session.first_write(target.path) else None
+            if note:
+                where = "" if host.is_local else f" on {host}"
+                self.announce(f"ebsperf: {note}{where} (--ebsperf-destructive): its data is "
+                               "lost from this write on.")
+            return held
+        except UnsafeDeviceError as exc:
+            if not self.settings.destructive:
+                self.skip(str(exc))
+            self.refuse(str(exc))
+        except DeviceError as exc:
+            self.refuse(str(exc))
+
+    # -- hooks (the pytest fixture overrides them) ----------------------------------------
+    def skip(self, reason: str) -> NoReturn:
+        """The claim does not apply: raise :class:`ClaimSkipped`."""
+        raise ClaimSkipped(reason)
+
+    def refuse(self, message: str) -> NoReturn:
+        """The claim cannot be measured: raise :class:`ClaimRefused`."""
+        raise ClaimRefused(message)
+
+    def announce(self, line: str) -> None:
+        """Say one line to the person running (before data is overwritten)."""
+        print(line, file=sys.stderr, flush=True)
+
+    def record(self, key: str, value: dict[str, Any]) -> None:
+        """Keep a report row (``key`` "row") or a measurement record ("measurement")."""
+        (self.rows if key == "row" else self.measurements).append(value)
+
+    def decided(self, found: Verdict) -> Verdict:
+        """Called with every recorded verdict; the runner returns it as it is."""
+        return found
+
+    # -- expectations --------------------------------------------------------------------
+    def expect_cap(self, claim: str, what: str, workload: Workload, *, metric: str = "iops",
+                   credits: bool | None = None) -> Expectation:
+        """The CAP expectation for ``workload`` on this volume (min of volume and instance
+        limits). ``credits`` False means an empty burst bucket (gp2/st1/sc1 baseline)."""
+        if credits is None:
+            credits = self.volume.burst_balance_pct != 0
+        if self.set_count is not None:
+            from pytest_ebsperf.models.sets import set_expectation
+
+            members = self.session.set_members(self.volume, self.set_count)
+            return set_expectation(claim, what, members, workload, credits=credits,
+                                   metric=metric, era=self.settings.era,
+                                   instance_limits=self.session.instance_limits)
+        return models.cap_expectation(claim, what, self.volume, workload, credits=credits,
+                                      metric=metric, instance_limits=self.session.instance_limits,
+                                      era=self.settings.era)
+
+    def _plain_progress(self, workload: Workload) -> Monitor | None:
+        """A monitor that only shows the live line (the rate every second on a terminal, a
+        heartbeat in CI logs)."""
+        writer = self.session.progress
+        if writer is None:
+            return None
+        name = self.name[:48]
+        key = "total_bw" if workload.bs >= 1024 * 1024 else "total_iops"
+
+        def line(series: LiveSeries) -> str | None:
+            values = series.values(key)
+            now = values[-1] if values else 0.0
+            rate = format_quantity(now, "B/s" if key == "total_bw" else "IOPS")
+            writer.update(f"ebsperf {name}: {series.measured_s:,.0f} s of "
+                          f"{workload.runtime_s:,.0f} s | {rate} now | "
+                          f"{workload.label()}")
+            return None
+
+        return line
+
+    # -- outcome -------------------------------------------------------------------------
+    def conclude(self, found: Verdict, workload: Workload, result: FioResult,
+                 started: float) -> Verdict:
+        """Record ``found`` in the report and turn it into the test's outcome."""
+        fio_s = getattr(self.session.runner, "last_wall_s", None)
+        measured_s = max(result.read.runtime_ms, result.write.runtime_ms) / 1000.0
+        summary = {"fio_version": result.fio_version, "fio_wall_s": fio_s,
+                   "check_wall_s": round(time.perf_counter() - started, 3),
+                   "measured_s": round(measured_s, 3), "planned_s": workload.runtime_s,
+                   "stopped_early": bool(result.stop_reason),
+                   "stop_reason": result.stop_reason or "ran its whole runtime",
+                   "host_cpu_busy_pct": None if result.host_cpu_busy_pct is None
+                   else round(result.host_cpu_busy_pct, 1),
+                   **_latency_percentiles(result, workload)}
+        return self._finish(found, workload.label(), summary)
+
+    def conclude_plain(self, found: Verdict) -> Verdict:
+        """Record and apply a verdict that involved no fio run."""
+        return self._finish(found, "-", {})
+
+    @contextlib.contextmanager
+    def as_one_check(self) -> Iterator[None]:
+        """The parts of one check (a REL check's rate and latency terms) are all measured
+        when one cannot decide: an INCONCLUSIVE part is decided when the check ends, after
+        the others (a FAIL still ends the check at once)."""
+        outer, self._held = self._held, []
+        try:
+            yield
+            held = self._held
+        finally:
+            self._held = outer
+        for found in held:
+            self.decided(found)
+
+    def _finish(self, found: Verdict, workload_label: str, summary: dict[str, Any]
+                ) -> Verdict:
+        self.verdicts.append(found)
+        row = report.row_from_verdict(found, volume_label=self.target.label,
+                                      workload_label=workload_label, nodeid=self.nodeid,
+                                      fio_summary=summary)
+        if self.notes:
+            row["notes"] = list(self.notes)
+        if self.session.host_id:
+            row["host"] = self.session.host_id
+        row.update(self.row_extras)
+        self.record("row", row)
+        if self._held is not None and found.outcome is Outcome.INCONCLUSIVE:
+            self._held.append(found)
+            return found
+        return self.decided(found)
+
+    def _record_measurement(self, workload: Workload, target: Target, result: FioResult,
+                            wall_s: float, phase: str = "steady",
+                            kernel: dict[str, float] | None = None,
+                            volume_said: dict[str, int] | None = None) -> None:
+        self.record("measurement", {
+            "phase": phase,
+            **({"host": self.session.host_id} if self.session.host_id else {}),
+            "volume": target.label,
+            "title": workload.title, "pattern": workload.pattern,
+            "volumes": len(target.members) if target.members else None,  # a set's size
+            "bs": workload.bs, "iops": result.total_iops, "bw_bytes": result.total_bw_bytes,
+            "workload": workload.label(), "wall_s": round(wall_s, 3),
+            "fio_wall_s": getattr(self.session.runner, "last_wall_s", None),
+            "kernel": kernel,
+            # the EBS volume's own counters over the run (NVMe log page 0xD0), if it has them
+            "ebs_nvme": volume_said,
+            # the job's own options beyond what the check builds (yours included)
+            "fio_options": [f"{k}={v}" if v != "" else k for k, v in workload.extra],
+            # series, latency and volume facts for the results file, gate and history
+            **measurement_facts(workload, result, target.volume, role=target.role,
+                                device=" + ".join(target.members) if target.members
+                                else target.path, emulated=target.emulated_any,
+                                nodeid=self.nodeid),
+        })
+
+
+
+def _latency_percentiles(result: FioResult, workload: Workload) -> dict[str, float | None]:
+    """p50/p99/p99.9 completion latency (ns) of the workload's main direction."""
+    stats = result.mixed if result.mixed.total_ios else (
+        result.read if workload.read_fraction >= 0.5 else result.write)
+    return {f"clat_p{label}_ns": stats.clat.p(q)
+            for label, q in (("50", 50.0), ("99", 99.0), ("99.9", 99.9))}

@@ -1,0 +1,72 @@
+"""Claims about time: burst credits (gp2 I/O credits, st1/sc1 throughput credits) - the
+preconditions a burst check needs, and the four checks over time (the knee, the baseline after
+it, the refill, no knee), run by :mod:`pytest_ebsperf.credits.checks`."""
+
+from __future__ import annotations
+
+from pytest_ebsperf import models
+from pytest_ebsperf.checks.core import CheckCore
+from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.verdict_types import Verdict
+
+
+class TimeChecks(CheckCore):
+    """Burst credits over time (gp2, st1, sc1)."""
+
+    def require_burst_credits(self) -> None:
+        """Skip unless the burst bucket can carry one check at burst level.
+
+        With ``--burst-balance`` unknown the bucket is assumed full and the report row says
+        so; a volume whose baseline reaches its burst level needs no credits.
+        """
+        volume = self.volume
+        if volume.type not in ("gp2", "st1", "sc1"):
+            return
+        seconds = self.settings.runtime_s + self.settings.ramp_s
+        problem = self.session.credits.burst_shortfall(volume, seconds)  # after earlier runs
+        if problem:
+            self.skip(problem)
+        if volume.burst_balance_pct is None and models.has_burst(volume):
+            self.notes.append("burst balance unknown: assumed a full bucket "
+                              "(pass --burst-balance=PERCENT)")
+
+    def require_empty_bucket(self) -> None:
+        """Skip a baseline-level check unless the burst bucket is known to be empty."""
+        volume = self.volume
+        if not models.has_burst(volume) or volume.burst_balance_pct == 0:
+            return
+        drain = models.drain_seconds(volume)
+        self.skip(f"this claim needs an empty credit bucket: pass --burst-balance=0 once "
+                    f"CloudWatch BurstBalance reads 0 (draining this {volume.label()} at "
+                    f"burst takes about {drain:,.0f} s; the credit suite does it with "
+                    "--ebsperf-long).")
+
+    # -- burst credits over time (gp2, st1, sc1; pytest_ebsperf.credits) ------------------
+    def check_burst_duration(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """TIME: run ``workload`` at burst level until the bucket is empty and judge when the
+        knee came against balance / (burst - baseline). Skips with the duration when that
+        is more than a few minutes, unless ``--ebsperf-long``."""
+        return self._credit_check("burst_duration", claim, what, workload)
+
+    def check_baseline_after_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """CAP at the baseline once the bucket is empty (drained first when needed)."""
+        return self._credit_check("baseline_after_knee", claim, what, workload)
+
+    def check_refill(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """TIME: idle N seconds on an empty bucket; the burst then lasts N x baseline /
+        (burst - baseline)."""
+        return self._credit_check("refill", claim, what, workload)
+
+    def check_no_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
+        """A volume whose baseline reaches its burst level holds it with no knee."""
+        return self._credit_check("no_knee", claim, what, workload)
+
+    def _credit_check(self, name: str, claim: str, what: str, workload: Workload) -> Verdict:
+        from pytest_ebsperf.credits.checks import CreditChecks, NotApplicable
+
+        try:
+            found: Verdict = getattr(CreditChecks(self), name)(claim, what, workload)
+        except NotApplicable as exc:
+            self.skip(str(exc))
+        return found
+

@@ -1,0 +1,192 @@
+"""The run object: settings, the measuring session (made when a check first needs it), the
+rows and measurements of every check, INFO/INCONCLUSIVE outcomes and the terminal summary.
+Registered as a plugin (so it receives hooks) and kept in the config's stash."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_ebsperf.errors import EbsperfError
+from pytest_ebsperf.plugin import outcomes
+from pytest_ebsperf.plugin.keys import FLEET_KEY, MEASUREMENT_KEY, ROW_KEY, marker_kwargs
+from pytest_ebsperf.settings import Settings
+
+if TYPE_CHECKING:  # loaded when a check first needs them: a run without checks pays nothing
+    from pytest_ebsperf.session import EbsperfSession
+
+#: The one run object (:class:`EbsperfPlugin`) in the config's stash.
+STATE_KEY = pytest.StashKey["EbsperfPlugin"]()
+#: Summary lines that start so are printed in red (the run left something behind).
+ALARMS = ("provisioning clean-up: Could", "NOT SAVED:")
+#: Where the claims and the seeds' tables go among the summary's sections (volume facts 10,
+#: results 30, fleet 40).
+CLAIMS_ORDER = 20
+
+
+class EbsperfPlugin:
+    """The run's state, registered as a plugin so it receives hooks."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self._session: EbsperfSession | None = None
+        self._setup: list[Callable[[EbsperfSession], None]] = []
+        self.rows: list[dict[str, Any]] = []
+        self.measurements: list[dict[str, Any]] = []
+        xml = getattr(config.option, "xmlpath", None)
+        self._junit_path = os.path.abspath(os.path.expanduser(xml)) if xml else None
+
+    @property
+    def session(self) -> EbsperfSession:
+        """The measuring side of the run, made when a check first needs it (a pytest run in
+        a project that has the plugin installed but runs no check never loads it)."""
+        if self._session is None:
+            from pytest_ebsperf.session import EbsperfSession
+
+            session = EbsperfSession(self.settings)
+            for setup in self._setup:
+                setup(session)
+            self._session = session
+        return self._session
+
+    @property
+    def session_made(self) -> bool:
+        return self._session is not None
+
+    def prepare_session(self, session: EbsperfSession) -> None:
+        """Give another session (a fleet host's) what the run's own session gets."""
+        for setup in self._setup:
+            setup(session)
+
+    def on_session(self, setup: Callable[[EbsperfSession], None]) -> None:
+        """Apply ``setup`` to the session when it is made (at once if it exists)."""
+        if self._session is not None:
+            setup(self._session)
+        else:
+            self._setup.append(setup)
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+
+    def pytest_sessionstart(self) -> None:
+        # The terminal reporter exists from here on (not yet in pytest_configure).
+        from pytest_ebsperf.plugin.terminal import progress_writer
+
+        writer = progress_writer(self.config)
+        self.on_session(lambda session: setattr(session, "progress", writer))
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            outcomes.add_to_short_summary(reporter, self.config)
+        if not hasattr(self.config, "workerinput") and not self.config.option.collectonly:
+            self._check_output_paths()
+        keep = self.settings.keep_fio_dir(Path(self.config.invocation_params.dir))
+        if keep is not None:  # fio's own evidence of each run, beside the results
+            self.on_session(lambda session: setattr(session.runner, "keep_dir", keep))
+
+    def _check_output_paths(self) -> None:
+        """Every path the run will write, checked before the first fio run (exit code 4)."""
+        from pytest_ebsperf.plots import HTML_DEST
+        from pytest_ebsperf.results.paths import check_output_dir, check_output_file
+
+        base = Path(self.config.invocation_params.dir)
+        try:
+            report = self.settings.report
+            if report:
+                check_output_file(str(report), "--ebsperf-report", base=base)
+            if self.settings.csv:
+                check_output_file(self.settings.csv, "--ebsperf-csv", base=base)
+            html = self.config.getoption(HTML_DEST, None)
+            if html:
+                check_output_file(str(html), "--html", base=base)
+            keep = self.settings.keep_fio_dir(base)
+            if keep is not None:
+                check_output_dir(str(keep), "--ebsperf-keep-fio", base=base)
+            plots = str(self.settings.plots or "")
+            if self.settings.given("plots") and plots.strip().lower() not in ("", "none", "off"):
+                check_output_dir(plots, "--ebsperf-plots", base=base)
+        except EbsperfError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        ours = [item for item in items if "ebsperf" in getattr(item, "fixturenames", ())]
+        if not ours:
+            return  # nothing of ours was collected: stay silent (fio, devices not needed)
+        option = self.config.option
+        # The run's false-alarm level is shared by its checks (Bonferroni).
+        planned = len(ours)
+        self.on_session(lambda session: setattr(session, "checks_planned", planned))
+        if getattr(option, "collectonly", False) or getattr(option, "showfixtures", False) \
+                or getattr(option, "show_fixtures_per_test", False):
+            return  # pytest's dry runs (IDE discovery, CI listings): no device, no fio
+        if self.config.stash.get(FLEET_KEY, None) is not None:
+            return  # each host's session is checked before its first check
+        if self.settings.fio_servers:
+            try:  # the fio client runs here; the servers answer (or not) per check
+                self.session.runner.version()
+            except EbsperfError as exc:
+                raise pytest.UsageError(str(exc)) from None
+            return
+        try:
+            self.session.preflight()
+            # the volume each suite checks, twins, markers and the opt-in to write: a
+            # misconfigured job stops here (exit 4), never as a failed check
+            self.session.check_plan([marker_kwargs(item) for item in ours])
+        except EbsperfError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
+                                  ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        outcomes.settle(item, call, report)  # INFO and INCONCLUSIVE are outcomes of their own
+        return report
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> Any:
+        found = outcomes.outcome_of(report)
+        return outcomes.STATUS[found] if found else None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
+            return  # the teardown report carries the same user_properties again
+        for key, value in report.user_properties:
+            if key == ROW_KEY and isinstance(value, dict):
+                self.rows.append(dict(value))
+            elif key == MEASUREMENT_KEY and isinstance(value, dict):
+                self.measurements.append(dict(value))
+
+    def pytest_sessionfinish(self) -> None:
+        self.close()
+        if self.rows and not hasattr(self.config, "workerinput"):
+            self.config.hook.pytest_ebsperf_report_rows(rows=self.rows, config=self.config)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self) -> None:
+        # after pytest's JUnit writer (its file is written at session finish)
+        if self._junit_path and not hasattr(self.config, "workerinput"):
+            outcomes.rewrite_junit(self._junit_path)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """The one summary: sections as data ``(order, title, lines)`` from each feature
+        (``pytest_ebsperf_summary_sections``), in order: volume facts, claims and the seeds'
+        tables, cost and results, the fleet."""
+        found: list[tuple[int, str, list[str]]] = [
+            section for sections in self.config.hook.pytest_ebsperf_summary_sections(
+                config=self.config) for section in sections]
+        if self.rows or self.measurements:
+            from pytest_ebsperf import report
+
+            found += [(CLAIMS_ORDER, title, lines)
+                      for title, lines in report.terminal_sections(self.rows, self.measurements)]
+        sections = [(title, lines) for _, title, lines in sorted(found, key=lambda s: s[0])]
+        for title, lines in sections:
+            terminalreporter.write_sep("=", title)
+            for line in lines:
+                terminalreporter.write_line(line, red=line.startswith(ALARMS))
