@@ -118,9 +118,12 @@ def _check_options_apply(settings: Settings, vtype: str) -> None:
         raise SuiteMismatch(f"{' and '.join(mismatch)} do not apply to {vtype} volumes.")
 
 
-def volume_from_marker(facts: dict[str, Any]) -> Volume:
-    """A volume from a marker's ``emulated={...}`` facts (``type`` and Volume's fields)."""
+def volume_from_marker(facts: dict[str, Any], suite_type: str | None = None) -> Volume:
+    """A volume from a marker's ``emulated={...}`` facts (``type`` and Volume's fields; the
+    type may be left to the suite's, ``suite_type``)."""
     fields = dict(facts)
+    if suite_type and "type" not in fields:
+        fields["type"] = suite_type
     try:
         return Volume(str(fields.pop("type")), **fields)
     except (KeyError, TypeError) as exc:

@@ -92,7 +92,9 @@ def test_a_matrix_run_sweeps_leftovers_then_runs_each_volume_and_deletes_it_afte
     monkeypatch.setenv("EBSPERF_TEST_SEEN", str(seen_file))
     inner.pytester.makepyfile(test_matrix=MATRIX_SUITE)
     result = inner.run("--ebsperf-provision=gp3:100,io1:200:4000", "-v", *FAST)
-    result.assert_outcomes(passed=4, failed=1, skipped=3)
+    # the record_info test is INFO on both volumes: an outcome of its own, never passed
+    assert {k: v for k, v in result.parseoutcomes().items() if k != "warnings"} == \
+        {"passed": 2, "info": 2, "failed": 1, "skipped": 3}
     result.stdout.fnmatch_lines([
         ("ebsperf: estimated cost: 2 volumes (gp3 100 GiB, io1 200 GiB 4,000 IOPS, billed 1 h) "
         "for * in us-east-1: about $* (*prices from the *); the limit is $1 "

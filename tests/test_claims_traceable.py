@@ -10,7 +10,7 @@ import pytest
 from pytest_ebsperf.models import CLAIMS
 
 ROOT = Path(__file__).resolve().parent.parent
-SUITE_FILES = sorted((ROOT / "suites").rglob("test_*.py"))
+SUITE_FILES = [*sorted((ROOT / "suites").rglob("test_*.py")), ROOT / "suites" / "hdd.py"]
 CHECKS = {"check_cap", "check_floor", "check_rel", "check_sweep", "record_info",
           "check_discard", "check_knee", "check_time", "check_first_write",
           "check_write_after_trim", "check_stability", "check_instance_bound",

@@ -68,7 +68,8 @@ class CheckCore:
         self.session = session
         #: The volume --emulate makes for these claims (a suite's own, e.g. seed 004's
         #: 2,000-IOPS io1 on c1.xlarge); None: the type's default.
-        self.emulated_default = None if emulated is None else volume_from_marker(emulated)
+        self.emulated_default = (None if emulated is None
+                                 else volume_from_marker(emulated, suite_type))
         self.settings = settings or session.settings
         self.suite_type = suite_type
         self.name = name
