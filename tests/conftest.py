@@ -13,6 +13,42 @@ from pathlib import Path
 import pytest
 
 ROOT_REASON = "needs root and loop devices (losetup) to create scratch block devices"
+#: What pytest-xdist tells its workers; a run a test starts must not think it is one.
+XDIST_ENV = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
+
+
+@pytest.fixture(autouse=True)
+def _share_the_machine(request: pytest.FixtureRequest,
+                       monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Tests run side by side under pytest-xdist (``scripts/test.sh``). A test marked
+    ``alone`` (it times rates or latencies to a few percent, or counts what the whole machine
+    holds) waits until no other test runs and holds the machine while it runs; every other
+    test shares it. A shared/exclusive file lock with a turnstile, so a waiting ``alone`` test
+    is not starved. Without xdist there is nothing to share.
+
+    The runs a test starts (pytester, subprocesses) are not xdist workers themselves."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    for name in XDIST_ENV:
+        monkeypatch.delenv(name, raising=False)
+    if not run:
+        yield
+        return
+    import fcntl
+
+    # the workers' basetemps share a parent: pytest removes it with the run's others
+    shared = request.getfixturevalue("tmp_path_factory").getbasetemp().parent
+    base = shared / f"ebsperf-tests-{run}"
+    alone = request.node.get_closest_marker("alone") is not None
+    with open(f"{base}.turnstile", "a") as turnstile, open(f"{base}.lock", "a") as lock:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def can_make_loop_devices() -> bool:
@@ -131,3 +167,30 @@ def run_on_a_terminal(argv: list[str], cwd: Path) -> tuple[int, str]:
         if proc.poll() is None:
             proc.kill()
     return proc.returncode, output.decode(errors="replace")
+
+
+def left_by_dead_runs() -> list[str]:
+    """Loop devices and throttle cgroups whose run is gone: local emulated runs
+    (``/run/ebsperf/<pid>-<n>/...``), remote ones made from here
+    (``ebsperf-remote-<machine>-<pid>-<n>``) and cgroups (``ebsperf-<type>-<pid>-<n>``). Runs
+    still alive (other tests' under pytest-xdist) are not leftovers."""
+    import re
+
+    def dead(pid: str) -> bool:
+        return not Path(f"/proc/{pid}").exists()
+
+    left = []
+    out = subprocess.run(["losetup", "-a"], check=False, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        local = re.search(r"/run/ebsperf/(\d+)-\d+/", line)
+        remote = re.search(r"ebsperf-remote-[0-9a-f]+-(\d+)-\d+", line)
+        found = local or remote
+        if found and dead(found.group(1)):
+            left.append(line)
+    for root in ("/sys/fs/cgroup/blkio", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+        if os.path.isdir(root):
+            for name in os.listdir(root):
+                match = re.fullmatch(r"ebsperf-[A-Za-z0-9_-]+-(\d+)-\d+", name)
+                if match and dead(match.group(1)):
+                    left.append(f"{root}/{name}")
+    return left

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import fio_descendants, interrupt_once_fio_runs, needs_fio, needs_root
+from conftest import (
+    fio_descendants,
+    interrupt_once_fio_runs,
+    left_by_dead_runs,
+    needs_fio,
+    needs_root,
+)
 
 pytestmark = [needs_root, needs_fio]
 
@@ -17,18 +21,6 @@ SUITES = Path(__file__).resolve().parent.parent / "suites"
 IO1_READ = f"{SUITES}/io1/test_io1.py::test_random_read_holds_provisioned_iops_999_percent_of_seconds"
 IO2_READ = f"{SUITES}/io2/test_io2.py::test_random_read_holds_provisioned_iops_999_percent_of_seconds"
 FAST = ("--emulate", "--ebsperf-runtime=3", "--ebsperf-ramp=1", "-p", "no:cacheprovider")
-
-
-def ours_left() -> list[str]:
-    """Loop devices, cgroups and fio processes an emulated run could leave behind."""
-    left = [line for line in subprocess.run(["losetup", "-a"], capture_output=True, text=True,
-                                            check=False).stdout.splitlines()
-            if "/run/ebsperf/" in line and f"/{os.getpid()}-" not in line]
-    for root in ("/sys/fs/cgroup/blkio", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
-        if os.path.isdir(root):
-            left += [f"{root}/{d}" for d in os.listdir(root)
-                     if d.startswith("ebsperf-") and d != "ebsperf-try"]
-    return left
 
 
 def test_a_volume_delivering_the_claimed_rate_passes(pytester: pytest.Pytester) -> None:
@@ -73,13 +65,12 @@ def test_strict_mode_fails_an_inconclusive_check(pytester: pytest.Pytester) -> N
 
 
 def test_ctrl_c_during_a_check_leaves_no_device_cgroup_or_fio_behind(tmp_path: Path) -> None:
-    before = set(ours_left())
     pid, output = interrupt_once_fio_runs(
         [sys.executable, "-m", "pytest", IO1_READ, "--emulate", "--ebsperf-runtime=30",
          "-p", "no:cacheprovider"], tmp_path)
     assert "KeyboardInterrupt" in output or "Interrupted" in output
     assert not fio_descendants(pid)
-    assert set(ours_left()) <= before
+    assert left_by_dead_runs() == []
 
 
 def test_the_instance_cap_binds_when_it_is_below_the_volume_cap(pytester: pytest.Pytester) -> None:

@@ -19,6 +19,9 @@ from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.fio.runner import FioRunner
 from pytest_ebsperf.fio.workload import Workload
 
+#: Times latencies or rates closely: runs while no other test runs (conftest).
+pytestmark = pytest.mark.alone
+
 MIB = 1024 * 1024
 ROOT = Path(__file__).resolve().parent.parent
 

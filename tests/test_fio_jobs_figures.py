@@ -21,6 +21,9 @@ from pytest_ebsperf.fio.live import Counters, LiveSeries
 from pytest_ebsperf.fio.runner import FioRunner
 from pytest_ebsperf.fio.workload import Workload
 
+#: Times latencies or rates closely: runs while no other test runs (conftest).
+pytestmark = pytest.mark.alone
+
 RATE = 8000
 
 

@@ -26,7 +26,7 @@ import pytest
 from nshost import NamespaceHost, can_make_hosts, namespace_hosts
 from test_aws_support import aws, fake_imds, instance, moto_server  # noqa: F401
 
-from conftest import needs_fio, needs_root
+from conftest import left_by_dead_runs, needs_fio, needs_root
 from pytest_ebsperf import fleet
 from pytest_ebsperf.emulate import EmulatedDevice
 from pytest_ebsperf.errors import ConfigError
@@ -113,6 +113,7 @@ def run_pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 # -- end to end --------------------------------------------------------------------------------
+@pytest.mark.alone  # rates of several volumes at once, timed to a few percent
 @needs_root
 @needs_fio
 @needs_hosts
@@ -326,9 +327,8 @@ def _left_on(hosts: Fleet) -> list[str]:
             said = host.sh(script).stdout.strip()
             if said:
                 left.append(f"{host.address}: {said}")
-    loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True,
-                           check=False).stdout
-    left += [line for line in loops.splitlines() if "ebsperf-remote" in line]
+    # loop devices of remote runs live in this kernel: those of runs that are gone
+    left += [line for line in left_by_dead_runs() if "ebsperf-remote" in line]
     return left
 
 

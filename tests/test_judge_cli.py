@@ -6,6 +6,7 @@ device at about 150,000 IOPS; two stonewalled groups).
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -29,7 +30,11 @@ def test_a_report_that_meets_the_volumes_cap_passes_second_by_second() -> None:
 
 def test_a_report_far_above_the_volumes_cap_fails_as_another_volume(tmp_path: Path) -> None:
     alone = tmp_path / "randread.json"  # without the logs its job options name
-    alone.write_text((DATA / "randread.json").read_text().replace(str(DATA), str(tmp_path)))
+    report = json.loads((DATA / "randread.json").read_text())
+    for job in report["jobs"]:
+        for option in ("write_iops_log", "write_bw_log", "write_lat_log"):
+            job["job options"].pop(option, None)
+    alone.write_text(json.dumps(report))
     done = judge(str(alone), "--volume-type=io1", "--volume-size=100", "--volume-iops=4000")
     assert done.returncode == 1
     assert "far above its cap of 4,000 IOPS" in done.stdout

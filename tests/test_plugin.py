@@ -182,8 +182,8 @@ def test_writes_on_a_mounted_device_are_refused_even_with_opt_in(
                                     "--ebsperf-destructive")
         # the opt-in cannot be honoured: a usage error before any fio, not a failed check
         assert result.ret == pytest.ExitCode.USAGE_ERROR
-        result.stderr.fnmatch_lines(["*--ebsperf-destructive cannot be honoured*mounted*"
-                                     "even with --ebsperf-destructive*"])
+        result.stderr.fnmatch_lines([("*--ebsperf-destructive cannot be honoured*mounted*"
+                                     "even with --ebsperf-destructive*")])
     finally:
         subprocess.run(["umount", str(mountpoint)], check=True)
     assert hashlib.sha256(backing_file(device).read_bytes()).hexdigest() == before

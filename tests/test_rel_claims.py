@@ -14,9 +14,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import needs_fio, needs_root
 from pytest_ebsperf import twins
 from pytest_ebsperf.volume import Volume
+
+#: Times latencies or rates closely: runs while no other test runs (conftest).
+pytestmark = pytest.mark.alone
 
 ROOT = Path(__file__).resolve().parent.parent
 S0_08 = (f"{ROOT}/suites/gp2/test_gp2.py::"

@@ -15,6 +15,9 @@ from conftest import needs_fio, needs_root
 from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.settings import Settings, validate
 
+#: Times latencies or rates closely: runs while no other test runs (conftest).
+pytestmark = pytest.mark.alone
+
 ROOT = Path(__file__).resolve().parent.parent
 ENCRYPTION = f"{ROOT}/suites/encryption/test_encryption.py"
 

@@ -4,12 +4,11 @@ read from sysfs, the options, and end to end on 2 and 4 emulated volumes."""
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import needs_fio, needs_root
+from conftest import left_by_dead_runs, needs_fio, needs_root
 from pytest_ebsperf import models
 from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.fio.jobs import escape_filename
@@ -127,12 +126,7 @@ def test_a_set_is_one_fio_filename_with_each_colon_escaped() -> None:
 FAST = ("--emulate", "--ebsperf-runtime=3", "--ebsperf-ramp=0.5", "-p", "no:cacheprovider")
 
 
-def ours_left() -> list[str]:
-    return [line for line in subprocess.run(["losetup", "-a"], capture_output=True, text=True,
-                                            check=False).stdout.splitlines()
-            if "/run/ebsperf/" in line]
-
-
+@pytest.mark.alone  # rates of several volumes at once, timed to a few percent
 @needs_root
 @needs_fio
 @pytest.mark.parametrize("count", [2, 4])
@@ -147,9 +141,10 @@ def test_random_reads_scale_linearly_on_emulated_sets(pytester: pytest.Pytester,
     if count == 2:
         skipped = "*SKIPPED*measures 4 volumes together; the set under test has 2*"
         result.stdout.fnmatch_lines([skipped])
-    assert ours_left() == []
+    assert left_by_dead_runs() == []
 
 
+@pytest.mark.alone  # rates of several volumes at once, timed to a few percent
 @needs_root
 @needs_fio
 def test_one_member_at_75_percent_fails_the_set_and_is_named(pytester: pytest.Pytester) -> None:
@@ -171,4 +166,4 @@ def test_one_member_at_75_percent_fails_the_set_and_is_named(pytester: pytest.Py
                         r"(/dev/loop\d+)\)", text)
     assert members is not None and members.group(3) == named.group(1)
     assert "Traceback" not in text
-    assert ours_left() == []
+    assert left_by_dead_runs() == []
