@@ -25,9 +25,16 @@ from pytest_ebsperf.verdict_types import Outcome, Verdict
 SEED_COLUMNS = ("Seq Read", "Seq Write", "Rand Read", "Rand Write", "Rand RW 70/30")
 #: Section titles of the terminal summary (lines starting with "== " are separators).
 CLAIMS_TITLE = "ebsperf: claims"
-SEED_TITLE = "ebsperf: measured (seed table shape)"
-RUNS_TITLE = "ebsperf: repeated runs (seed 001 shape)"
-SETS_TITLE = "ebsperf: volumes striped together (seed 004 shape)"
+SEED_TITLE = "ebsperf: IOPS / MiB/s by volume and access pattern"
+RUNS_TITLE = "ebsperf: runs of one check, one after another"
+SETS_TITLE = "ebsperf: volumes striped together"
+#: The seed documents' tables these are laid out like, by their titles (claims.md Part A).
+SEED_000 = "seed 000's table \"EBS Magnetic vs SSD\" (Money Forward, 2014)"
+SEED_001 = ("seed 001's runs, \"does SSD performance change with the instance type\" "
+            "(2015: 4 runs, the first dropped)")
+SEED_004 = "seed 004's \"EBS benchmark part 3: Provisioned IOPS\" (RAID0 of io1, 2013)"
+#: Marks a latency measured on an emulated volume.
+EMULATED_MARK = "*"
 
 _MIB = float(MIB)
 
@@ -95,7 +102,54 @@ def _as_row(row: RowLike) -> ReportRow:
     return row if isinstance(row, ReportRow) else ReportRow.from_dict(row)
 
 
-def claims_table(rows: Iterable[RowLike], tablefmt: str = "simple") -> str:
+#: Narrowest a wrapped column gets before columns are left out.
+MIN_WRAP = 14
+
+
+def fit_table(table: Sequence[Sequence[str]], headers: Sequence[str], *, tablefmt: str,
+              width: int | None, wrap: Sequence[str] = (), drop: Sequence[str] = ()
+              ) -> str:
+    """tabulate ``table`` within ``width`` characters (None: as wide as it is): the ``wrap``
+    columns are wrapped, narrower and narrower, then the ``drop`` columns are left out in
+    that order, and a last line says which (the results file keeps every figure)."""
+    from tabulate import tabulate  # only when a table is drawn
+
+    def draw(columns: Sequence[int], limit: int | None) -> str:
+        limits = [limit if limit and headers[i] in wrap else None for i in columns]
+        return tabulate([[row[i] for i in columns] for row in table],
+                        headers=[headers[i] for i in columns], tablefmt=tablefmt,
+                        disable_numparse=True, maxcolwidths=limits if limit else None)
+
+    def fits(text: str) -> bool:
+        return width is None or max((len(line) for line in text.splitlines()), default=0) \
+            <= width
+
+    columns = list(range(len(headers)))
+    text = draw(columns, None)
+    if fits(text) or tablefmt != "simple":
+        return text
+    longest = max((len(str(row[i])) for row in table for i in columns
+                   if headers[i] in wrap), default=0)
+    for limit in (48, 40, 32, 26, 20, MIN_WRAP):
+        if limit < longest:
+            text = draw(columns, limit)
+            if fits(text):
+                return text
+    left_out: list[str] = []
+    for name in drop:
+        if name in headers and headers.index(name) in columns:
+            columns.remove(headers.index(name))
+            left_out.append(name)
+            text = draw(columns, MIN_WRAP)
+            if fits(text):
+                break
+    note = (f"(left out to fit {width} columns: {', '.join(left_out)}; the results file has "
+            "them)") if left_out else ""
+    return text + (f"\n{note}" if note else "")
+
+
+def claims_table(rows: Iterable[RowLike], tablefmt: str = "simple", width: int | None = None
+                 ) -> str:
     """One line per claim checked: ID, what, expected, measured, verdict, binding limit.
 
     A Volume column is added when the rows come from more than one volume, a "vs baseline"
@@ -111,17 +165,20 @@ def claims_table(rows: Iterable[RowLike], tablefmt: str = "simple") -> str:
                *(["vs baseline"] if compared else [])]
     table = []
     for row in parsed:
+        latency = latency_text(row.fio)
+        if latency != "-" and row.volume.startswith("emulated "):
+            latency += EMULATED_MARK
         cells = [*([row.host] if hosts else []), row.claim, row.what, row.expected,
-                 row.measured, row.outcome.upper(), row.binding, ran_text(row.fio),
-                 latency_text(row.fio)]
+                 row.measured, row.outcome.upper(), row.binding, ran_text(row.fio), latency]
         if several:
             cells.append(row.volume)
         if compared:
             cells.append(str((row.compare or {}).get("summary", "-")))
         table.append(cells)
-    from tabulate import tabulate  # only when a table is drawn
-
-    return tabulate(table, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+    return fit_table(table, headers, tablefmt=tablefmt, width=width,
+                     wrap=("What", "Binding limit", "Volume", "vs baseline", "Host"),
+                     drop=("Latency p50 / p99 / p99.9", "Ran", "Volume", "Binding limit",
+                           "Expected", "vs baseline"))
 
 
 def latency_text(fio: Mapping[str, Any]) -> str:
@@ -182,7 +239,8 @@ def steady(measurements: Iterable[MeasurementLike]) -> list[MeasurementLike]:
             if not isinstance(m, Mapping) or m.get("phase", "steady") == "steady"]
 
 
-def seed_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple") -> str:
+def seed_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple",
+               width: int | None = None) -> str:
     """Volumes as rows, patterns as columns, cells ``IOPS / MiB/s``; repeated runs of the
     same cell are averaged (seed 001 reported the mean of its runs).
 
@@ -214,9 +272,7 @@ def seed_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple"
                 label = host = ""
     headers = [*(["Host"] if hosts else []), "Volume",
                *(["Block size"] if len(sizes) > 1 else []), *columns]
-    from tabulate import tabulate  # only when a table is drawn
-
-    return tabulate(table, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+    return fit_table(table, headers, tablefmt=tablefmt, width=width, wrap=("Volume", "Host"))
 
 
 def _seed_columns(items: Sequence[Measurement]) -> list[str]:
@@ -233,49 +289,54 @@ def _cell(runs: Sequence[Measurement]) -> str:
 
 
 # -- repeated runs (seed 001) ---------------------------------------------------------------
-def runs_table(measurements: Sequence[MeasurementLike], tablefmt: str = "simple") -> str:
-    """Seed 001's shape for checks measured more than once (``--count``, parametrized
-    repeats, several runs of one workload): run A, B, C..., mean and coefficient of
-    variation of the IOPS, one line per volume and workload. Empty when nothing repeated."""
-    groups: dict[tuple[str, str, int], list[Measurement]] = {}
-    for m in (as_measurement(m) for m in steady(measurements)):
-        groups.setdefault((m.volume, m.title, m.bs), []).append(m)
+def runs_table(measurements: Sequence[MeasurementLike], tablefmt: str = "simple",
+               width: int | None = None) -> str:
+    """The runs of one check that measured the same workload on the same volume more than
+    once (S1-09's runs, a relative check's rounds), as seed 001 printed its runs: run A, B,
+    C..., mean and coefficient of variation of the IOPS, one line per check, volume and
+    workload. Different checks are never runs of one another. Empty when nothing repeated."""
+    groups: dict[tuple[str, str, str, int], list[Measurement]] = {}
+    for raw in steady(measurements):
+        m = as_measurement(raw)
+        check = str(raw.get("nodeid") or "") if isinstance(raw, Mapping) else ""
+        groups.setdefault((check, m.volume, m.title, m.bs), []).append(m)
     repeated = {key: runs for key, runs in groups.items() if len(runs) > 1}
     if not repeated:
         return ""
-    width = max(len(runs) for runs in repeated.values())
+    count = max(len(runs) for runs in repeated.values())
     table = []
-    for (volume, title, bs), runs in repeated.items():
-        iops = [m.iops for m in runs]
-        mean = math.fsum(iops) / len(iops)
-        cv = statistics.stdev(iops) / mean if mean else 0.0
-        cells = [format_number(v) for v in iops] + [""] * (width - len(iops))
-        table.append([volume, f"{title} {format_size(bs)}", *cells, format_number(mean),
-                      f"{cv:.1%}"])
+    for (check, volume, title, bs), runs in repeated.items():
+        table.append(_runs_row(check.rsplit("::", 1)[-1] or "-", volume,
+                               f"{title} {format_size(bs)}", [m.iops for m in runs], count))
     if any(isinstance(m, Mapping) and (m.get("volume_facts") or {}).get("type")
            == "instance-store" for m in measurements):
         # Seed 001's runs (16 KiB random writes, runs 2-4 of 4) on the retired instance types
         # beside the instance store measured here (S1-01, S1-07, S1-09).
         from pytest_ebsperf.models.seed_data import SEED001_RUNS
 
-        width = max(width, 3)
-        for instance, seed_runs in SEED001_RUNS.items():
-            mean = math.fsum(seed_runs) / len(seed_runs)
-            cv = statistics.stdev(seed_runs) / mean if mean else 0.0
-            cells = [format_number(v) for v in seed_runs] + [""] * (width - len(seed_runs))
-            table.append([f"seed 001: {instance} (2015)", "Rand Write 16KiB", *cells,
-                          format_number(mean), f"{cv:.1%}"])
-        table = [row[:2] + row[2:-2] + [""] * (width + 4 - len(row)) + row[-2:]
+        count = max(count, max(len(r) for r in SEED001_RUNS.values()))
+        table = [row[:3] + row[3:-2] + [""] * (count + 5 - len(row)) + row[-2:]
                  for row in table]
-    headers = ["Volume", "Workload", *(f"run {_run_name(i)}" for i in range(width)), "mean",
-               "CV"]
-    from tabulate import tabulate  # only when a table is drawn
+        for instance, seed_runs in SEED001_RUNS.items():
+            table.append(_runs_row("seed 001 (2015)", instance, "Rand Write 16KiB",
+                                   list(seed_runs), count))
+    headers = ["Check", "Volume", "Workload", *(f"run {_run_name(i)}" for i in range(count)),
+               "mean", "CV"]
+    return fit_table(table, headers, tablefmt=tablefmt, width=width,
+                     wrap=("Check", "Volume", "Workload"), drop=("Volume",))
 
-    return tabulate(table, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+def _runs_row(check: str, volume: str, workload: str, iops: Sequence[float], count: int
+              ) -> list[str]:
+    mean = math.fsum(iops) / len(iops)
+    cv = statistics.stdev(iops) / mean if mean and len(iops) > 1 else 0.0
+    cells = [format_number(v) for v in iops] + [""] * (count - len(iops))
+    return [check, volume, workload, *cells, format_number(mean), f"{cv:.1%}"]
 
 
 # -- sets of volumes (seed 004) --------------------------------------------------------------
-def sets_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple") -> str:
+def sets_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple",
+               width: int | None = None) -> str:
     """Seed 004's shape for sets of volumes measured together: patterns as rows, the number
     of volumes as columns, cells ``IOPS / MiB/s`` (runs of one cell averaged), then seed
     004's own figures (io1 200 GB / 2,000 PIOPS on c1.xlarge, 2013: IOPS, and MB/s for its
@@ -303,9 +364,7 @@ def sets_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple"
         table.append([f"seed 004: bandwidth {direction}", *(f"{by_n[n]:g} MB/s" if n in by_n else "-"
                                                      for n in counts)])
     headers = ["Pattern", *(f"{n} volume{'s' if n > 1 else ''}" for n in counts)]
-    from tabulate import tabulate  # only when a table is drawn
-
-    return tabulate(table, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+    return fit_table(table, headers, tablefmt=tablefmt, width=width, wrap=("Pattern",))
 
 
 def _run_name(index: int) -> str:
@@ -318,34 +377,54 @@ def _block_sizes(measurements: Iterable[MeasurementLike]) -> str:
 
 
 # -- terminal summary ---------------------------------------------------------------------
-def terminal_sections(rows: Sequence[RowLike], measurements: Sequence[MeasurementLike]
-                      ) -> list[tuple[str, list[str]]]:
-    """(title, lines) pairs for the terminal summary; empty sections are left out."""
+def terminal_sections(rows: Sequence[RowLike], measurements: Sequence[MeasurementLike], *,
+                      width: int | None = None) -> list[tuple[str, list[str]]]:
+    """(title, lines) pairs for the terminal summary, each line within ``width`` (None: as
+    long as it is); empty sections are left out. A FAIL's finding is not repeated here:
+    pytest prints it once, with the failed test."""
     sections: list[tuple[str, list[str]]] = []
     if rows:
-        lines = claims_table(rows).splitlines()
+        parsed = [_as_row(r) for r in rows]
+        lines = claims_table(rows, width=width).splitlines()
         lines.append(outcome_counts(rows))
-        findings = [_as_row(r) for r in rows
-                    if _as_row(r).outcome in (Outcome.FAIL.value, Outcome.INCONCLUSIVE.value)]
-        for row in findings:
-            where = f" on {row.host}" if row.host else ""
-            lines.append(f"{row.outcome.upper()} {row.claim}{where}: {row.message}")
-        for row in (_as_row(r) for r in rows):
+        if any(row.volume.startswith("emulated ") and latency_text(row.fio) != "-"
+               for row in parsed):
+            lines += wrap(f"{EMULATED_MARK} latency of an emulated volume: the emulator's "
+                          "(a loop device in memory, or --emulate-latency's service time), not "
+                          "EBS's.", width)
+        for row in parsed:
+            if row.outcome == Outcome.INCONCLUSIVE.value:
+                where = f" on {row.host}" if row.host else ""
+                lines += wrap(f"INCONCLUSIVE {row.claim}{where}: {row.message}", width)
+        for row in parsed:
             found = row.compare or {}
             if found.get("status") == "regression":
-                lines.append(f"REGRESSION {row.claim}: {row.what}: {found.get('headline')} "
-                             f"against {found.get('baseline')}")
+                lines += wrap(f"REGRESSION {row.claim}: {row.what}: {found.get('headline')} "
+                              f"against {found.get('baseline')}", width)
         sections.append((CLAIMS_TITLE, lines))
     if steady(measurements):
-        lines = [f"cells: IOPS / MiB/s; block size {_block_sizes(measurements)}"]
-        lines.extend(seed_table(measurements).splitlines())
+        lines = wrap(f"cells: IOPS / MiB/s at {_block_sizes(measurements)}, one row per volume "
+                     f"and a column per access pattern, as {SEED_000}", width)
+        lines.extend(seed_table(measurements, width=width).splitlines())
         sections.append((SEED_TITLE, lines))
-        runs = runs_table(measurements)
+        runs = runs_table(measurements, width=width)
         if runs:
-            lines = ["cells: IOPS per run, their mean and coefficient of variation"]
+            lines = wrap(f"cells: IOPS of each run of one check, their mean and coefficient of "
+                         f"variation, as {SEED_001}", width)
             sections.append((RUNS_TITLE, lines + runs.splitlines()))
-        sets = sets_table(measurements)
+        sets = sets_table(measurements, width=width)
         if sets:
-            lines = ["cells: IOPS / MiB/s by the number of volumes measured together"]
+            lines = wrap(f"cells: IOPS / MiB/s by the number of volumes measured together, as "
+                         f"{SEED_004}", width)
             sections.append((SETS_TITLE, lines + sets.splitlines()))
     return sections
+
+
+def wrap(text: str, width: int | None, indent: str = "  ") -> list[str]:
+    """A paragraph as lines of at most ``width`` characters (the later ones indented)."""
+    if width is None or len(text) <= width:
+        return [text]
+    import textwrap
+
+    return textwrap.wrap(text, width=width, subsequent_indent=indent,
+                         break_long_words=True, break_on_hyphens=False)

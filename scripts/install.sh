@@ -15,4 +15,8 @@ if [ "$need_apt" -eq 1 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fio util-linux e2fsprogs fdisk iproute2 openssh-client openssh-server gcc pkg-config libfuse3-dev >/dev/null
 fi
-python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+# The interpreter the package goes into: $PYTHON, else the first python3 on PATH (a
+# virtualenv's when one is active). Said, so a CI log shows where it went.
+PY=${PYTHON:-python3}
+echo "pytest-ebsperf: installing into $("$PY" -c 'import sys; print(sys.executable)') ($("$PY" --version 2>&1))"
+"$PY" -m pip install -q --disable-pip-version-check -e ".[test]"

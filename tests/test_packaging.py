@@ -43,8 +43,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     site = Path(subprocess.run([str(python), "-c", purelib], capture_output=True,
                                text=True, check=True).stdout.strip())
-    # the dependencies, without the checkout's editable finder (.pth files there are not run)
-    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # the dependencies, without the checkout's editable finder (.pth files there are not run):
+    # every site directory this interpreter sees, so that pytest is found whether it lives
+    # in a virtualenv, its base interpreter (--system-site-packages) or a system's
+    # dist-packages
+    (site / "deps.pth").write_text("".join(f"{entry}\n" for entry in dependency_dirs()))
     install = subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
          "--disable-pip-version-check", "--target", str(site), str(wheel)],
@@ -52,6 +55,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if install.returncode != 0:
         pytest.fail(f"installing the wheel failed: {install.stderr[-2000:]}")
     return python
+
+
+def dependency_dirs() -> list[str]:
+    """Where this interpreter finds its packages: its site directories, in its order."""
+    found = [entry for entry in sys.path
+             if entry.rstrip("/").endswith(("site-packages", "dist-packages"))
+             and Path(entry).is_dir()]
+    purelib = sysconfig.get_paths()["purelib"]
+    return found if purelib in found else [purelib, *found]
 
 
 def _clean_env() -> dict[str, str]:
@@ -105,3 +117,24 @@ def test_an_installed_suite_judges_an_emulated_volume(installed: Path, tmp_path:
     assert [c["claim"] for c in checks] == ["S0-04"] or len(checks) == 1
     assert checks[0]["outcome"] == "pass"
     assert checks[0]["measured"]["value"] > 0
+
+
+def test_the_packaging_tests_run_from_a_virtualenv_that_borrows_pytest(tmp_path: Path) -> None:
+    """Tests run from a virtualenv whose pytest lives in the base interpreter
+    (``--system-site-packages``): the wheel's virtualenv still finds its dependencies."""
+    venv = tmp_path / "outer"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+                    str(venv)], check=True)
+    python = venv / "bin" / "python"
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import test_packaging as t; "
+            "import sysconfig; print(sysconfig.get_paths()['purelib']); "
+            "print('\\n'.join(t.dependency_dirs()))")
+    said = subprocess.run([str(python), "-c", code, str(Path(__file__).parent)],
+                          capture_output=True, text=True, check=True, cwd=tmp_path,
+                          env=_clean_env()).stdout.splitlines()
+    own, dirs = said[0], said[1:]
+    import pytest as outer
+
+    pytest_home = str(Path(outer.__file__).resolve().parent.parent)
+    assert own in dirs  # the virtualenv's own site directory
+    assert pytest_home in dirs, (pytest_home, dirs)  # and where its pytest really is

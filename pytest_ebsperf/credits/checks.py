@@ -470,7 +470,7 @@ class CreditChecks:
         try:
             save_plot(plot, path)
         except ImportError:
-            self.h.notes.append("no plot: matplotlib is not installed (pip install matplotlib)")
+            pass  # said once, in the summary: no pictures without matplotlib
         except OSError as exc:
             self.h.notes.append(f"no plot: could not write {path} ({exc.strerror or exc})")
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -74,12 +75,37 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     """``--ebsperf-strict suites/io1``: argparse would take the path as the flag's value
     (it takes one optionally); a flag followed by anything but a list of outcomes is the
     flag alone."""
+    early_config.stash[BENCHMARKS_KEY] = _benchmarks_dir().exists()
     for index, arg in enumerate(args):
         if arg == "--":
             return
         if arg == "--ebsperf-strict" and (index + 1 == len(args)
                                           or not _outcome_list(args[index + 1])):
             args[index] = f"--ebsperf-strict={STRICT_FLAG_ALONE}"
+
+
+#: Whether pytest-benchmark's default storage (``./.benchmarks``) existed before the run.
+BENCHMARKS_KEY = pytest.StashKey[bool]()
+
+
+def _benchmarks_dir() -> Path:
+    return Path.cwd() / ".benchmarks"
+
+
+def _forget_empty_benchmarks(config: pytest.Config) -> None:
+    """pytest-benchmark makes ``./.benchmarks`` in every run; unless the run asked for its
+    storage (a save, a compare, another storage path) an empty one it made is removed."""
+    if config.stash.get(BENCHMARKS_KEY, True) or hasattr(config, "workerinput"):
+        return
+    asked = any(config.getoption(name, None) for name in (
+        "benchmark_save", "benchmark_autosave", "benchmark_compare", "benchmark_json"))
+    storage = str(config.getoption("benchmark_storage", None) or "")
+    if asked or storage not in ("", "file://./.benchmarks"):
+        return
+    try:
+        _benchmarks_dir().rmdir()  # only when empty
+    except OSError:
+        pass
 
 
 def _outcome_list(text: str) -> bool:
@@ -112,6 +138,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    _forget_empty_benchmarks(config)
     plugin = config.stash.get(STATE_KEY, None)
     if plugin is not None:
         plugin.close()

@@ -374,7 +374,15 @@ def pytest_ebsperf_summary_sections(config: pytest.Config
     """The "volume facts" part of the terminal summary (none when no check ran)."""
     run = config.stash.get(AWS_KEY, None)
     lines = run.summary_lines() if run is not None else []
-    return [(SUMMARY_ORDER, "ebsperf volume facts", lines)] if lines else []
+    if not lines:
+        return []
+    from pytest_ebsperf.plugin.terminal import terminal_width
+    from pytest_ebsperf.report import wrap
+
+    width = terminal_width(config)
+    fitted = [part for line in lines
+              for part in wrap(line, width, indent=" " * (len(line) - len(line.lstrip()) + 4))]
+    return [(SUMMARY_ORDER, "ebsperf volume facts", fitted)]
 
 
 def facts_lines(facts: Mapping[str, Any]) -> list[str]:

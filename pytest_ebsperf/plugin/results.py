@@ -17,6 +17,7 @@ import pytest
 from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY
 from pytest_ebsperf.plugin.state import STATE_KEY
+from pytest_ebsperf.plugin.terminal import terminal_width
 
 if TYPE_CHECKING:  # loaded when the run starts: a pytest start pays nothing for them
     from pytest_ebsperf.results.run import ResultsRun
@@ -73,8 +74,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _ebsperf_results(request: pytest.FixtureRequest) -> None:
-    """Keeps the test's request so a benchmark can be recorded after the test body ran."""
+def ebsperf_results(request: pytest.FixtureRequest) -> None:
+    """(automatic) For tests that use ``ebsperf``: keeps the test's request, so that after
+    the test body ran its checks are compared with a stored run (``--ebsperf-compare``),
+    drawn (``--ebsperf-plots``) and recorded in pytest-benchmark's history."""
     if "ebsperf" in request.fixturenames:
         request.node.stash[REQUEST_KEY] = request
 
@@ -132,9 +135,7 @@ def _draw(item: pytest.Item, run: ResultsRun, rows: list[dict[str, Any]],
 
         pictures = draw_test(rows, measurements, directory)
     except ImportError:
-        item.warn(pytest.PytestWarning("no pictures: matplotlib is not installed "
-                                       "(pip install 'pytest-ebsperf[plot]')"))
-        return
+        return  # said once, in the summary (_notes)
     except OSError as exc:
         item.warn(pytest.PytestWarning(f"no pictures: cannot write to {directory} "
                                        f"({exc.strerror or exc})"))
@@ -282,12 +283,13 @@ def pytest_ebsperf_summary_sections(config: pytest.Config
     state = config.stash.get(STATE_KEY, None)
     rows, measurements = (state.rows, state.measurements) if state is not None else ([], [])
     return [(SUMMARY_ORDER, title, lines)
-            for title, lines in _summary_sections(run, rows, measurements, state)]
+            for title, lines in _summary_sections(run, rows, measurements, state,
+                                                  terminal_width(config))]
 
 
 def _summary_sections(run: ResultsRun, rows: list[dict[str, Any]],
-                      measurements: list[dict[str, Any]], state: Any = None
-                      ) -> list[tuple[str, list[str]]]:
+                      measurements: list[dict[str, Any]], state: Any = None,
+                      width: int | None = None) -> list[tuple[str, list[str]]]:
     sections: list[tuple[str, list[str]]] = []
     table = None
     if measurements:
@@ -295,14 +297,30 @@ def _summary_sections(run: ResultsRun, rows: list[dict[str, Any]],
 
         table = cost_table(measurements, run.options.region())
     if table is not None:
+        from pytest_ebsperf.report import wrap
         from pytest_ebsperf.results.cost import caption, format_cost_table
 
-        sections.append(("ebsperf: cost per performance (seed 003 shape)",
-                         [caption(table), *format_cost_table(table).splitlines()]))
+        sections.append(("ebsperf: cost per performance",
+                         [*wrap(caption(table), width),
+                          *format_cost_table(table, width=width).splitlines()]))
     notes = _notes(run, rows, state)
     if notes:
-        sections.append(("ebsperf: results", notes))
+        from pytest_ebsperf.report import wrap
+
+        sections.append(("ebsperf: results", [line for note in notes
+                                              for line in wrap(note, width)]))
     return sections
+
+
+def _can_draw(settings: Any) -> bool:
+    """False when pictures were asked for (the default) and matplotlib cannot be loaded."""
+    if str(settings.plots or "").strip().lower() in ("", "none", "off"):
+        return True
+    try:
+        import matplotlib.figure  # noqa: F401 (only whether it loads)
+    except (ImportError, ValueError):
+        return False
+    return True
 
 
 def _notes(run: ResultsRun, rows: list[dict[str, Any]], state: Any = None) -> list[str]:
@@ -317,6 +335,10 @@ def _notes(run: ResultsRun, rows: list[dict[str, Any]], state: Any = None) -> li
                      f"t-test on per-second samples, p < {ALPHA:g})")
     if run.history_note:
         notes.append(run.history_note)
+    if rows and state is not None and not _can_draw(state.settings):
+        notes.append("no pictures: matplotlib is not installed (pip install "
+                     "'pytest-ebsperf[plot]'); the credit checks' knee plots, each check's "
+                     "per-second series and the scaling picture need it")
     if run.unsaved:
         notes.append(f"NOT SAVED: {run.unsaved}")
     elif run.options.report:

@@ -182,9 +182,10 @@ class EbsperfPlugin:
                 config=self.config) for section in sections]
         if self.rows or self.measurements:
             from pytest_ebsperf import report
+            from pytest_ebsperf.plugin.terminal import terminal_width
 
-            found += [(CLAIMS_ORDER, title, lines)
-                      for title, lines in report.terminal_sections(self.rows, self.measurements)]
+            found += [(CLAIMS_ORDER, title, lines) for title, lines in report.terminal_sections(
+                self.rows, self.measurements, width=terminal_width(self.config))]
         sections = [(title, lines) for _, title, lines in sorted(found, key=lambda s: s[0])]
         for title, lines in sections:
             terminalreporter.write_sep("=", title)

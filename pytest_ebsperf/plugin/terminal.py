@@ -89,3 +89,12 @@ def progress_writer(config: Any) -> TerminalProgress | HeartbeatProgress | None:
     if sys.stdout.isatty() and config.get_verbosity() >= 0:
         return TerminalProgress(config.get_terminal_writer(), capture)
     return HeartbeatProgress(config.get_terminal_writer(), capture)
+
+
+def terminal_width(config: Any) -> int | None:
+    """How wide the summary may be: the terminal's width (``COLUMNS`` where pytest's writer
+    reads it); None without a terminal reporter."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    writer = getattr(reporter, "_tw", None)
+    width = getattr(writer, "fullwidth", None)
+    return int(width) if isinstance(width, int) and width > 20 else None

@@ -142,7 +142,8 @@ def _row(label: str, facts: Mapping[str, Any], items: Sequence[Mapping[str, Any]
                    note)
 
 
-def format_cost_table(table: CostTable, tablefmt: str = "simple") -> str:
+def format_cost_table(table: CostTable, tablefmt: str = "simple", width: int | None = None
+                      ) -> str:
     """The table as text (or HTML): units in every header, the workload behind each number."""
     lines = []
     for row in table.rows:
@@ -156,16 +157,17 @@ def format_cost_table(table: CostTable, tablefmt: str = "simple") -> str:
     if not any(row.note for row in table.rows):
         headers.pop()
         lines = [line[:-1] for line in lines]
-    from tabulate import tabulate  # only when a table is drawn
+    from pytest_ebsperf.report import fit_table
 
-    return tabulate(lines, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+    return fit_table(lines, headers, tablefmt=tablefmt, width=width,
+                     wrap=("Volume", "IOPS (workload)", "MiB/s (workload)", "Note"),
+                     drop=("Note", "GiB per $"))
 
 
 def caption(table: CostTable) -> str:
     """Where the prices came from and what the numbers mean."""
-    return (f"volume cost only, per month (instance not priced); prices: {table.source}. "
-            "Seed 003 printed MB per $ under a 'GB' heading with a '$' sign; here capacity is "
-            "GiB per $.")
+    return (f"volume cost only, per month (instance not priced), laid out as seed 003's "
+            f"comparison of instance store and st1/sc1 (2016); prices: {table.source}.")
 
 
 def _usd(value: float | None) -> str:

@@ -34,12 +34,13 @@ def summary_fragments(rows: Sequence[Mapping[str, Any]],
     for note in notes:
         parts.append(_caption(note))
     if measurements:
-        parts.append("<h2>ebsperf: measured (seed table shape)</h2>")
-        parts.append(_caption("cells: IOPS / MiB/s"))
+        parts.append(f"<h2>{report.SEED_TITLE}</h2>")
+        parts.append(_caption(f"cells: IOPS / MiB/s, laid out as {report.SEED_000}"))
         parts.append(report.seed_table(measurements, tablefmt="html"))
         runs = report.runs_table(measurements, tablefmt="html")
         if runs:
-            parts.append("<h2>ebsperf: repeated runs (seed 001 shape)</h2>")
+            parts.append(f"<h2>{report.RUNS_TITLE}</h2>")
+            parts.append(_caption(f"as {report.SEED_001}"))
             parts.append(runs)
         sets = report.sets_table(measurements, tablefmt="html")
         if sets:
@@ -48,7 +49,7 @@ def summary_fragments(rows: Sequence[Mapping[str, Any]],
                                   "together"))
             parts.append(sets)
     if cost is not None:
-        parts.append("<h2>ebsperf: cost per performance (seed 003 shape)</h2>")
+        parts.append("<h2>ebsperf: cost per performance</h2>")
         parts.append(format_cost_table(cost, tablefmt="html"))
         parts.append(_caption(caption(cost)))
     if pictures:
