@@ -104,21 +104,27 @@ def _as_row(row: RowLike) -> ReportRow:
 
 #: Narrowest a wrapped column gets before columns are left out.
 MIN_WRAP = 14
+#: Headings are wrapped at this width before columns are left out.
+HEADING_WRAP = 10
 
 
 def fit_table(table: Sequence[Sequence[str]], headers: Sequence[str], *, tablefmt: str,
               width: int | None, wrap: Sequence[str] = (), drop: Sequence[str] = ()
               ) -> str:
     """tabulate ``table`` within ``width`` characters (None: as wide as it is): the ``wrap``
-    columns are wrapped, narrower and narrower, then the ``drop`` columns are left out in
-    that order, and a last line says which (the results file keeps every figure)."""
+    columns are wrapped, narrower and narrower, then every heading is wrapped, then the
+    ``drop`` columns are left out in that order, and a last line says which (the results
+    file keeps every figure)."""
     from tabulate import tabulate  # only when a table is drawn
 
-    def draw(columns: Sequence[int], limit: int | None) -> str:
-        limits = [limit if limit and headers[i] in wrap else None for i in columns]
+    def draw(columns: Sequence[int], limit: int | None, headings: int | None = None) -> str:
+        cells = [limit if limit and headers[i] in wrap else None for i in columns]
+        heads = [headings if headings else (limit if limit and headers[i] in wrap else 999)
+                 for i in columns]
         return tabulate([[row[i] for i in columns] for row in table],
                         headers=[headers[i] for i in columns], tablefmt=tablefmt,
-                        disable_numparse=True, maxcolwidths=limits if limit else None)
+                        disable_numparse=True, maxcolwidths=cells if limit else None,
+                        maxheadercolwidths=heads if (limit or headings) else None)
 
     def fits(text: str) -> bool:
         return width is None or max((len(line) for line in text.splitlines()), default=0) \
@@ -135,17 +141,21 @@ def fit_table(table: Sequence[Sequence[str]], headers: Sequence[str], *, tablefm
             text = draw(columns, limit)
             if fits(text):
                 return text
+    text = draw(columns, MIN_WRAP, HEADING_WRAP)
+    if fits(text):
+        return text
     left_out: list[str] = []
     for name in drop:
         if name in headers and headers.index(name) in columns:
             columns.remove(headers.index(name))
             left_out.append(name)
-            text = draw(columns, MIN_WRAP)
+            text = draw(columns, MIN_WRAP, HEADING_WRAP)
             if fits(text):
                 break
-    note = (f"(left out to fit {width} columns: {', '.join(left_out)}; the results file has "
-            "them)") if left_out else ""
-    return text + (f"\n{note}" if note else "")
+    if not left_out:
+        return text
+    note = f"(left out to fit {width} columns: {', '.join(left_out)}; in the results file)"
+    return "\n".join([text, *wrap_text(note, width)])
 
 
 def claims_table(rows: Iterable[RowLike], tablefmt: str = "simple", width: int | None = None
@@ -389,38 +399,39 @@ def terminal_sections(rows: Sequence[RowLike], measurements: Sequence[Measuremen
         lines.append(outcome_counts(rows))
         if any(row.volume.startswith("emulated ") and latency_text(row.fio) != "-"
                for row in parsed):
-            lines += wrap(f"{EMULATED_MARK} latency of an emulated volume: the emulator's "
-                          "(a loop device in memory, or --emulate-latency's service time), not "
-                          "EBS's.", width)
+            lines += wrap_text(f"{EMULATED_MARK} latency of an emulated volume: the "
+                               "emulator's (a loop device in memory, or --emulate-latency's "
+                               "service time), not EBS's.", width)
         for row in parsed:
             if row.outcome == Outcome.INCONCLUSIVE.value:
                 where = f" on {row.host}" if row.host else ""
-                lines += wrap(f"INCONCLUSIVE {row.claim}{where}: {row.message}", width)
+                lines += wrap_text(f"INCONCLUSIVE {row.claim}{where}: {row.message}", width)
         for row in parsed:
             found = row.compare or {}
             if found.get("status") == "regression":
-                lines += wrap(f"REGRESSION {row.claim}: {row.what}: {found.get('headline')} "
-                              f"against {found.get('baseline')}", width)
+                lines += wrap_text(f"REGRESSION {row.claim}: {row.what}: "
+                                   f"{found.get('headline')} against {found.get('baseline')}",
+                                   width)
         sections.append((CLAIMS_TITLE, lines))
     if steady(measurements):
-        lines = wrap(f"cells: IOPS / MiB/s at {_block_sizes(measurements)}, one row per volume "
-                     f"and a column per access pattern, as {SEED_000}", width)
+        lines = wrap_text(f"cells: IOPS / MiB/s at {_block_sizes(measurements)}, one row per "
+                          f"volume and a column per access pattern, as {SEED_000}", width)
         lines.extend(seed_table(measurements, width=width).splitlines())
         sections.append((SEED_TITLE, lines))
         runs = runs_table(measurements, width=width)
         if runs:
-            lines = wrap(f"cells: IOPS of each run of one check, their mean and coefficient of "
-                         f"variation, as {SEED_001}", width)
+            lines = wrap_text(f"cells: IOPS of each run of one check, their mean and "
+                              f"coefficient of variation, as {SEED_001}", width)
             sections.append((RUNS_TITLE, lines + runs.splitlines()))
         sets = sets_table(measurements, width=width)
         if sets:
-            lines = wrap(f"cells: IOPS / MiB/s by the number of volumes measured together, as "
-                         f"{SEED_004}", width)
+            lines = wrap_text(f"cells: IOPS / MiB/s by the number of volumes measured "
+                              f"together, as {SEED_004}", width)
             sections.append((SETS_TITLE, lines + sets.splitlines()))
     return sections
 
 
-def wrap(text: str, width: int | None, indent: str = "  ") -> list[str]:
+def wrap_text(text: str, width: int | None, indent: str = "  ") -> list[str]:
     """A paragraph as lines of at most ``width`` characters (the later ones indented)."""
     if width is None or len(text) <= width:
         return [text]

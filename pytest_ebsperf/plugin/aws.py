@@ -377,11 +377,11 @@ def pytest_ebsperf_summary_sections(config: pytest.Config
     if not lines:
         return []
     from pytest_ebsperf.plugin.terminal import terminal_width
-    from pytest_ebsperf.report import wrap
+    from pytest_ebsperf.report import wrap_text
 
     width = terminal_width(config)
     fitted = [part for line in lines
-              for part in wrap(line, width, indent=" " * (len(line) - len(line.lstrip()) + 4))]
+              for part in wrap_text(line, width, indent=" " * (len(line) - len(line.lstrip()) + 4))]
     return [(SUMMARY_ORDER, "ebsperf volume facts", fitted)]
 
 

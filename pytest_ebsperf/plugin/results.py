@@ -297,18 +297,18 @@ def _summary_sections(run: ResultsRun, rows: list[dict[str, Any]],
 
         table = cost_table(measurements, run.options.region())
     if table is not None:
-        from pytest_ebsperf.report import wrap
+        from pytest_ebsperf.report import wrap_text
         from pytest_ebsperf.results.cost import caption, format_cost_table
 
         sections.append(("ebsperf: cost per performance",
-                         [*wrap(caption(table), width),
+                         [*wrap_text(caption(table), width),
                           *format_cost_table(table, width=width).splitlines()]))
     notes = _notes(run, rows, state)
     if notes:
-        from pytest_ebsperf.report import wrap
+        from pytest_ebsperf.report import wrap_text
 
         sections.append(("ebsperf: results", [line for note in notes
-                                              for line in wrap(note, width)]))
+                                              for line in wrap_text(note, width)]))
     return sections
 
 

@@ -161,7 +161,7 @@ def format_cost_table(table: CostTable, tablefmt: str = "simple", width: int | N
 
     return fit_table(lines, headers, tablefmt=tablefmt, width=width,
                      wrap=("Volume", "IOPS (workload)", "MiB/s (workload)", "Note"),
-                     drop=("Note", "GiB per $"))
+                     drop=("Note", "GiB per $", "MiB/s per $", "MiB/s (workload)"))
 
 
 def caption(table: CostTable) -> str:
