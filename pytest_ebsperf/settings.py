@@ -212,6 +212,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("csv", "--ebsperf-csv", "ebsperf_csv", "EBSPERF_CSV", "str", "FILE",
            "write every measurement as one CSV row to FILE (workload, IOPS, bytes/s, "
            "latency percentiles, what the kernel counted)."),
+    Option("history", "--ebsperf-history", "ebsperf_history", "EBSPERF_HISTORY", "str",
+           "PATH", "append every run's results (facts, settings, per-second series, verdicts) "
+           "to this SQLite database; `python3 -m pytest_ebsperf history --db PATH` shows each "
+           "check's trend and change points. Default: off."),
     Option("compare", "--ebsperf-compare", "ebsperf_compare", "EBSPERF_COMPARE", "str",
            "RUN|FILE", "compare IOPS, throughput and latency of each check with a stored run: "
            "a file from --ebsperf-report, a pytest-benchmark JSON, or a saved pytest-benchmark "
@@ -284,6 +288,7 @@ class Settings:
     emulate_burst_balance: float | None = None
     report: str | None = None
     csv: str | None = None
+    history: str | None = None
     compare: str | None = None
     compare_threshold: float = 10.0
     price_region: str | None = None

@@ -207,22 +207,47 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     _write_csv(config)
     run = config.stash.get(RUN_KEY, None)
-    if run is None or hasattr(config, "workerinput") or not run.options.report:
+    history = _settings(config).history if _settings(config) is not None else None
+    if run is None or hasattr(config, "workerinput") or not (run.options.report or history):
         return
     from pytest_ebsperf.results.document import build_document, write_document
 
     rows, measurements, settings = _run_state(config)
+    if not rows and not measurements:
+        return
     document = build_document(rows, measurements, settings={**settings,
                                                             **run.options.as_settings()},
                               environment=_environment(config),
                               cost=_cost_dict(run, measurements),
                               compare=run.compare_settings(rows))
+    if history:
+        run.history_stored = _append_history(str(history), document,
+                                             Path(config.invocation_params.dir))
+    if not run.options.report:
+        return
     from pytest_ebsperf.results.paths import write_or_keep
 
     problem = write_or_keep(write_document, document, Path(run.options.report),
                             base=Path(config.invocation_params.dir))
     if problem:
         run.unsaved = problem
+
+
+def _append_history(path: str, document: dict[str, Any], base: Path) -> str:
+    """The run appended to the history database at ``path`` (--ebsperf-history); what
+    happened, for the summary (a failure is said there, never raised over the results)."""
+    from pytest_ebsperf.trends.store import HistoryStore
+
+    where = Path(path).expanduser()
+    where = where if where.is_absolute() else base / where
+    try:
+        with HistoryStore(where) as store:
+            run_id = store.append(document)
+            runs = len(store.runs())
+    except (EbsperfError, OSError) as exc:
+        return f"NOT SAVED: the history database {where}: {exc}"
+    return (f"history: run {run_id} of {runs} in {where} (python3 -m pytest_ebsperf history "
+            f"--db {where})")
 
 
 def _write_csv(config: pytest.Config) -> None:
@@ -335,6 +360,8 @@ def _notes(run: ResultsRun, rows: list[dict[str, Any]], state: Any = None) -> li
                      f"t-test on per-second samples, p < {ALPHA:g})")
     if run.history_note:
         notes.append(run.history_note)
+    if run.history_stored:
+        notes.append(run.history_stored)
     if rows and state is not None and not _can_draw(state.settings):
         notes.append("no pictures: matplotlib is not installed (pip install "
                      "'pytest-ebsperf[plot]'); the credit checks' knee plots, each check's "

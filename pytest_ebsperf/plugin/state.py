@@ -101,6 +101,8 @@ class EbsperfPlugin:
                 check_output_file(str(report), "--ebsperf-report", base=base)
             if self.settings.csv:
                 check_output_file(self.settings.csv, "--ebsperf-csv", base=base)
+            if self.settings.history:
+                check_output_file(self.settings.history, "--ebsperf-history", base=base)
             html = self.config.getoption(HTML_DEST, None)
             if html:
                 check_output_file(str(html), "--html", base=base)

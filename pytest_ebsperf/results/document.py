@@ -40,6 +40,11 @@ def annotate_measurements(rows: Iterable[Mapping[str, Any]],
         if found is not None:
             measurement.setdefault("claim", found.get("claim"))
             measurement.setdefault("what", found.get("what"))
+            # the verdict beside the figures (the CSV's check columns)
+            measurement.setdefault("check", {
+                "outcome": found.get("outcome"), "expected": found.get("expected_value"),
+                "unit": found.get("unit"), "binding": found.get("binding"),
+                "policy": found.get("policy")})
 
 
 def build_document(rows: Sequence[Mapping[str, Any]], measurements: Sequence[Mapping[str, Any]],

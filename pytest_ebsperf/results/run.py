@@ -70,6 +70,8 @@ class ResultsRun:
     options: ResultsOptions
     baseline: cmp.Baseline | None = None
     history_note: str = ""
+    #: What became of the run in the history database (--ebsperf-history), for the summary.
+    history_stored: str = ""
     regressions: list[str] = field(default_factory=list)
     pictures: list[Path] = field(default_factory=list)
     #: Rows of checks on sets of volumes so far (the scaling pictures are drawn from them).

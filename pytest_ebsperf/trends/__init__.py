@@ -1,0 +1,1 @@
+"""Storage performance over months: a history of runs, trends per check, change points."""
