@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -126,16 +127,29 @@ IO1_READ = (f"{Path(__file__).resolve().parent.parent}/suites/io1/test_io1.py::"
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="emulated volumes need root")
 def test_each_fio_run_is_kept_beside_the_results_file(pytester: pytest.Pytester) -> None:
+    """Laid out as fio-plot's bench-fio lays out its runs (DEVICE/BS/run-N/MODE-QD-JOBS.json
+    and its logs), with a job file that repeats the run by hand."""
     result = pytester.runpytest_subprocess(IO1_READ, "--emulate", "--ebsperf-report=out/r.json")
     assert result.ret == 0, result.stdout.str()[-2000:]
-    (run,) = (pytester.path / "out" / "r-fio").iterdir()
+    (device,) = (pytester.path / "out" / "r-fio").iterdir()
+    assert device.name.startswith("loop")
+    (run,) = (device / "16k").iterdir()
     kept = sorted(p.name for p in run.iterdir())
-    assert "fio.json" in kept and "cmdline.txt" in kept and "fio_iops.1.log" in kept
-    assert "--rw=randread" in (run / "cmdline.txt").read_text()
+    (report,) = [name for name in kept if name.endswith(".json")]
+    mode, depth, jobs = report.removesuffix(".json").split("-")
+    assert mode == "randread" and int(depth) >= 1 and int(jobs) >= 1
+    assert f"randread-iodepth-{depth}-numjobs-{jobs}_iops.1.log" in kept
+    job = (run / f"randread-{depth}-{jobs}.fio").read_text()
+    assert "rw=randread" in job and "bs=16384" in job and "readonly" in job.splitlines()
+    assert "/tmp/" not in job and "cgroup" not in job.replace("cgroup) ", "")
     from pytest_ebsperf.fio.parse import extract_json
 
-    assert extract_json((run / "fio.json").read_text())["jobs"]  # fio's whole report
-    result.stdout.fnmatch_lines(["*fio evidence (report, logs, command line): 1 runs in *r-fio*"])
+    assert extract_json((run / report).read_text())["jobs"]  # fio's whole report
+    # fio itself reads the job file (parse only: the emulated device is gone)
+    parsed = subprocess.run(["fio", "--parse-only", str(run / f"randread-{depth}-{jobs}.fio")],
+                            capture_output=True, text=True, check=False)
+    assert parsed.returncode == 0, parsed.stdout + parsed.stderr
+    result.stdout.fnmatch_lines(["*fio evidence (report, logs, a job file to repeat each): 1 runs in *r-fio*"])
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="emulated volumes need root")

@@ -12,7 +12,6 @@ import dataclasses
 import os
 import posixpath
 import re
-import shlex
 import signal
 import time
 from collections.abc import Callable, Sequence
@@ -31,7 +30,7 @@ from pytest_ebsperf.fio.live import LiveSeries, StatusStream
 from pytest_ebsperf.fio.logs import build_series, group_log_files
 from pytest_ebsperf.fio.parse import extract_json, parse_result, parse_version
 from pytest_ebsperf.fio.result import FioResult, Series
-from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.fio.workload import Workload, format_size
 
 #: Engines tried, best first, when a workload asks for ``engine="auto"``.
 AUTO_ENGINES = ("io_uring", "libaio")
@@ -278,24 +277,48 @@ class FioRunner:
                 self.host.remove_tree(tmp)
 
     def _keep_evidence(self, tmp: str, workload: Workload) -> None:
-        """Copy fio's report, its interval logs and its command line to :attr:`keep_dir`
-        (one numbered folder per run), so a failure can be re-examined with fio's own tools.
-        Best effort: a copy that fails is noted, never an error of the check."""
+        """Copy fio's report and interval logs to :attr:`keep_dir` laid out as fio-plot's
+        bench-fio lays out its runs (``DEVICE/BS/MODE-IODEPTH-NUMJOBS.json``, mixed loads
+        under ``MODE<rwmixread>/``, logs ``MODE-iodepth-N-numjobs-M_iops.1.log``), each run in
+        its own ``run-NNNN`` folder, with a standalone job file (``MODE-IODEPTH-NUMJOBS.fio``)
+        that repeats the run by hand. Best effort: a copy that fails is noted, never an error
+        of the check."""
         if self.keep_dir is None:
             return
         self.kept_runs += 1
-        name = re.sub(r"[^A-Za-z0-9._-]+", "_", workload.name or workload.pattern)[:60]
         worker = os.environ.get("PYTEST_XDIST_WORKER")  # xdist workers share the folder
-        target = self.keep_dir / f"{worker + '-' if worker else ''}{self.kept_runs:04d}-{name}"
+        argv = self._fio_part(self.last_argv)
+        options = _options_of(argv)
+        device = os.path.basename(options.get("filename", "device").split(":")[0]) or "device"
+        mode = workload.pattern + (str(workload.rwmixread) if workload.rwmixread is not None
+                                   and workload.pattern in ("randrw", "rw") else "")
+        folder = self.keep_dir / device
+        folder = (folder / mode if mode != workload.pattern else folder) / format_size(
+            workload.bs).lower().replace("kib", "k").replace("mib", "m")
+        run = f"run-{worker + '-' if worker else ''}{self.kept_runs:04d}"
+        target = folder / run
+        stem = f"{workload.pattern}-{workload.iodepth}-{workload.numjobs}"
+        logs = f"{workload.pattern}-iodepth-{workload.iodepth}-numjobs-{workload.numjobs}"
         try:
             target.mkdir(parents=True, exist_ok=True)
             for entry in self.host.listdir(tmp):
-                if entry == _OUTPUT or entry.endswith(".log"):
-                    (target / entry).write_text(self.host.read_text(posixpath.join(tmp, entry)))
-            (target / "cmdline.txt").write_text(" ".join(shlex.quote(a) for a in
-                                                         self.last_argv) + "\n")
+                if entry == _OUTPUT:
+                    (target / f"{stem}.json").write_text(
+                        self.host.read_text(posixpath.join(tmp, entry)))
+                elif entry.endswith(".log") and entry.startswith(_LOG_PREFIX + "_"):
+                    (target / (logs + entry[len(_LOG_PREFIX):])).write_text(
+                        self.host.read_text(posixpath.join(tmp, entry)))
+            (target / f"{stem}.fio").write_text(job_file(argv, logs, stem,
+                                                         workload.name or stem))
         except (OSError, FioRunError) as exc:
             self.keep_problems.append(f"{target}: {exc}")
+
+    def _fio_part(self, argv: Sequence[str]) -> list[str]:
+        """``argv`` from fio on (a wrapper that entered a cgroup left out)."""
+        for index, arg in enumerate(argv):
+            if arg == self.fio or posixpath.basename(arg) == "fio":
+                return list(argv[index:])
+        return list(argv)
 
     def _execute_live(self, argv: list[str], timeout_s: float, tmp: str, output: str,
                       series: LiveSeries, monitor: Monitor | None,
@@ -527,3 +550,38 @@ def _signal_name(signum: int) -> str:
         return signal.Signals(signum).name
     except ValueError:
         return "unknown signal"
+
+
+#: Options of a run that belong to this plugin's plumbing, not to the job (left out of the
+#: standalone job file: it writes its report where its command line says).
+_PLUMBING = ("output", "output-format", "eta", "status-interval", "write_iops_log",
+             "write_bw_log", "write_lat_log", "name")
+
+
+def _options_of(argv: Sequence[str]) -> dict[str, str]:
+    """fio's ``--name=value`` options in ``argv`` (flags as ``""``); the last one wins."""
+    found: dict[str, str] = {}
+    for arg in argv[1:]:
+        if arg.startswith("--"):
+            name, _, value = arg[2:].partition("=")
+            found[name] = value
+    return found
+
+
+def job_file(argv: Sequence[str], logs: str, stem: str, name: str) -> str:
+    """A fio job file that repeats the run ``argv`` by hand: the same options on the same
+    device, its interval logs named as fio-plot reads them."""
+    options = _options_of(argv)
+    lines = [
+        f"# Repeats this run: fio --output-format=json --output={stem}.json {stem}.fio",
+        "# (as root; it reads - or, without readonly, overwrites - the device named below).",
+        "# An emulated volume (a loop device) is gone after its run, and so is the kernel",
+        "# throttle that paced it: give the device to measure instead.",
+        "[global]",
+    ]
+    for key, value in options.items():
+        if key not in _PLUMBING:
+            lines.append(f"{key}={value}" if value != "" else key)
+    lines += [f"write_iops_log={logs}", f"write_bw_log={logs}", f"write_lat_log={logs}",
+              "", f"[{name}]", ""]
+    return "\n".join(lines)

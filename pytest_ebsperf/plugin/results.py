@@ -374,8 +374,8 @@ def _notes(run: ResultsRun, rows: list[dict[str, Any]], state: Any = None) -> li
         notes.append(f"measurements as CSV: {state.settings.csv}")
     runner = state.session.runner if state is not None and state.session_made else None
     if runner is not None and runner.keep_dir is not None and runner.kept_runs:
-        notes.append(f"fio evidence (report, logs, command line): {runner.kept_runs} runs in "
-                     f"{runner.keep_dir}")
+        notes.append(f"fio evidence (report, logs, a job file to repeat each): "
+                     f"{runner.kept_runs} runs in {runner.keep_dir}")
         notes += [f"could not keep fio evidence: {p}" for p in runner.keep_problems[:3]]
     if run.pictures:
         notes.append(f"pictures: {len(run.pictures)} in {run.pictures[0].parent}")
