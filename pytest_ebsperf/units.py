@@ -92,3 +92,8 @@ def plain_json(value: Any) -> Any:
     if isinstance(value, (list, tuple, set, frozenset)):
         return [plain_json(item) for item in value]
     return str(value)
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 check``, ``2 checks``: a count with its noun."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"

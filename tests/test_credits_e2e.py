@@ -95,7 +95,7 @@ def test_a_bucket_that_starts_empty_is_no_credits_at_start_not_a_broken_volume(
         pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(DURATION, *FAST, "--emulate-burst-balance=0",
                                            "--ebsperf-plots=none", "-rs")
-    result.assert_outcomes(skipped=1)
+    assert result.ret == 0 and result.parseoutcomes().get("inconclusive") == 1
     result.stdout.fnmatch_lines([("*no credits at start: burst level 3,000 IOPS never reached "
                                   "(ran at *, baseline 300 IOPS)*says nothing against "
                                   "the volume*")])

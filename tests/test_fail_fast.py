@@ -168,7 +168,9 @@ def test_the_kernels_count_of_the_device_is_kept_beside_fios(tmp_path: Path) -> 
     kernel = steady["kernel"]
     fio_bytes = steady["read"].get("io_bytes")
     assert kernel["read_ios"] > 0 and kernel["write_ios"] == 0
-    assert kernel["avg_io_bytes"] == 16 * 1024  # 16 KiB reads, unsplit, unmerged
+    # 16 KiB reads, unsplit, unmerged (the kernel counts every reader of the device: a probe
+    # of udev's in the same seconds adds an I/O or two of another size)
+    assert kernel["avg_io_bytes"] == pytest.approx(16 * 1024, rel=0.005)
     if fio_bytes:
         assert kernel["bytes"] >= 0.95 * fio_bytes  # the ramp adds, never subtracts
 

@@ -490,18 +490,60 @@ def test_a_host_without_metadata_and_without_facts_gets_a_sentence(make_fleet, t
 
     hosts = make_fleet(1)
     host = hosts.hosts[0]
+    root = host.private_dir()  # the device looks like an EBS volume there
+    st = os.stat(hosts.devices[0].path)
+    made = host.sh(
+        f"mkdir -p {root}/sys/block/nvme1n1/device {root}/dev && "
+        f"printf 'vol0123456789abcdef0\\n' > {root}/sys/block/nvme1n1/device/serial && "
+        f"printf 'Amazon Elastic Block Store\\n' > {root}/sys/block/nvme1n1/device/model && "
+        f"mknod {root}/dev/nvme1n1 b {os.major(st.st_rdev)} {os.minor(st.st_rdev)}")
+    assert made.returncode == 0, made.stderr
     with socket.socket() as probe:  # a port on the host's gateway where nothing listens
         probe.bind((host.gateway, 0))
         closed = probe.getsockname()[1]
+    monkeypatch.setenv("EBSPERF_SYSFS_ROOT", f"{root}/sys")
+    monkeypatch.setenv("EBSPERF_DEV_ROOT", f"{root}/dev")
     monkeypatch.setenv("EBSPERF_REMOTE_IMDS_ENDPOINT", f"http://{host.gateway}:{closed}/")
     (tmp_path / "test_probe.py").write_text(PROBE)
     done = run_pytest("test_probe.py", f"--hosts={hosts.specs()}",
-                      f"--ssh-config={hosts.ssh_config}", f"--device={hosts.devices[0].path}",
+                      f"--ssh-config={hosts.ssh_config}", f"--device={root}/dev/nvme1n1",
                       cwd=tmp_path)
     out = done.stdout
     assert done.returncode == 1, out[-3000:]
     assert f"{host.address} is not an EC2 instance, or its instance metadata is off" in out
     assert "give them in the hosts file" in out.lower() or "hosts file" in out
+    assert "Traceback" not in out
+
+
+@needs_root
+@needs_hosts
+def test_a_hosts_loop_device_is_refused_before_its_metadata_is_asked(make_fleet, tmp_path,
+                                                                     monkeypatch):
+    """As for a local device: a device EC2 does not attach is not discovered, and the host's
+    metadata service is not asked (the listener here counts every connection)."""
+    import socket
+
+    hosts = make_fleet(1)
+    host = hosts.hosts[0]
+    with socket.socket() as listener:
+        listener.bind((host.gateway, 0))
+        listener.listen(8)
+        listener.settimeout(0.2)
+        monkeypatch.setenv("EBSPERF_REMOTE_IMDS_ENDPOINT",
+                           f"http://{host.gateway}:{listener.getsockname()[1]}/")
+        (tmp_path / "test_probe.py").write_text(PROBE)
+        done = run_pytest("test_probe.py", f"--hosts={hosts.specs()}",
+                          f"--ssh-config={hosts.ssh_config}",
+                          f"--device={hosts.devices[0].path}", cwd=tmp_path)
+        try:
+            listener.accept()[0].close()
+            asked = True
+        except TimeoutError:
+            asked = False
+    out = done.stdout
+    assert done.returncode == 1, out[-3000:]
+    assert "is a loop device, not an EBS volume or instance store" in out, out[-3000:]
+    assert not asked, "the host's metadata service was asked about a loop device"
     assert "Traceback" not in out
 
 

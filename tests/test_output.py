@@ -50,7 +50,9 @@ def test_every_summary_line_fits_the_terminal(pytester: pytest.Pytester,
 @needs_root
 @needs_fio
 def test_a_failure_is_said_once(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess(IO1_READ, *FAST, "--emulate-factor=0.5")
+    # 4 s: enough seconds to be evidence (2 s may leave one judged second: INCONCLUSIVE)
+    result = pytester.runpytest_subprocess(IO1_READ, *FAST, "--ebsperf-runtime=4",
+                                           "--emulate-factor=0.5")
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
     paragraph = next(line.strip() for line in text.splitlines()

@@ -120,7 +120,7 @@ def discover(
     """
     if info is None:  # (a remote host's device comes identified: aws.remote.identify_on)
         info = devices.identify_device(device, sysfs_root=sysfs_root, dev_root=dev_root)
-    _refuse_non_aws(info)
+    refuse_non_aws(info)
     identity = identity or (imds or ImdsClient()).identity()
     clients = clients or AwsClients(region=region, region_fallback=lambda: identity.region)
     clients.require_credentials()
@@ -251,7 +251,7 @@ def _optional(notes: list[str], call: Callable[[], _T]) -> _T | None:
     return None
 
 
-def _refuse_non_aws(info: DeviceInfo) -> None:
+def refuse_non_aws(info: DeviceInfo) -> None:
     if info.kind in (devices.LOOP, devices.OTHER, devices.OTHER_NVME):
         what = {
             devices.LOOP: "a loop device",

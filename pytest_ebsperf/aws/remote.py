@@ -4,7 +4,9 @@ serial and model in its sysfs, its instance metadata) is read there, by a short 
 AWS API calls (DescribeVolumes, DescribeInstanceTypes, CloudWatch) are then made from here
 with this run's credentials, exactly as for a local device.
 
-The script needs only Python's standard library there. Instance metadata is asked for with
+The script needs only Python's standard library there. It reads the device first; a device
+EC2 does not attach (a loop device, another NVMe drive) is refused then, as a local one is,
+and the host's instance metadata is not asked for anything. Instance metadata is asked for with
 IMDSv2 (a token first), at ``http://169.254.169.254`` or the endpoint the host's own
 ``AWS_EC2_METADATA_SERVICE_ENDPOINT`` names. Testing aids: ``EBSPERF_SYSFS_ROOT`` and
 ``EBSPERF_DEV_ROOT`` (the fake ``/sys`` and ``/dev`` of the plugin's own tests) are passed
@@ -19,7 +21,7 @@ import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf.aws import devices
 from pytest_ebsperf.aws.errors import NotOnEc2Error
@@ -33,7 +35,7 @@ IMDS_ENV = "EBSPERF_REMOTE_IMDS_ENDPOINT"
 
 _SCRIPT = r'''
 import json, os, sys, urllib.request
-device, sysfs, dev_root, endpoint = sys.argv[1:5]
+device, sysfs, dev_root, endpoint, ask = sys.argv[1:6]
 out = {}
 path = device
 if dev_root.rstrip("/") != "/dev" and device.startswith("/dev/"):
@@ -57,6 +59,9 @@ def read(p):
 controller = os.path.join(sysfs, "block", whole, "device")
 out.update(resolved=real, kernel_name=whole, model=read(os.path.join(controller, "model")),
            serial=read(os.path.join(controller, "serial")))
+if ask != "imds":
+    print(json.dumps(out))
+    sys.exit(0)
 endpoint = endpoint or os.environ.get("AWS_EC2_METADATA_SERVICE_ENDPOINT") or "http://169.254.169.254/"
 base = endpoint.rstrip("/") + "/latest/"
 try:
@@ -91,17 +96,14 @@ def identify_on(host: FioHost, device: str, *, sysfs_root: str = "/sys",
     """What ``device`` is on ``host`` and which instance that host is; raises DeviceError or
     NotOnEc2Error with a sentence naming the host."""
     env = os.environ if env is None else env
-    done = host.run(["python3", "-c", _SCRIPT, device, sysfs_root, dev_root,
-                     env.get(IMDS_ENV, "")], timeout_s=30)
-    try:
-        data = json.loads(done.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        said = (done.stderr.strip() or done.stdout.strip())[-300:]
-        raise DeviceError(f"On {host}: {device} could not be identified (python3 there said: "
-                          f"{said or 'nothing'}; exit status {done.rc}).") from None
-    if "error" in data:
-        raise DeviceError(f"On {host}: {data['error']}")
+    data = _ask(host, device, sysfs_root, dev_root, env, imds=False)
     info = _device_info(device, data)
+    # as for a local device: a device EC2 does not attach is refused before the host's
+    # instance metadata is asked for anything
+    from pytest_ebsperf.aws.discover import refuse_non_aws
+
+    refuse_non_aws(info)
+    data = _ask(host, device, sysfs_root, dev_root, env, imds=True)
     if "imds" not in data or not data["imds"].get("instance_id"):
         why = data.get("imds_error", "no instance id")
         raise NotOnEc2Error(f"{host} is not an EC2 instance, or its instance metadata is off "
@@ -114,6 +116,25 @@ def identify_on(host: FioHost, device: str, *, sysfs_root: str = "/sys",
         block_device_mapping=dict(imds.get("block_device_mapping") or {}),
         endpoint=str(imds.get("endpoint", "")))
     return info, identity
+
+
+def _ask(host: FioHost, device: str, sysfs_root: str, dev_root: str, env: Mapping[str, str],
+         *, imds: bool) -> dict[str, Any]:
+    """What the script prints on ``host``: the device, and with ``imds`` the instance."""
+    done = host.run(["python3", "-c", _SCRIPT, device, sysfs_root, dev_root,
+                     env.get(IMDS_ENV, ""), "imds" if imds else "device"], timeout_s=30)
+    try:
+        data = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        said = (done.stderr.strip() or done.stdout.strip())[-300:]
+        raise DeviceError(f"On {host}: {device} could not be identified (python3 there said: "
+                          f"{said or 'nothing'}; exit status {done.rc}).") from None
+    if not isinstance(data, dict):
+        raise DeviceError(f"On {host}: {device} could not be identified (python3 there "
+                          f"printed {str(data)[:100]!r}).")
+    if "error" in data:
+        raise DeviceError(f"On {host}: {data['error']}")
+    return data
 
 
 def _device_info(device: str, data: Mapping[str, object]) -> devices.DeviceInfo:

@@ -146,7 +146,7 @@ def _reference_of_type(runner: CheckCore, vtype: str) -> Target:
     """The twin of another type: emulated as that type's volume of the device's size (in
     the type's range), else --reference-device with the facts discovery found."""
     from pytest_ebsperf import models
-    from pytest_ebsperf.models.validate import SIZE_RANGES
+    from pytest_ebsperf.models.validation import SIZE_RANGES
     from pytest_ebsperf.target import SuiteMismatch
 
     session = runner.session

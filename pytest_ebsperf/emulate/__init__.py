@@ -47,9 +47,9 @@ def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+    # not kept in the package's namespace: the module in sys.modules answers each time, so
+    # a module imported anew (pytester's in-process runs) is never mixed with an old one
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 __all__ = [
     "CgroupRoots",

@@ -74,7 +74,7 @@ if TYPE_CHECKING:  # the same names, loaded on first use (:func:`__getattr__`)
         Expectation,
         Limit,
     )
-    from pytest_ebsperf.models.validate import validate
+    from pytest_ebsperf.models.validation import validate
 
 #: Where each name of the package lives: importing one of its modules, or the package for
 #: one name, does not load the others.
@@ -132,7 +132,7 @@ _WHERE: dict[str, str] = {
     "merges": "accounting",
     "nitro": "instances",
     "source_url": "claims",
-    "validate": "validate",
+    "validate": "validation",
     "volume_caps": "caps",
 }
 
@@ -141,9 +141,9 @@ def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+    # not kept in the package's namespace: the module in sys.modules answers each time, so
+    # a module imported anew (pytester's in-process runs) is never mixed with an old one
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 __all__ = [
     "CAP",

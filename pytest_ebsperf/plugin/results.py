@@ -1,7 +1,7 @@
 """pytest hooks of the results features: results file, regression gate, history, pictures,
 JUnit properties and the HTML report. Wiring only; the work is in :mod:`pytest_ebsperf.results`.
 
-Loaded by :mod:`pytest_ebsperf.plugin` through ``pytest_plugins``.
+Registered by :mod:`pytest_ebsperf.plugin` (``FEATURE_PLUGINS``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ RUN_KEY = pytest.StashKey["ResultsRun"]()
 REQUEST_KEY = pytest.StashKey[pytest.FixtureRequest]()
 PICTURES_KEY = pytest.StashKey[list[Path]]()
 HISTORY_KEY = pytest.StashKey[bool]()
+LAZY_KEY = pytest.StashKey[bool]()
 
 
 @pytest.hookimpl(trylast=True)
@@ -33,10 +34,36 @@ def pytest_configure(config: pytest.Config) -> None:
     state = config.stash.get(STATE_KEY, None)
     if state is None:
         return
+    settings = state.settings
+    save = bool(config.getoption("benchmark_save", None)
+                or config.getoption("benchmark_autosave", None))
+    json_path = bool(config.getoption("benchmark_json", None))
+    bench_compare = bool(config.getoption("benchmark_compare", None))
+    config.stash[LAZY_KEY] = True
+    if not (settings.report or settings.compare or settings.history or save or json_path
+            or bench_compare
+            or settings.given("compare_threshold")):
+        # nothing to check or load before the first check: the results machinery loads
+        # with it (a pytest start that measures nothing pays nothing for it)
+        config.stash[HISTORY_KEY] = False
+        return
+    run = _start_run(config)
     from pytest_ebsperf.results import history
+
+    active, run.history_note = history.history_state(
+        save=save, json_path=json_path, compare=bench_compare,
+        disabled=bool(config.getoption("benchmark_disable", None)
+                      and not config.getoption("benchmark_enable", None)),
+        skip=bool(config.getoption("benchmark_skip", None)),
+        xdist=_xdist_active(config))
+    config.stash[HISTORY_KEY] = active
+
+
+def _start_run(config: pytest.Config) -> ResultsRun:
+    """The run's results (options checked, the baseline loaded), kept in the stash."""
     from pytest_ebsperf.results.run import ResultsOptions, ResultsRun
 
-    settings = state.settings
+    settings = config.stash[STATE_KEY].settings
     options = ResultsOptions(report=settings.report, compare=settings.compare,
                              threshold_pct=settings.compare_threshold,
                              price_region=settings.price_region)
@@ -45,17 +72,23 @@ def pytest_configure(config: pytest.Config) -> None:
         run = ResultsRun.start(options, benchmark_storage=str(storage))
     except EbsperfError as exc:
         raise pytest.UsageError(str(exc)) from None
-    active, run.history_note = history.history_state(
-        save=bool(config.getoption("benchmark_save", None)
-                  or config.getoption("benchmark_autosave", None)),
-        json_path=bool(config.getoption("benchmark_json", None)),
-        compare=bool(config.getoption("benchmark_compare", None)),
-        disabled=bool(config.getoption("benchmark_disable", None)
-                      and not config.getoption("benchmark_enable", None)),
-        skip=bool(config.getoption("benchmark_skip", None)),
-        xdist=_xdist_active(config))
     config.stash[RUN_KEY] = run
-    config.stash[HISTORY_KEY] = active
+    return run
+
+
+def _results_run(config: pytest.Config, *, start: bool = False) -> ResultsRun | None:
+    """The run's results; with ``start``, made now when the start left them to the first
+    check."""
+    run = config.stash.get(RUN_KEY, None)
+    if run is None and start and config.stash.get(LAZY_KEY, False):
+        run = _start_run(config)
+    return run
+
+
+def _measured(config: pytest.Config) -> bool:
+    """Whether the run has checks or measurements (here or from xdist workers)."""
+    state = config.stash.get(STATE_KEY, None)
+    return state is not None and bool(state.rows or state.measurements)
 
 
 def _settings(config: pytest.Config) -> Any:
@@ -84,8 +117,10 @@ def ebsperf_results(request: pytest.FixtureRequest) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
-    run = item.config.stash.get(RUN_KEY, None)
-    if run is None or REQUEST_KEY not in item.stash:
+    if REQUEST_KEY not in item.stash:
+        return (yield)
+    run = _results_run(item.config, start=True)
+    if run is None:
         return (yield)
     try:
         result = yield
@@ -206,7 +241,7 @@ def _attach_pictures(item: pytest.Item, report: pytest.TestReport) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     _write_csv(config)
-    run = config.stash.get(RUN_KEY, None)
+    run = _results_run(config, start=_measured(config))
     history = _settings(config).history if _settings(config) is not None else None
     if run is None or hasattr(config, "workerinput") or not (run.options.report or history):
         return
@@ -253,7 +288,7 @@ def _append_history(path: str, document: dict[str, Any], base: Path) -> str:
 def _write_csv(config: pytest.Config) -> None:
     """``--ebsperf-csv``: the measurements, one row each (on the xdist controller)."""
     state = config.stash.get(STATE_KEY, None)
-    run = config.stash.get(RUN_KEY, None)
+    run = _results_run(config, start=_measured(config))
     if state is None or run is None or not state.settings.csv or hasattr(config, "workerinput"):
         return
     from pytest_ebsperf.results.csv_export import to_csv
@@ -302,7 +337,7 @@ SUMMARY_ORDER = 30
 def pytest_ebsperf_summary_sections(config: pytest.Config
                                     ) -> list[tuple[int, str, list[str]]]:
     """The results part of the terminal summary: the cost table and the results notes."""
-    run = config.stash.get(RUN_KEY, None)
+    run = _results_run(config, start=_measured(config))
     if run is None:
         return []
     state = config.stash.get(STATE_KEY, None)
@@ -418,7 +453,7 @@ def pytest_html_results_summary(prefix: list[str], summary: list[str], postfix: 
     from pytest_ebsperf.results.html import summary_fragments
 
     config = session.config
-    run = config.stash.get(RUN_KEY, None)
+    run = _results_run(config, start=_measured(config))
     rows, measurements, _ = _run_state(config)
     if run is None or not (rows or measurements):
         return

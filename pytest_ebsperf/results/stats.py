@@ -18,6 +18,7 @@ fraction, Lentz's method), so no scipy is needed.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Sequence
@@ -155,8 +156,10 @@ def t_two_sided_p(t: float, df: float) -> float:
     return min(1.0, max(0.0, betainc(df / 2.0, 0.5, x)))
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(q: float, df: float) -> float:
-    """The ``q`` quantile (0.5 < q < 1) of Student's t, by bisection on the CDF."""
+    """The ``q`` quantile (0.5 < q < 1) of Student's t, by bisection on the CDF (kept: a
+    history asks for the same few quantiles thousands of times)."""
     if not 0.5 < q < 1.0:
         raise ValueError(f"quantile must be in (0.5, 1), got {q}")
     if math.isinf(df):
@@ -171,6 +174,8 @@ def t_quantile(q: float, df: float) -> float:
             low = mid
         else:
             high = mid
+        if high - low <= 1e-13 * high:
+            break
     return (low + high) / 2.0
 
 

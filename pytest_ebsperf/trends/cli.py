@@ -63,7 +63,7 @@ def _history(args: argparse.Namespace, out: TextIO) -> int:
     from pytest_ebsperf.trends.analysis import DEFAULT_SINCE, analyse, describe
     from pytest_ebsperf.trends.changes import DEFAULT_ALPHA
     from pytest_ebsperf.trends.store import HistoryStore, documents_from
-    from pytest_ebsperf.units import format_quantity
+    from pytest_ebsperf.units import counted, format_quantity
 
     since = DEFAULT_SINCE if args.since is None else args.since
     alpha = DEFAULT_ALPHA if args.alpha is None else args.alpha
@@ -89,8 +89,8 @@ def _history(args: argparse.Namespace, out: TextIO) -> int:
                     tablefmt="simple", width=width, wrap=("What", "Volume", "Host", "Change"),
                     drop=("Volume", "Host")), file=out)
     worse = [t for t in trends if t.worsening is not None]
-    print(f"{len(runs)} runs, {len(trends)} checks: {len(worse)} changed for the worse within "
-          f"the last {since} runs (change points at false-alarm level {alpha:g} per check).",
+    print(f"{counted(len(runs), 'run')}, {counted(len(trends), 'check')}: {len(worse)} changed "
+          f"for the worse within the last {counted(since, 'run')} (change points at false-alarm level {alpha:g} per check).",
           file=out)
     for trend in worse:
         change = trend.worsening

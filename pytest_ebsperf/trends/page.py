@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 
 from pytest_ebsperf.trends.analysis import Trend, describe
-from pytest_ebsperf.units import format_quantity
+from pytest_ebsperf.units import counted, format_quantity
 
 WIDTH, HEIGHT = 760, 240
 LEFT, RIGHT, TOP, BOTTOM = 70, 16, 16, 34
@@ -49,8 +49,8 @@ def render(trends: Sequence[Trend], *, title: str, since: int, alpha: float) -> 
     parts = [(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
              f"</title><style>{STYLE}</style></head><body>"),
              f"<h1>{html.escape(title)}</h1>",
-             (f"<p>{len(trends)} checks; {worse} changed for the worse within the last {since} "
-             f"runs. Change points: permutation test of the best split (E-divisive means), "
+             (f"<p>{counted(len(trends), 'check')}; {worse} changed for the worse within the "
+             f"last {counted(since, 'run')}. Change points: permutation test of the best split (E-divisive means), "
              f"false-alarm level {alpha:g} per check.</p>")]
     for index, trend in enumerate(trends):
         ident = trend.identity
@@ -59,7 +59,7 @@ def render(trends: Sequence[Trend], *, title: str, since: int, alpha: float) -> 
         parts.append(f"<h2 id='check-{index}'>{html.escape(ident.claim)} "
                      f"{html.escape(ident.what)} <span{cls}>{html.escape(said)}</span></h2>")
         parts.append(f"<p class='what'>{html.escape(ident.host)} | {html.escape(ident.volume)}"
-                     f" | {len(trend.points)} runs</p>")
+                     f" | {counted(len(trend.points), 'run')}</p>")
         parts.append(chart(trend))
     parts.append(f"<script>{SCRIPT}</script></body></html>")
     return "\n".join(parts)
