@@ -54,7 +54,8 @@ def test_a_queue_depth_too_low_for_the_claim_is_reported_not_failed(
                                            "--volume-iops=64000", "--ebsperf-iodepth=1",
                                            "--ebsperf-numjobs=1", "-rs")
     assert result.ret == 0 and result.parseoutcomes().get("inconclusive") == 1
-    result.stdout.fnmatch_lines(["*queue-depth bound*QD 1*--ebsperf-iodepth*"])
+    result.stdout.fnmatch_lines(["INCONCLUSIVE B-IO2*queue-depth bound: QD 1 gave*",
+                                 "*--ebsperf-iodepth*"])
 
 
 def test_strict_mode_fails_an_inconclusive_check(pytester: pytest.Pytester) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from conftest import needs_fio, needs_root
 from pytest_ebsperf.emulate import EmulatedDevice
 from pytest_ebsperf.fio.runner import FioRunner
@@ -24,6 +26,7 @@ def test_allocate_fills_the_backing_file_once_and_reading_leaves_it_sparse() -> 
 
 @needs_root
 @needs_fio
+@pytest.mark.alone  # times a rate closely: runs while no other test runs (conftest)
 def test_sequential_1_mib_writes_reach_the_bytes_limit_at_queue_depth_8() -> None:
     limit = 300 * MIB
     with EmulatedDevice(size_bytes=256 * MIB, iops=None, bps=limit, io_unit_bytes=MIB,

@@ -572,15 +572,21 @@ def job_file(argv: Sequence[str], logs: str, stem: str, name: str) -> str:
     """A fio job file that repeats the run ``argv`` by hand: the same options on the same
     device, its interval logs named as fio-plot reads them."""
     options = _options_of(argv)
+    # fio takes --readonly on its command line only (a job file may not say it)
+    readonly = "readonly" in options
+    command = ("fio " + ("--readonly " if readonly else "")
+               + f"--output-format=json --output={stem}.json {stem}.fio")
     lines = [
-        f"# Repeats this run: fio --output-format=json --output={stem}.json {stem}.fio",
-        "# (as root; it reads - or, without readonly, overwrites - the device named below).",
+        f"# Repeats this run: {command}",
+        ("# (as root; it reads the device named below, and --readonly makes fio refuse any "
+         "write)." if readonly else
+         "# (as root; it OVERWRITES the device named below)."),
         "# An emulated volume (a loop device) is gone after its run, and so is the kernel",
         "# throttle that paced it: give the device to measure instead.",
         "[global]",
     ]
     for key, value in options.items():
-        if key not in _PLUMBING:
+        if key not in _PLUMBING and key != "readonly":
             lines.append(f"{key}={value}" if value != "" else key)
     lines += [f"write_iops_log={logs}", f"write_bw_log={logs}", f"write_lat_log={logs}",
               "", f"[{name}]", ""]

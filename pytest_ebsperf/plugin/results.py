@@ -248,14 +248,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     from pytest_ebsperf.results.document import build_document, write_document
 
     rows, measurements, settings = _run_state(config)
-    if not rows and not measurements:
-        return
     document = build_document(rows, measurements, settings={**settings,
                                                             **run.options.as_settings()},
                               environment=_environment(config),
                               cost=_cost_dict(run, measurements),
                               compare=run.compare_settings(rows))
-    if history:
+    if history and (rows or measurements):  # a run that measured nothing adds no run
         run.history_stored = _append_history(str(history), document,
                                              Path(config.invocation_params.dir))
     if not run.options.report:

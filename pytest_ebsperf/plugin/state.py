@@ -38,6 +38,8 @@ class EbsperfPlugin:
         self._setup: list[Callable[[EbsperfSession], None]] = []
         self.rows: list[dict[str, Any]] = []
         self.measurements: list[dict[str, Any]] = []
+        #: --ebsperf-keep-fio's directory when this run made it (removed at the end if empty)
+        self._made_keep_dir: Path | None = None
         xml = getattr(config.option, "xmlpath", None)
         self._junit_path = os.path.abspath(os.path.expanduser(xml)) if xml else None
 
@@ -73,6 +75,12 @@ class EbsperfPlugin:
     def close(self) -> None:
         if self._session is not None:
             self._session.close()
+        keep = self._made_keep_dir
+        if keep is not None:
+            try:
+                keep.rmdir()  # only when empty: a run that measured nothing leaves nothing
+            except OSError:
+                pass
 
     def pytest_sessionstart(self) -> None:
         # The terminal reporter exists from here on (not yet in pytest_configure).
@@ -108,7 +116,10 @@ class EbsperfPlugin:
                 check_output_file(str(html), "--html", base=base)
             keep = self.settings.keep_fio_dir(base)
             if keep is not None:
+                made = not keep.exists()
                 check_output_dir(str(keep), "--ebsperf-keep-fio", base=base)
+                if made:  # removed again at the end when no fio run was kept in it
+                    self._made_keep_dir = keep
             plots = str(self.settings.plots or "")
             if self.settings.given("plots") and plots.strip().lower() not in ("", "none", "off"):
                 check_output_dir(plots, "--ebsperf-plots", base=base)
