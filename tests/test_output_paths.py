@@ -151,8 +151,8 @@ def test_each_fio_run_is_kept_beside_the_results_file(pytester: pytest.Pytester)
     parsed = subprocess.run(["fio", "--parse-only", str(run / f"randread-{depth}-{jobs}.fio")],
                             capture_output=True, text=True, check=False)
     assert parsed.returncode == 0, parsed.stdout + parsed.stderr
-    result.stdout.fnmatch_lines(["*fio evidence (report, logs, a job file to repeat each): 1 runs"
-                                 " in *r-fio*"])
+    result.stdout.fnmatch_lines([("*fio evidence (report, logs, a job file to repeat each): "
+                                  "1 runs in *r-fio*")])
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="emulated volumes need root")
