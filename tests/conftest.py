@@ -19,10 +19,11 @@ XDIST_ENV = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_T
 
 @pytest.fixture(autouse=True)
 def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Runs a test starts print their summary for a 200-column terminal: the tests read what
-    the tables say. How they fit 80, 120 and 200 columns is tests/test_output.py's business
-    (its tests set COLUMNS themselves)."""
-    monkeypatch.setenv("COLUMNS", "200")
+    """Runs a test starts print their summary for a terminal wide enough that no note wraps
+    (paths under xdist's temporary directories are long): the tests read what the tables and
+    notes say. How they fit 80, 120 and 200 columns is tests/test_output.py's business (its
+    tests set COLUMNS themselves)."""
+    monkeypatch.setenv("COLUMNS", "1000")
 
 
 @pytest.fixture(autouse=True)
@@ -30,9 +31,10 @@ def _share_the_machine(request: pytest.FixtureRequest,
                        monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Tests run side by side under pytest-xdist (``scripts/test.sh``). A test marked
     ``alone`` (it times rates or latencies to a few percent, or counts what the whole machine
-    holds) waits until no other test runs and holds the machine while it runs; every other
-    test shares it. A shared/exclusive file lock with a turnstile, so a waiting ``alone`` test
-    is not starved. Without xdist there is nothing to share.
+    holds) waits until no other test runs and holds the machine while it runs (scripts/test.sh
+    runs those after the others, without xdist); every other test shares it, and runs alone
+    when it runs again after a failure. A shared/exclusive file lock with a turnstile, so a
+    waiting ``alone`` test is not starved. Without xdist there is nothing to share.
 
     The runs a test starts (pytester, subprocesses) are not xdist workers themselves."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
@@ -46,7 +48,10 @@ def _share_the_machine(request: pytest.FixtureRequest,
     # the workers' basetemps share a parent: pytest removes it with the run's others
     shared = request.getfixturevalue("tmp_path_factory").getbasetemp().parent
     base = shared / f"ebsperf-tests-{run}"
-    alone = request.node.get_closest_marker("alone") is not None
+    # a test that failed while sharing the machine runs once more (pytest-rerunfailures,
+    # scripts/test.sh), alone: a second failure is the test's, not the neighbours'
+    rerun = getattr(request.node, "execution_count", 1) > 1
+    alone = rerun or request.node.get_closest_marker("alone") is not None
     with open(f"{base}.turnstile", "a") as turnstile, open(f"{base}.lock", "a") as lock:
         fcntl.flock(turnstile, fcntl.LOCK_EX)
         try:
