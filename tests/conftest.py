@@ -17,6 +17,64 @@ ROOT_REASON = "needs root and loop devices (losetup) to create scratch block dev
 XDIST_ENV = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
 
 
+#: scripts/test.sh's passes: ``shared`` (the tests that share the machine, on xdist workers),
+#: ``alone`` (the tests marked ``alone``, one after another, and every test that failed in the
+#: shared pass: a failure among neighbours is tried once more with none), ``again`` (the tests
+#: that failed alone, once more: a timing test that misses twice in a row is the test's fault,
+#: once may be the machine's).
+PASS_ENV = "EBSPERF_TESTS_PASS"
+#: File a pass writes its failed tests' node IDs to.
+FAILED_ENV = "EBSPERF_TESTS_FAILED"
+#: File of node IDs a pass runs again (the previous pass's failures).
+RETRY_ENV = "EBSPERF_TESTS_RETRY"
+
+
+def _env_path(name: str) -> Path | None:
+    value = os.environ.get(name)
+    return Path(value) if value else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    which = os.environ.get(PASS_ENV)
+    if which not in ("shared", "alone", "again"):
+        return
+    retry: set[str] = set()
+    listed = _env_path(RETRY_ENV)
+    if listed is not None and listed.exists():
+        retry = set(listed.read_text().split("\n")) - {""}
+    keep, drop = [], []
+    for item in items:
+        alone = item.get_closest_marker("alone") is not None
+        if which == "shared":
+            wanted = not alone
+        elif which == "alone":
+            wanted = alone or item.nodeid in retry
+        else:
+            wanted = item.nodeid in retry
+        (keep if wanted else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+_on_a_worker = False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _on_a_worker
+    _on_a_worker = hasattr(config, "workerinput")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """In scripts/test.sh's passes, each failed test's node ID goes to the file the next pass
+    reads (written by xdist's controller, which sees every worker's reports)."""
+    failed = _env_path(FAILED_ENV)
+    if os.environ.get(PASS_ENV) is None or failed is None or not report.failed or _on_a_worker:
+        return
+    with open(failed, "a") as out:
+        out.write(report.nodeid + "\n")
+
+
 @pytest.fixture(autouse=True)
 def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs a test starts print their summary for a terminal wide enough that no note wraps
@@ -31,10 +89,10 @@ def _share_the_machine(request: pytest.FixtureRequest,
                        monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Tests run side by side under pytest-xdist (``scripts/test.sh``). A test marked
     ``alone`` (it times rates or latencies to a few percent, or counts what the whole machine
-    holds) waits until no other test runs and holds the machine while it runs (scripts/test.sh
-    runs those after the others, without xdist); every other test shares it, and runs alone
-    when it runs again after a failure. A shared/exclusive file lock with a turnstile, so a
-    waiting ``alone`` test is not starved. Without xdist there is nothing to share.
+    holds) waits until no other test runs and holds the machine while it runs; every other
+    test shares it. A shared/exclusive file lock with a turnstile, so a waiting ``alone`` test
+    is not starved. Without xdist there is nothing to share. (scripts/test.sh runs the two
+    kinds in two passes, so nothing waits: see :func:`pytest_collection_modifyitems`.)
 
     The runs a test starts (pytester, subprocesses) are not xdist workers themselves."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
@@ -48,10 +106,7 @@ def _share_the_machine(request: pytest.FixtureRequest,
     # the workers' basetemps share a parent: pytest removes it with the run's others
     shared = request.getfixturevalue("tmp_path_factory").getbasetemp().parent
     base = shared / f"ebsperf-tests-{run}"
-    # a test that failed while sharing the machine runs once more (pytest-rerunfailures,
-    # scripts/test.sh), alone: a second failure is the test's, not the neighbours'
-    rerun = getattr(request.node, "execution_count", 1) > 1
-    alone = rerun or request.node.get_closest_marker("alone") is not None
+    alone = request.node.get_closest_marker("alone") is not None
     with open(f"{base}.turnstile", "a") as turnstile, open(f"{base}.lock", "a") as lock:
         fcntl.flock(turnstile, fcntl.LOCK_EX)
         try:

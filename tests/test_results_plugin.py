@@ -41,13 +41,6 @@ def test_block_size_sweep(ebsperf):
 
 
 # -- options and usage errors (no fio needed) -------------------------------------------------
-@pytest.fixture(autouse=True)
-def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests read what the summary says; how it fits 80 columns is tests/test_output.py's
-    business."""
-    monkeypatch.setenv("COLUMNS", "200")
-
-
 def test_help_lists_the_results_options(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help")
     result.stdout.fnmatch_lines(["*--ebsperf-plots=DIR*", "*--ebsperf-report=FILE*",
@@ -179,7 +172,6 @@ def full_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     work = tmp_path_factory.mktemp("full")
     (work / "test_io1_suite.py").write_text(SUITE)
     env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
-    env["COLUMNS"] = "200"  # what the tables say; their fit to 80 columns: test_output.py
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "test_io1_suite.py", *FAST, "-p", "no:benchmark",
          "--ebsperf-report=results.json", "--ebsperf-plots=pictures", "--junitxml=junit.xml",
