@@ -169,7 +169,7 @@ def judge_mean_latency(claim: str, what: str, result: FioResult, workload: Workl
                        "Its per-second means need at least two seconds of fio's logs; run "
                        "longer (--ebsperf-runtime).")
     seen = (f"Per-second means over {interval.n} s: {format_latency(interval.mean)}, between "
-            f"{format_latency(interval.low)} and {format_latency(interval.high)} (each side "
+            f"{format_latency(max(0.0, interval.low))} and {format_latency(interval.high)} (each side "
             f"at the false-alarm level {alpha:.2g})")
     found = {"low_ns": interval.low, "high_ns": interval.high}
     if interval.high < bound_ns:

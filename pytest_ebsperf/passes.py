@@ -57,7 +57,8 @@ def judge_ratio_at_least(claim: str, what: str, a_label: str, a_values: Sequence
     details.update({"ratio": interval.ratio, "ratio_low": interval.low,
                     "ratio_high": interval.high, "alpha": alpha})
     conf = format_percent(1.0 - 2.0 * alpha)
-    seen = (f"ratio {interval.ratio:.3f}, between {interval.low:.3f} and {interval.high:.3f} "
+    seen = (f"ratio {interval.ratio:.3f}, between {max(0.0, interval.low):.3f} and "
+            f"{interval.high:.3f} "
             f"with {conf} confidence; at least {min_ratio:.2f} required")
     if interval.low >= min_ratio:
         outcome, reason = Outcome.PASS, f"{a_label} / {b_label} = {interval.ratio:.3f}"

@@ -137,7 +137,7 @@ class LowerCheck:
         if self.interval is not None:
             iv = self.interval
             conf = format_percent(1.0 - iv.alpha)
-            return _sentence(f"the mean of {iv.n:,} s lies between {q(iv.low)} and "
+            return _sentence(f"the mean of {iv.n:,} s lies between {q(max(0.0, iv.low))} and "
                              f"{q(iv.high)} ({conf} confidence each way)")
         return ""
 
@@ -643,7 +643,8 @@ def judge_rel(claim: str, what: str, a_label: str, a_value: float, b_label: str,
     else:
         state = interval.equivalence(max_ratio_dev)
         conf = format_percent(1.0 - 2.0 * interval.alpha)
-        seen = (f"the ratio lies between {interval.low:.3f} and {interval.high:.3f} with "
+        seen = (f"the ratio lies between {max(0.0, interval.low):.3f} and "
+                f"{interval.high:.3f} with "
                 f"{conf} confidence")
         details.update({"ratio_low": interval.low, "ratio_high": interval.high,
                         "alpha": interval.alpha})
@@ -684,7 +685,7 @@ def judge_rel_latency(claim: str, what: str, a_label: str, a_ns: float, b_label:
         worse = a_ns > allowed and interval.low > allowed_ratio
         conf = format_percent(1.0 - interval.alpha)
         seen = (f"; per-second mean latencies: ratio {interval.ratio:.3f}, at least "
-                f"{interval.low:.3f} with {conf} confidence, {allowed_ratio:.3f} allowed")
+                f"{max(0.0, interval.low):.3f} with {conf} confidence, {allowed_ratio:.3f} allowed")
     outcome = Outcome.FAIL if worse else Outcome.PASS
     cite = f"Claim {claim}" + (f", {source}" if source else "")
     # Three digits: the two medians are close by design and two would print them equal.
