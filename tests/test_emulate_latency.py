@@ -33,6 +33,25 @@ def _usable() -> None:
         pytest.skip(f"emulated latency is not available here: {exc}")
 
 
+#: The daemon's own path cost (µs at queue depth 1) above which this machine cannot show the
+#: emulator's figures: 0-148 µs where they were measured (docs/benchmarks.md); 240-500 µs on
+#: virtual machines whose wake-ups cost 100 µs or more, where 2-s means wander by 20-80 %.
+SLOW_PATH_US = 200.0
+
+
+@pytest.fixture(scope="module")
+def fast_path() -> None:
+    """Skips a fidelity test, with the figure, on a machine whose I/O path through the
+    daemon is too slow for it: the test would measure the machine, not the emulator."""
+    _usable()
+    with EmulatedDevice(size_bytes=16 * MIB, iops=100_000, latency_us=1000) as dev:
+        path_us = dev.overhead_us
+    if path_us > SLOW_PATH_US:
+        pytest.skip(f"this machine's own I/O path through the latency daemon took "
+                    f"{path_us:.0f} µs at queue depth 1 (over {SLOW_PATH_US:.0f} µs: wake-ups "
+                    "are slow here); the emulator's latency figures cannot be checked on it")
+
+
 def read(device: EmulatedDevice, iodepth: int, seconds: float = 2) -> tuple[float, float]:
     """(IOPS, mean completion latency in µs) of 4 KiB random reads at ``iodepth``."""
     result = FioRunner().run(Workload("randread", bs=4096, iodepth=iodepth, runtime_s=seconds,
@@ -54,7 +73,7 @@ def test_the_setting_reads_auto_none_and_milliseconds() -> None:
 @needs_root
 @needs_fio
 @pytest.mark.parametrize("mean_ms", [0.5, 2.0])
-def test_queue_depth_one_sees_the_set_latency(mean_ms: float) -> None:
+def test_queue_depth_one_sees_the_set_latency(mean_ms: float, fast_path: None) -> None:
     _usable()
     with EmulatedDevice(size_bytes=64 * MIB, iops=100_000, latency_us=mean_ms * 1000) as dev:
         iops, clat = read(dev, 1)
@@ -67,7 +86,7 @@ def test_queue_depth_one_sees_the_set_latency(mean_ms: float) -> None:
 
 @needs_root
 @needs_fio
-def test_deeper_queues_reach_queue_depth_over_latency() -> None:
+def test_deeper_queues_reach_queue_depth_over_latency(fast_path: None) -> None:
     _usable()
     with EmulatedDevice(size_bytes=64 * MIB, iops=100_000, latency_us=1000) as dev:
         path_us = dev.overhead_us
@@ -175,7 +194,7 @@ IO2_LATENCY = ("suites/io2/test_io2.py::"
 @needs_fio
 @pytest.mark.parametrize(("setting", "outcome"), [("none", "passed"), ("1.0", "failed")])
 def test_io2_latency_claim_passes_and_fails_on_volumes_made_to_meet_or_miss_it(
-        setting: str, outcome: str, tmp_path: Path) -> None:
+        setting: str, outcome: str, tmp_path: Path, fast_path: None) -> None:
     """B-IO2: < 500 µs average for 16 KiB I/O, asserted on emulated io2 volumes that meet it
     (no service time: a loop device in memory answers in tens of µs) or whose every I/O takes
     1 ms (misses it). Not a volume at 0.3 ms: the daemon's own path was measured at 0.15-0.5
