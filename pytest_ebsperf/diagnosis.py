@@ -14,6 +14,9 @@ have gone faster.
   wait about ``QD / rate``: with more than one I/O outstanding, "even the fastest I/Os waited
   a whole queue turn at the measured rate" (p5 >= ``PACED_FRACTION`` x QD / achieved) is taken
   as pacing, and the shortfall is the volume's.
+* **which comes first** - load-generator bound, then the queue depth by Little's law (it holds
+  on any host; a busy host is named beside it, since a closed loop at a low depth is itself
+  what keeps the CPUs busy), then host bound, then a queue fio kept half empty.
 * **the confirmation run** (:func:`probe_queue_depth`, :func:`judge_with_probe`): a short run
   at four times the queue depth; a volume at its limit does not go faster.
 
@@ -115,15 +118,29 @@ def diagnose_shortfall(result: FioResult, workload: Workload, *, need: float, ex
     """Was the run load-generator bound or queue-depth bound? ``need`` is the lowest
     acceptable value and ``expected`` the claimed one, both in ``unit`` ("IOPS" or "B/s")."""
     cpu = cpu_diagnosis(result, cpu_count)
-    if cpu.binding:
+    if cpu.binding == "load generator":
         return cpu
     kept = _occupancy_diagnosis(result, workload, expected=expected, unit=unit)
-    if kept.binding:
-        return Diagnosis(kept.binding, kept.reason, kept.sentences, {**cpu.details, **kept.details})
     qd = _queue_depth_diagnosis(result, workload, need=need, expected=expected, unit=unit)
-    if qd.binding:
-        return Diagnosis(qd.binding, qd.reason, qd.sentences, {**cpu.details, **qd.details})
+    bound = kept if kept.binding else qd
+    if qd.binding or (kept.binding and not cpu.binding):
+        # Little's law holds on any host: when the depth alone could not reach the claim
+        # even at the fastest I/Os' pace, that comes first, and a busy host is named beside
+        # it (a closed loop at a low depth is what keeps the CPUs busy). A queue fio kept
+        # half empty on a busy host is the host's doing.
+        return Diagnosis(bound.binding, bound.reason + _also_busy(cpu), bound.sentences,
+                         {**cpu.details, **qd.details, **kept.details})
+    if cpu.binding:
+        return Diagnosis(cpu.binding, cpu.reason, cpu.sentences, {**cpu.details, **qd.details})
     return Diagnosis(None, "", cpu.sentences + qd.sentences, {**cpu.details, **qd.details})
+
+
+def _also_busy(cpu: Diagnosis) -> str:
+    busy = cpu.details.get("host_cpu_busy_pct")
+    if not cpu.binding or busy is None:
+        return ""
+    return (f" (this machine's CPUs were also {busy:.0f} % busy while fio ran; if a run at "
+            "the higher depth falls short too, run it on a quiet host)")
 
 
 def cpu_diagnosis(result: FioResult, cpu_count: int | None) -> Diagnosis:

@@ -155,6 +155,23 @@ def test_a_host_whose_cpus_were_saturated_is_host_bound_not_failed() -> None:
     assert found.details["host_cpu_busy_pct"] == 96.0
 
 
+def test_a_queue_depth_that_cannot_reach_the_claim_comes_before_a_busy_host() -> None:
+    # QD 1 at 600 us per I/O allows 1,667 IOPS on any host: that is what to fix first (a
+    # closed loop at a low depth is itself what keeps the CPUs busy); the busy host is named.
+    busy = dataclasses.replace(run([1500] * 60, qd=1, p5_ns=600e3, cpu_pct=30),
+                              host_cpu_busy_pct=96.0)
+    found = verdict.judge_cap(cap(), busy, workload(qd=1), cpu_count=2)
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert found.binding == "queue depth"
+    assert found.reason.startswith("inconclusive: queue-depth bound: QD 1 x 0.6 ms allows at "
+                                   "most 1,700 IOPS")
+    assert "also 96 % busy" in found.reason
+    # the same run at QD 32 with the same fastest I/Os could have gone faster: the host it is
+    deep = dataclasses.replace(run([1500] * 60, qd=32, p5_ns=600e3, cpu_pct=30),
+                              host_cpu_busy_pct=96.0)
+    assert verdict.judge_cap(cap(), deep, workload(), cpu_count=2).binding == "host"
+
+
 def test_a_quiet_host_does_not_excuse_a_shortfall() -> None:
     quiet = dataclasses.replace(run([1500] * 60, p5_ns=1e6, cpu_pct=30), host_cpu_busy_pct=40.0)
     found = verdict.judge_cap(cap(), quiet, workload(), cpu_count=2)
