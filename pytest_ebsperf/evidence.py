@@ -511,12 +511,15 @@ def ratio_interval(a: Sequence[float], b: Sequence[float], alpha: float
     if sb.mean <= 0:
         return None
     ratio = sa.mean / sb.mean
-    va, vb = sa.se ** 2, sb.se ** 2
-    se = math.sqrt(va / sb.mean ** 2 + sa.mean ** 2 * vb / sb.mean ** 4)
+    # the ratio's variance in its two parts (delta method), each on the ratio's own scale,
+    # so that Welch-Satterthwaite weighs the twins by what each adds to the ratio's error
+    part_a = sa.se ** 2 / sb.mean ** 2
+    part_b = sa.mean ** 2 * sb.se ** 2 / sb.mean ** 4
+    se = math.sqrt(part_a + part_b)
     if se == 0:
         return RatioInterval(ratio, ratio, ratio, alpha)
-    denom = va ** 2 / max(sa.n_eff - 1, 1e-9) + vb ** 2 / max(sb.n_eff - 1, 1e-9)
-    df = (va + vb) ** 2 / denom if denom else math.inf
+    denom = part_a ** 2 / max(sa.n_eff - 1, 1e-9) + part_b ** 2 / max(sb.n_eff - 1, 1e-9)
+    df = (part_a + part_b) ** 2 / denom if denom else math.inf
     half = t_quantile(1.0 - alpha, max(df, 1.0)) * se
     return RatioInterval(ratio, ratio - half, ratio + half, alpha)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 
@@ -115,6 +116,21 @@ def test_equivalence_needs_the_whole_interval_inside_the_band() -> None:
     assert apart is not None and apart.equivalence(0.05) == evidence.FAIL
     noisy = evidence.ratio_interval([100.0, 60.0, 140.0] * 3, [100.0, 99.5, 100.5] * 3, 0.001)
     assert noisy is not None and noisy.equivalence(0.05) == evidence.OPEN
+
+
+def test_a_ratio_interval_holds_its_confidence_when_the_short_twin_carries_the_error() -> None:
+    # a: 30 steady seconds at 10,000 IOPS; b: 4 noisy seconds at 100. In IOPS b's error looks
+    # tiny, yet it is nearly all of the ratio's; the degrees of freedom must come from b's
+    # seconds, or a 95 % interval covers the true ratio (100) far less often than that.
+    rng = random.Random(7)
+    trials, covered = 2000, 0
+    for _ in range(trials):
+        a = [rng.gauss(10_000.0, 500.0) for _ in range(30)]
+        b = [rng.gauss(100.0, 20.0) for _ in range(4)]
+        found = evidence.ratio_interval(a, b, 0.025)
+        assert found is not None
+        covered += found.low <= 100.0 <= found.high
+    assert covered / trials >= 0.93
 
 
 def test_a_run_level_split_over_checks() -> None:

@@ -257,6 +257,10 @@ def test_a_killed_emulated_run_leaves_nothing_behind(signum: int, tmp_path: Path
         time.sleep(2)
         run_dirs = sorted(cleanup.RUN_ROOT.glob(f"{proc.pid}-*"))
         assert run_dirs
+        # this run's own loop devices (other tests may make theirs meanwhile)
+        made = {name for name, backing in loop.all_loops().items()
+                if any(backing.startswith(f"{d}/") for d in run_dirs)}
+        assert made
         os.kill(proc.pid, signum)
         proc.wait(timeout=30)
         ended = time.monotonic()
