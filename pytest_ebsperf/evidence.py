@@ -36,7 +36,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_ebsperf.results.stats import betainc, summarize, t_quantile
+from pytest_ebsperf.results.stats import betainc, lag1_autocorrelation, summarize, t_quantile
 
 #: Probability that a whole run on a compliant volume has any false FAIL (all checks together).
 DEFAULT_FALSE_ALARM = 0.001
@@ -480,6 +480,32 @@ def mean_interval(values: Sequence[float], alpha: float) -> MeanInterval | None:
     t = t_quantile(1.0 - alpha, max(summary.n_eff - 1.0, 1.0))
     half = t * summary.se
     return MeanInterval(summary.n, summary.mean, summary.mean - half, summary.mean + half, alpha)
+
+
+def weighted_mean_interval(values: Sequence[float], weights: Sequence[float], alpha: float
+                           ) -> MeanInterval | None:
+    """The mean of ``values`` weighted by ``weights`` (per-second mean latencies and each
+    second's I/Os: the average over every I/O, which is what fio's final report says), with
+    one-sided bounds at ``1 - alpha`` each. A ratio estimator: its standard error comes from
+    the seconds' residual totals ``w * (v - mean)``, widened for their lag-1 autocorrelation.
+    A second in which one slow I/O held the queue has few I/Os and weighs accordingly; an
+    unweighted mean of seconds would count it as much as a second of thousands. None with
+    fewer than two weighted samples."""
+    pairs = [(v, w) for v, w in zip(values, weights, strict=False) if w > 0]
+    k = len(pairs)
+    if k < 2:
+        return None
+    total = math.fsum(w for _, w in pairs)
+    mean = math.fsum(v * w for v, w in pairs) / total
+    residuals = [w * (v - mean) for v, w in pairs]
+    r = lag1_autocorrelation(residuals)
+    n_eff = k * (1 - r) / (1 + r)
+    variance = (k / (k - 1)) * math.fsum(e * e for e in residuals) / total ** 2 * (k / n_eff)
+    se = math.sqrt(variance)
+    if se == 0:
+        return MeanInterval(k, mean, mean, mean, alpha)
+    half = t_quantile(1.0 - alpha, max(n_eff - 1.0, 1.0)) * se
+    return MeanInterval(k, mean, mean - half, mean + half, alpha)
 
 
 @dataclass(frozen=True)

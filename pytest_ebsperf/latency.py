@@ -142,14 +142,19 @@ def judge_mean_latency(claim: str, what: str, result: FioResult, workload: Workl
                        source: str = "") -> Verdict:
     """Judge "the average completion latency is under ``bound_ns``" (io2's < 500 µs).
 
-    The sample is the per-second mean completion latency from fio's logs: the interval for
-    their mean (one-sided at ``alpha``, the standard error corrected for autocorrelation)
-    must lie under the bound for PASS, wholly above it for FAIL; else INCONCLUSIVE."""
+    The sample is the per-second mean completion latency from fio's logs, each second
+    weighted by its I/Os (the average over I/Os, as fio's report gives it; a second stalled
+    behind one slow I/O holds few): the interval for that mean (one-sided at ``alpha``, the
+    standard error corrected for autocorrelation) must lie under the bound for PASS, wholly
+    above it for FAIL; else INCONCLUSIVE. Without per-second I/O counts the seconds weigh
+    the same."""
     direction, stats = _direction(result, workload, direction)
-    windows = list(result.series[f"{direction}_clat"].values) \
-        if f"{direction}_clat" in result.series else []
+    clat_series = result.series.get(f"{direction}_clat")
+    windows = list(clat_series.values) if clat_series is not None else []
     measured = stats.clat.mean_ns if stats.clat.samples else None
-    interval = evidence.mean_interval(windows, alpha)
+    weights = _ios_per_window(result, direction, clat_series)
+    interval = (evidence.weighted_mean_interval(windows, weights, alpha) if weights
+                else evidence.mean_interval(windows, alpha))
     label = f"mean {direction} latency"
     base = {"bound_ns": bound_ns, "direction": direction, "windows": len(windows),
             "alpha": alpha, "window_means_ns": windows}
@@ -168,7 +173,8 @@ def judge_mean_latency(claim: str, what: str, result: FioResult, workload: Workl
         return verdict(Outcome.INCONCLUSIVE, "inconclusive: too few seconds",
                        "Its per-second means need at least two seconds of fio's logs; run "
                        "longer (--ebsperf-runtime).")
-    seen = (f"Per-second means over {interval.n} s: {format_latency(interval.mean)}, between "
+    weighed = ", each weighted by its I/Os" if weights else ""
+    seen = (f"Per-second means over {interval.n} s{weighed}: {format_latency(interval.mean)}, between "
             f"{format_latency(max(0.0, interval.low))} and {format_latency(interval.high)} (each side "
             f"at the false-alarm level {alpha:.2g})")
     found = {"low_ns": interval.low, "high_ns": interval.high}
@@ -180,6 +186,24 @@ def judge_mean_latency(claim: str, what: str, result: FioResult, workload: Workl
                        f"{seen}: wholly above the claim, FAIL.", **found)
     return verdict(Outcome.INCONCLUSIVE, f"inconclusive: mean near {format_latency(bound_ns)}",
                    f"{seen}: the claim's bound lies inside; run longer.", **found)
+
+
+def _ios_per_window(result: FioResult, direction: str, clat: Any) -> list[float]:
+    """Each latency window's I/Os (its IOPS, matched by window end), or [] when fio's
+    IOPS log misses more than one latency window in ten."""
+    iops = result.series.get(f"{direction}_iops")
+    if clat is None or iops is None or not len(iops) or not len(clat):
+        return []
+    by_end = {round(t, 3): v for t, v in zip(iops.t_s, iops.values, strict=False)}
+    weights = [by_end.get(round(t, 3)) for t in clat.t_s]
+    missing = sum(w is None for w in weights)
+    if missing > max(1, len(weights) // 10):
+        return []
+    # a window the IOPS log did not complete (the last, cut by the runtime) weighs as an
+    # average window does
+    known = [float(w) for w in weights if w is not None]
+    average = math.fsum(known) / len(known) if known else 0.0
+    return [float(w) if w is not None else average for w in weights]
 
 
 def ladder() -> Sequence[float]:

@@ -35,8 +35,9 @@ def _usable() -> None:
 
 #: The daemon's own path cost (µs at queue depth 1) above which this machine cannot show the
 #: emulator's figures: 0-148 µs where they were measured (docs/benchmarks.md); 240-500 µs on
-#: virtual machines whose wake-ups cost 100 µs or more, where 2-s means wander by 20-80 %.
-SLOW_PATH_US = 200.0
+#: virtual machines whose wake-ups cost 100 µs or more, where 2-s means wander by 20-80 %
+#: (and at 150-200 µs a deep queue still fell 25 % short there).
+SLOW_PATH_US = 150.0
 
 
 @pytest.fixture(scope="module")
@@ -192,20 +193,23 @@ IO2_LATENCY = ("suites/io2/test_io2.py::"
 
 @needs_root
 @needs_fio
-@pytest.mark.parametrize(("setting", "outcome"), [("none", "passed"), ("1.0", "failed")])
+@pytest.mark.parametrize(("setting", "outcome"), [("none", "passed"), ("3.0", "failed")])
 def test_io2_latency_claim_passes_and_fails_on_volumes_made_to_meet_or_miss_it(
-        setting: str, outcome: str, tmp_path: Path, fast_path: None) -> None:
+        setting: str, outcome: str, tmp_path: Path) -> None:
     """B-IO2: < 500 µs average for 16 KiB I/O, asserted on emulated io2 volumes that meet it
     (no service time: a loop device in memory answers in tens of µs) or whose every I/O takes
-    1 ms (misses it). Not a volume at 0.3 ms: the daemon's own path was measured at 0.15-0.5
-    ms on this 2-CPU virtual machine, too close to the bound for a few seconds to settle."""
+    3 ms (misses it). Not 0.3 ms, nor 1 ms: the daemon's own path was measured at 0.15-0.5
+    ms on a 2-CPU virtual machine, and wandering by that much from second to second it kept
+    a volume at 1 ms from being told apart from 0.5 ms in 8 s. At 3 ms it is told apart on
+    any machine, so this test needs no fast path."""
     _usable()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", str(ROOT / IO2_LATENCY), "--emulate",
          f"--emulate-latency={setting}", "--ebsperf-runtime=8", "-p", "no:cacheprovider",
          "-q"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
-    assert f"1 {outcome}" in done.stdout, done.stdout[-3000:]
+    said = [line for line in done.stdout.splitlines() if "B-IO2" in line]
+    assert f"1 {outcome}" in done.stdout, said or done.stdout[-3000:]
     if outcome == "failed":
         assert "wholly above the claim, FAIL" in done.stdout
 
@@ -226,4 +230,5 @@ def test_gp3_single_digit_milliseconds_passes_and_fails(setting: str, outcome: s
          f"--emulate-latency={setting}", "--ebsperf-runtime=6", "-p", "no:cacheprovider",
          "-q"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
-    assert f"1 {outcome}" in done.stdout, done.stdout[-3000:]
+    said = [line for line in done.stdout.splitlines() if "B-SLA" in line]
+    assert f"1 {outcome}" in done.stdout, said or done.stdout[-3000:]
