@@ -45,7 +45,10 @@ def test_twins_with_the_same_service_time_meet_the_latency_term(tmp_path: Path) 
     check = _latency(_checks(tmp_path, "--emulate-latency=1"))
     assert check["outcome"] == "pass", check["message"]
     # one I/O at a time on a 1 ms volume: the median is about the service time, not QD/IOPS
-    assert 0.7e6 <= check["measured"]["value"] <= 1.5e6
+    # (10 ms and more at the IOPS term's depth). The lower bound leaves room for the daemon's
+    # own path, calibrated once per run: on a VM whose path measured 352 µs the median came
+    # out at 0.61 ms.
+    assert 0.5e6 <= check["measured"]["value"] <= 1.5e6
 
 
 @needs_root
