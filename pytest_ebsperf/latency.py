@@ -26,7 +26,7 @@ from typing import Any
 
 from pytest_ebsperf import evidence
 from pytest_ebsperf.errors import ConfigError
-from pytest_ebsperf.fio.result import FioResult, Latency
+from pytest_ebsperf.fio.result import FioResult, Latency, Series
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.units import format_latency, format_number
 from pytest_ebsperf.verdict_types import Outcome, Verdict
@@ -188,7 +188,7 @@ def judge_mean_latency(claim: str, what: str, result: FioResult, workload: Workl
                    f"{seen}: the claim's bound lies inside; run longer.", **found)
 
 
-def _ios_per_window(result: FioResult, direction: str, clat: Any) -> list[float]:
+def _ios_per_window(result: FioResult, direction: str, clat: Series | None) -> list[float]:
     """Each latency window's I/Os (its IOPS, matched by window end), or [] when fio's
     IOPS log misses more than one latency window in ten."""
     iops = result.series.get(f"{direction}_iops")
