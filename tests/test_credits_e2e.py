@@ -185,8 +185,14 @@ def test_the_progress_line_updates_on_a_terminal(tmp_path: Path) -> None:
         return 0 if state == "at baseline" else int(re.sub(r"\D", "", state))
     countdown = [remaining(line[3]) for line in lines]
     assert "knee in" in lines[0][3]
-    assert countdown == sorted(countdown, reverse=True) and countdown[-1] < countdown[0]
-    assert countdown[-1] <= 1
+    # Up to the knee the countdown only goes down and gets there. After it the bucket is
+    # empty, and a second in which fio fell below the baseline (a busy machine: seen in a
+    # run beside three other tests) refills it a little: the line may show a knee a few
+    # seconds off again, which is the bucket's state, not a fault of the line.
+    knee = next((i for i, left in enumerate(countdown) if left <= 1), None)
+    assert knee is not None, countdown
+    before = countdown[:knee + 1]
+    assert before == sorted(before, reverse=True) and before[-1] < before[0], countdown
 
 
 def test_ctrl_c_during_a_knee_check_leaves_no_device_cgroup_thread_or_fio(tmp_path: Path

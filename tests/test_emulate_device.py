@@ -355,6 +355,33 @@ def test_sweep_stale_removes_a_dead_runs_leftovers_and_leaves_live_ones(
     assert live.cgroup_path.exists() and loop.is_mountpoint(live.run_dir)
 
 
+def test_sweep_stale_leaves_emulated_volumes_made_over_ssh_to_their_own_runs() -> None:
+    """A cgroup ``ebsperf-remote-<machine>-<pid>-<n>`` is made by a pytest on ``machine``
+    over SSH; no run directory of it lives here. A live one - still empty between its making
+    and its fio - and another machine's are left alone; a dead run of this machine's goes
+    (the remote rule, as for its loop devices)."""
+    probe = subprocess.Popen(["true"])
+    probe.wait()
+    dead = probe.pid
+    roots = find_cgroup_roots()
+    root = roots.v1_blkio if roots.v2 is None or not v2_io_usable(roots.v2) else roots.v2
+    assert root is not None
+    live = root / f"ebsperf-remote-{cleanup.MACHINE}-{os.getpid()}-7"
+    other = root / f"ebsperf-remote-{'0' * 8}-{dead}-0"  # another machine's run
+    gone = root / f"ebsperf-remote-{cleanup.MACHINE}-{dead}-0"
+    made = [live, other, gone]
+    try:
+        for path in made:
+            path.mkdir()
+        removed = sweep_stale()
+        assert live.exists() and other.exists()
+        assert not gone.exists() and f"cgroup {gone}" in removed
+    finally:
+        for path in made:
+            if path.exists():
+                _rmdir_when_empty(path)
+
+
 def test_the_emulated_volumes_tmpfs_never_swaps_where_the_kernel_allows_it(make: Any) -> None:
     dev = make(iops=500)
     major, minor = (int(n) for n in os.uname().release.split(".")[:2])

@@ -205,9 +205,12 @@ def test_io2_latency_claim_passes_and_fails_on_volumes_made_to_meet_or_miss_it(
     _usable()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", str(ROOT / IO2_LATENCY), "--emulate",
-         f"--emulate-latency={setting}", "--ebsperf-runtime=8", "-p", "no:cacheprovider",
+         f"--emulate-latency={setting}", "--ebsperf-runtime=12", "-p", "no:cacheprovider",
          "-q"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    # 12 s, not 8: in 1 of 12 runs of 8 s the machine's own latency fell steadily from 244
+    # to 65 µs over the run, a trend that leaves the mean's upper bound at 0.55 ms
+    # (INCONCLUSIVE, "run longer"), which is right for 8 such seconds.
     said = [line for line in done.stdout.splitlines() if "B-IO2" in line]
     assert f"1 {outcome}" in done.stdout, said or done.stdout[-3000:]
     if outcome == "failed":

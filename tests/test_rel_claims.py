@@ -1,8 +1,8 @@
 """The relative claims as their sources meant them, on emulated twins with real fio:
 
 * S0-08: gp2 several times faster than a Magnetic twin on seed 000's job (4 jobs at QD 1,
-  random 16 KiB 50/50); a gp2 made slow per I/O (10 ms: 4 / 10 ms = 400 IOPS, 2 x the
-  twin's 200) fails it.
+  random 16 KiB 50/50); a gp2 made slow per I/O (20 ms: 4 / 20 ms = 200 IOPS, as fast as
+  the twin's 200) fails it.
 * S2-17: the encryption check knows which twin is encrypted (emulated twins are marked),
   and says INCONCLUSIVE - before any fio run - when nothing tells.
 """
@@ -54,12 +54,15 @@ def test_gp2_is_several_times_faster_than_its_magnetic_twin(tmp_path: Path) -> N
 @needs_root
 @needs_fio
 def test_a_gp2_slow_per_io_fails_against_the_magnetic_twin(tmp_path: Path) -> None:
+    # 20 ms per I/O, not 10: at 10 ms (ratio 2.0) one stalled second of either twin in a
+    # 10-s sample widened the interval to 0.41-3.64 and the check was rightly INCONCLUSIVE;
+    # at ratio 1.0 such a second still leaves the whole interval below 3.
     done, checks = _run(tmp_path, S0_08, "--ebsperf-runtime=10",
-                        "--emulate-device-latency=10")
+                        "--emulate-device-latency=20")
     assert done.returncode == 1, done.stdout[-3000:]
     (check,) = checks
     assert check["outcome"] == "fail", check["message"]
-    assert 1.5 <= check["measured"]["value"] <= 2.6, check["message"]
+    assert 0.7 <= check["measured"]["value"] <= 1.4, check["message"]
     assert "at least 3.00 required" in check["message"]
     assert "below the 3.00 required" in check["reason"]
 

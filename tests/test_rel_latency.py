@@ -53,11 +53,15 @@ def test_twins_with_the_same_service_time_meet_the_latency_term(tmp_path: Path) 
 
 @needs_root
 @needs_fio
-def test_a_twin_twice_as_slow_per_io_fails_the_latency_term(tmp_path: Path) -> None:
-    checks = _checks(tmp_path, "--emulate-latency=1", "--emulate-device-latency=2")
+def test_a_twin_three_times_as_slow_per_io_fails_the_latency_term(tmp_path: Path) -> None:
+    # FAIL needs the ratio's lower confidence bound above 1.10 + 0.05 ms / reference. With
+    # 5 s per twin and the latency daemon's per-second scatter on a busy VM, a twin twice as
+    # slow (1.78 vs 1.09 ms measured) left the bound below that now and then, and the term
+    # passed for want of evidence; three times as slow is evidence in every run.
+    checks = _checks(tmp_path, "--emulate-latency=1", "--emulate-device-latency=3")
     check = _latency(checks)
     assert check["outcome"] == "fail", check["message"]
-    assert check["measured"]["value"] >= 1.6e6
+    assert check["measured"]["value"] >= 2.4e6
     assert "S2-17" in check["message"]
 
 

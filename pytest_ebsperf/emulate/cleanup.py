@@ -26,6 +26,8 @@ PREFIX = "ebsperf"
 RUN_ROOT = Path("/run") / PREFIX
 # Greedy label, so the last two numbers are always the pid and the counter.
 _CGROUP = re.compile(rf"^{PREFIX}(?:-[A-Za-z0-9_-]+)?-(\d+)-(\d+)$")
+#: ``ebsperf-remote-<machine>-<pid>-<n>``: made over SSH by the pytest ``pid`` of ``machine``.
+_REMOTE_CGROUP = re.compile(rf"^{PREFIX}-remote-([0-9a-f]+)-(\d+)-\d+$")
 
 
 def valid_name(name: str) -> bool:
@@ -192,11 +194,22 @@ def _sweep_cgroups(roots: CgroupRoots, run_root: Path) -> list[str]:
             match = _CGROUP.match(path.name)
             if not match or not path.is_dir():
                 continue
-            run = run_root / f"{match.group(1)}-{match.group(2)}"
-            # The cgroup is made after the owner file: alive while the owner is, and a run
-            # whose owner file and directory are both gone is gone too.
-            if lifetime.owner_alive(owner_file(run), run):
-                continue
+            remote = _REMOTE_CGROUP.match(path.name)
+            if remote:
+                # An emulated volume made over SSH (this machine may be another's remote
+                # host): no run directory of it lives under run_root here, so the local
+                # rule would call a live one dead - and remove it, still empty, between
+                # its making and its fio. Such a cgroup is the remote sweep's, unless it
+                # is a dead run of this very machine.
+                pid = int(remote.group(2))
+                if remote.group(1) != MACHINE or pid == os.getpid() or pid_alive(pid):
+                    continue
+            else:
+                run = run_root / f"{match.group(1)}-{match.group(2)}"
+                # The cgroup is made after the owner file: alive while the owner is, and a
+                # run whose owner file and directory are both gone is gone too.
+                if lifetime.owner_alive(owner_file(run), run):
+                    continue
             try:
                 if (path / "cgroup.procs").read_text().strip():
                     continue  # processes of a dead run still run there: not ours to kill

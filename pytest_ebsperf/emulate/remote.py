@@ -161,13 +161,18 @@ class RemoteEmulatedDevice:
                                        f"do sleep 0.1; i=$((i+1)); done; rmdir {group}")])
         for path, value in self._restore:
             self.host.run(["sh", "-c", f"echo {shlex.quote(value)} > {path}"])
+        # Each device is detached only while it is still backed by this volume's file: once
+        # released, its number may already be another run's volume (a second `losetup -d`
+        # of a number, or a stale `losetup -j` line, would take that one away mid-fio).
+        backing = shlex.quote(self.backing)
+        ours = ('d() { [ "$(cat /sys/block/${1##*/}/loop/backing_file 2>/dev/null)" = '
+                f'{backing} ] && losetup -d "$1"; }}; ')
         if self.loop:
-            self.host.run(["losetup", "-d", self.loop])
+            self.host.run(["sh", "-c", ours + f"d {shlex.quote(self.loop)}"])
         if self._mounted:
             # a Ctrl-C while losetup ran there leaves a device this object never learnt of
-            backing = shlex.quote(self.backing)
-            self.host.run(["sh", "-c", (f"for d in $(losetup -j {backing} | cut -d: -f1); "
-                                       "do losetup -d $d; done")])
+            self.host.run(["sh", "-c", (ours + f"for x in $(losetup -j {backing} | "
+                                       "cut -d: -f1); do d $x; done")])
         if self._mounted:
             run = shlex.quote(self.run_dir)
             # the loop device lets go of its file a moment after losetup -d
