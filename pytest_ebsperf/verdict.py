@@ -670,23 +670,30 @@ def judge_rel_latency(claim: str, what: str, a_label: str, a_ns: float, b_label:
     """REL on latency: ``a <= factor x b + slack`` (S2-17: p50 <= 1.10 x plain + 0.05 ms).
 
     With per-second mean latencies of both runs, FAIL needs evidence: the lower confidence
-    bound of their ratio must exceed ``factor + slack / b``. Without them the two medians are
-    compared as they are.
+    bound of their ratio must exceed ``factor + slack / b``; medians that miss the bound
+    without it are INCONCLUSIVE, never PASS. Without them the two medians are compared as
+    they are.
     """
     policy = policy or evidence.Policy()
     allowed = factor * b_ns + slack_ns
     interval = evidence.ratio_interval(a_values, b_values, policy.alpha)
-    if interval is None or not b_values:
-        worse = a_ns > allowed
-        seen = ""
-    else:
+    outcome = Outcome.FAIL if a_ns > allowed else Outcome.PASS
+    unproven = ""
+    if interval is not None and b_values:
         b_mean = statistics.fmean(b_values)
         allowed_ratio = factor + slack_ns / b_mean if b_mean > 0 else math.inf
-        worse = a_ns > allowed and interval.low > allowed_ratio
         conf = format_percent(1.0 - interval.alpha)
         seen = (f"; per-second mean latencies: ratio {interval.ratio:.3f}, at least "
                 f"{max(0.0, interval.low):.3f} with {conf} confidence, {allowed_ratio:.3f} allowed")
-    outcome = Outcome.FAIL if worse else Outcome.PASS
+        if outcome is Outcome.FAIL and interval.low <= allowed_ratio:
+            # The sample's medians miss the bound, but its seconds scatter too much to show
+            # it: neither the claim's breach (no evidence) nor its keeping (the sample says
+            # otherwise).
+            outcome = Outcome.INCONCLUSIVE
+            unproven = " - inconclusive: the medians miss it, the seconds' scatter cannot " \
+                       "show it; run longer"
+    else:
+        seen = ""
     cite = f"Claim {claim}" + (f", {source}" if source else "")
     # Three digits: the two medians are close by design and two would print them equal.
     a_text, b_text = format_latency(a_ns, 3), format_latency(b_ns, 3)
@@ -694,7 +701,7 @@ def judge_rel_latency(claim: str, what: str, a_label: str, a_ns: float, b_label:
                  f"{format_latency(allowed, 3)}")
     reason = f"{a_label} {a_text} vs {b_label} {b_text} ({tolerance})"
     message = (f"{what}: {a_label} {a_text} vs {b_label} {b_text} ({tolerance} required"
-               f"{seen}). {cite}")
+               f"{seen}){unproven}. {cite}")
     details = {"allowed_ns": allowed, "factor": factor, "slack_ns": slack_ns,
                "reference_ns": b_ns}
     return Verdict(outcome, claim, what, allowed, a_ns, "ns", f"{b_label} (reference)",

@@ -427,6 +427,36 @@ def test_a_remote_device_whose_losetup_was_interrupted_is_still_removed(make_fle
     assert _left_on(hosts) == []
 
 
+@needs_root
+@needs_hosts
+def test_a_remote_device_is_removed_step_by_step_even_when_ssh_drops_connections(make_fleet):
+    """Every connection of the clean-up is dropped once (sshd refusing a busy moment) and
+    one step's twice: each step is tried again, the others still run, and the step that
+    never got through is said after all were tried."""
+    from pytest_ebsperf.emulate.remote import RemoteEmulatedDevice
+    from pytest_ebsperf.errors import HostUnreachableError
+    from pytest_ebsperf.fio.host import FioHost
+
+    hosts = make_fleet(1)
+    host = FioHost(hosts.hosts[0].testinfra_host())
+    dev = RemoteEmulatedDevice(host, size_bytes=64 * 2**20, iops=500, bps=None).start()
+    real_run, tried = host.run, []
+
+    def dropping(argv, timeout_s=None):
+        tried.append(argv)
+        script = " ".join(argv)
+        if tried.count(argv) == 1 or "max_sectors_kb" in script:
+            raise HostUnreachableError(f"{host} cannot be reached (exit status 255)")
+        return real_run(argv, timeout_s)
+
+    host.run = dropping  # type: ignore[method-assign]
+    with pytest.raises(HostUnreachableError, match="exit status 255"):
+        dev.close()
+    host.run = real_run  # type: ignore[method-assign]
+    assert _left_on(hosts) == []
+    assert len(tried) >= 2 * 6  # cgroup, restore, loop, losetup -j, umount, rmdir
+
+
 # -- discovery on the host ---------------------------------------------------------------------
 PROBE = """
 import pytest

@@ -357,6 +357,24 @@ def test_rel_latency_allows_ten_percent_plus_fifty_microseconds(encrypted_ns: fl
     assert "1.15 ms" in found.message
 
 
+def test_rel_latency_fails_on_evidence_and_never_passes_a_miss_it_cannot_show() -> None:
+    # per-second mean latencies (ns) of both twins at QD 1, 5 s each
+    steady_slow, steady_plain = [3.2e6, 3.1e6, 3.3e6, 3.2e6, 3.25e6], [1.1e6, 1.2e6] * 2 + [1.15e6]
+    found = verdict.judge_rel_latency("S2-17", "median latency", "encrypted", 3.23e6, "plain",
+                                      1.17e6, a_values=steady_slow, b_values=steady_plain)
+    assert found.outcome is Outcome.FAIL
+    # the same medians, but one second of the plain twin stalled at 9 ms: the ratio's lower
+    # bound falls under the 1.14 allowed, and a sample that misses the bound is not a PASS
+    stalled = [1.1e6, 9.0e6, 1.2e6, 1.1e6, 1.15e6]
+    found = verdict.judge_rel_latency("S2-17", "median latency", "encrypted", 3.23e6, "plain",
+                                      1.17e6, a_values=steady_slow, b_values=stalled)
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert "cannot show it; run longer" in found.message
+    met = verdict.judge_rel_latency("S2-17", "median latency", "encrypted", 1.2e6, "plain",
+                                    1.17e6, a_values=steady_plain, b_values=stalled)
+    assert met.outcome is Outcome.PASS
+
+
 def test_a_rel_pair_judges_iops_and_median_latency() -> None:
     found = verdict.judge_rel_pair("S2-17", "twins", "enc", run([2000] * 60), "plain",
                                    run([1600] * 60))

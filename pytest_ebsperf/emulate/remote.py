@@ -20,12 +20,13 @@ from __future__ import annotations
 import itertools
 import os
 import shlex
+import time
 from dataclasses import fields
 from typing import TYPE_CHECKING
 
 from pytest_ebsperf.emulate.cleanup import MACHINE, pid_alive
 from pytest_ebsperf.emulate.throttle import DirectionLimits, format_io_max, split_limits
-from pytest_ebsperf.errors import EmulationUnavailableError
+from pytest_ebsperf.errors import EmulationUnavailableError, HostUnreachableError
 
 if TYPE_CHECKING:
     from pytest_ebsperf.fio.host import FioHost
@@ -151,16 +152,33 @@ class RemoteEmulatedDevice:
         from pytest_ebsperf import lifetime
 
         lifetime.unregister(self)
+        # Every step is tried whatever became of the one before: an SSH connection refused
+        # on a busy host (sshd drops connections past its MaxStartups) must not leave the
+        # loop device, mount and cgroup after it in place. A step that cannot reach the
+        # host is tried once more; the first error is raised once all were tried.
+        errors: list[BaseException] = []
+
+        def step(argv: list[str]) -> None:
+            for attempt in range(2):
+                try:
+                    self.host.run(argv)
+                    return
+                except HostUnreachableError as exc:
+                    if attempt:
+                        errors.append(exc)
+                    else:
+                        time.sleep(1.0)
+
         if self.cgroup:
             group = shlex.quote(self.cgroup)
             # processes still inside (a fio that outlived its run, e.g. after Ctrl-C) are
             # killed and waited for: the device and its file are theirs until they are gone
-            self.host.run(["sh", "-c", (f"for p in $(cat {group}/cgroup.procs 2>/dev/null); "
-                                       "do kill -9 $p; done 2>/dev/null; i=0; "
-                                       f"while [ -s {group}/cgroup.procs ] && [ $i -lt 100 ]; "
-                                       f"do sleep 0.1; i=$((i+1)); done; rmdir {group}")])
+            step(["sh", "-c", (f"for p in $(cat {group}/cgroup.procs 2>/dev/null); "
+                               "do kill -9 $p; done 2>/dev/null; i=0; "
+                               f"while [ -s {group}/cgroup.procs ] && [ $i -lt 100 ]; "
+                               f"do sleep 0.1; i=$((i+1)); done; rmdir {group}")])
         for path, value in self._restore:
-            self.host.run(["sh", "-c", f"echo {shlex.quote(value)} > {path}"])
+            step(["sh", "-c", f"echo {shlex.quote(value)} > {path}"])
         # Each device is detached only while it is still backed by this volume's file: once
         # released, its number may already be another run's volume (a second `losetup -d`
         # of a number, or a stale `losetup -j` line, would take that one away mid-fio).
@@ -168,19 +186,21 @@ class RemoteEmulatedDevice:
         ours = ('d() { [ "$(cat /sys/block/${1##*/}/loop/backing_file 2>/dev/null)" = '
                 f'{backing} ] && losetup -d "$1"; }}; ')
         if self.loop:
-            self.host.run(["sh", "-c", ours + f"d {shlex.quote(self.loop)}"])
+            step(["sh", "-c", ours + f"d {shlex.quote(self.loop)}"])
         if self._mounted:
             # a Ctrl-C while losetup ran there leaves a device this object never learnt of
-            self.host.run(["sh", "-c", (ours + f"for x in $(losetup -j {backing} | "
-                                       "cut -d: -f1); do d $x; done")])
+            step(["sh", "-c", (ours + f"for x in $(losetup -j {backing} | "
+                               "cut -d: -f1); do d $x; done")])
         if self._mounted:
             run = shlex.quote(self.run_dir)
             # the loop device lets go of its file a moment after losetup -d
-            self.host.run(["sh", "-c", (f"i=0; while grep -q ' {self.run_dir} ' "
-                                       f"/proc/self/mountinfo; do umount {run} 2>/dev/null "
-                                       f"&& break; i=$((i+1)); [ $i -ge 50 ] && {{ umount -l "
-                                       f"{run}; break; }}; sleep 0.1; done")])
-        self.host.run(["rmdir", self.run_dir])
+            step(["sh", "-c", (f"i=0; while grep -q ' {self.run_dir} ' "
+                               f"/proc/self/mountinfo; do umount {run} 2>/dev/null "
+                               f"&& break; i=$((i+1)); [ $i -ge 50 ] && {{ umount -l "
+                               f"{run}; break; }}; sleep 0.1; done")])
+        step(["rmdir", self.run_dir])
+        if errors:
+            raise errors[0]
 
     # -- the interface the session uses -----------------------------------------------------
     def argv_prefix(self) -> list[str]:
