@@ -8,7 +8,7 @@ errors or skips.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -641,14 +641,27 @@ class EbsperfSession:
 
     def close(self) -> None:
         """Remove every emulated device and release held devices; safe to call twice."""
+        # Every device is closed whatever became of the one before (a remote host that
+        # dropped a connection must not keep the next volume's loop device, mount and
+        # cgroup in place); the first error is raised once all were tried.
+        errors: list[Exception] = []
+
+        def attempt(close: Callable[[], None]) -> None:
+            try:
+                close()
+            except Exception as exc:  # noqa: BLE001 - raised below, after the others
+                errors.append(exc)
+
         if self._credits is not None:
-            self._credits.close()  # stop the bucket threads before their devices go
+            attempt(self._credits.close)  # stop the bucket threads before their devices go
         for target in list(self._targets.values()):
             if target.emulated is not None:
-                target.emulated.close()
+                attempt(target.emulated.close)
         if self._emulation is not None:
-            self._emulation.close()
+            attempt(self._emulation.close)
         self._targets.clear()
+        if errors:
+            raise errors[0]
 
 
 def volume_facts(volume: Volume) -> dict[str, dict[str, Any]]:

@@ -43,6 +43,15 @@ def test_first_write_a_third_slower_fails_and_says_by_how_much():
     assert found.details["ratio_high"] < 0.9
 
 
+def test_a_device_slower_than_a_twin_it_must_beat_threefold_names_the_ratio_required():
+    # S0-08: gp2 at least 3 x Magnetic; a gp2 made as slow as its twin (ratio 0.99)
+    found = passes.judge_ratio_at_least("S0-08", "gp2 vs Magnetic", "gp2",
+                                        _seconds(197, 0.02), "standard",
+                                        _seconds(200, 0.02, seed=2), min_ratio=3.0)
+    assert found.outcome is Outcome.FAIL
+    assert "gp2 / standard = 0.9" in found.reason and "below the 3.00 required" in found.reason
+
+
 def test_a_ratio_near_the_line_with_noisy_seconds_is_inconclusive():
     found = passes.judge_ratio_at_least("S1-08", "after trim vs full", "after TRIM",
                                         _seconds(25_000, 0.3, n=4), "full device",
