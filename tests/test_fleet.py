@@ -366,6 +366,44 @@ def test_emulated_volumes_are_made_on_each_host_and_nothing_is_left(make_fleet, 
     assert _left_on(hosts) == []
 
 
+LEFT_AT_UNCONFIGURE = """
+import os
+
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config):
+    # what this xdist worker still has on the hosts once it has said it finished: from then
+    # on pytest-xdist gives it 10 s before it kills it
+    if hasattr(config, "workerinput"):
+        names = os.listdir("/run/ebsperf-remote") if os.path.isdir("/run/ebsperf-remote") else []
+        mine = [n for n in names if f"-{os.getpid()}-" in n]
+        with open(os.environ["EBSPERF_TEST_LEFT"], "a") as out:
+            out.write(f"worker {os.getpid()}: {' '.join(mine)}\\n")
+"""
+
+
+@needs_root
+@needs_fio
+@needs_hosts
+def test_an_xdist_worker_removes_its_remote_volumes_before_it_says_it_finished(make_fleet,
+                                                                               tmp_path):
+    hosts = make_fleet(2)
+    (tmp_path / "leftcheck.py").write_text(LEFT_AT_UNCONFIGURE)
+    said = tmp_path / "left.txt"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "EBSPERF_TEST_LEFT": str(said)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "leftcheck",
+         f"{ROOT}/suites/io1", "-k", "holds_provisioned", f"--hosts={hosts.specs()}",
+         f"--ssh-config={hosts.ssh_config}", "--emulate", "--ebsperf-runtime=2", "-n", "2"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env, check=False)
+    assert done.returncode == 0, done.stdout[-3000:]
+    lines = said.read_text().splitlines()
+    assert len(lines) == 2 and all(line.split(":", 1)[1].strip() == "" for line in lines), lines
+    assert _left_on(hosts) == []
+
+
 @needs_root
 @needs_fio
 @needs_hosts

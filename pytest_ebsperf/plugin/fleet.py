@@ -89,14 +89,20 @@ class FleetRun:
         state.session = session
         return session
 
+    def close_sessions(self) -> None:
+        """Close every host's session (its emulated volumes there); safe to call twice."""
+        for state in self.states.values():
+            if state.session is not None:
+                session, state.session = state.session, None
+                session.close()
+
     def close(self) -> None:
         from pytest_ebsperf import fleet
 
-        for state in self.states.values():
-            if state.session is not None:
-                state.session.close()
-                state.session = None
-        fleet.end_multiplex(self.control_dir)
+        try:
+            self.close_sessions()
+        finally:
+            fleet.end_multiplex(self.control_dir)
 
 
 def fleet_options(config: pytest.Config) -> dict[str, Any]:
@@ -189,6 +195,16 @@ def _group_hosts_for_xdist(config: pytest.Config) -> None:
     """One host, one worker at a time: ``--dist load`` becomes ``loadgroup``."""
     if getattr(config.option, "dist", "no") == "load":
         config.option.dist = "loadgroup"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The hosts' volumes go at session finish, not at unconfigure: an xdist worker says it
+    has finished only after this hook, and once it has, pytest-xdist gives it 10 s to exit
+    before killing it. Closing a volume over SSH takes several round trips; on a busy
+    machine two volumes took longer than that, and the killed worker left both behind."""
+    run = fleet_run(session.config)
+    if run is not None:
+        run.close_sessions()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
