@@ -43,13 +43,15 @@ def _latency(checks: list[dict]) -> dict:
 @needs_root
 @needs_fio
 def test_twins_with_the_same_service_time_meet_the_latency_term(tmp_path: Path) -> None:
-    check = _latency(_checks(tmp_path, "--emulate-latency=1"))
+    # 3 ms twins, not 1 ms: the latency daemon's own path (0.2-0.8 ms on this VM, calibrated
+    # once per twin) made two 1 ms twins measure 1.32 and 1.11 ms, a gap the term rightly
+    # does not call equal (INCONCLUSIVE since it no longer passes medians that miss the
+    # bound). At 3 ms the same error is a few percent.
+    check = _latency(_checks(tmp_path, "--emulate-latency=3"))
     assert check["outcome"] == "pass", check["message"]
-    # one I/O at a time on a 1 ms volume: the median is about the service time, not QD/IOPS
-    # (10 ms and more at the IOPS term's depth). The lower bound leaves room for the daemon's
-    # own path, calibrated once per run: on a VM whose path measured 352 µs the median came
-    # out at 0.61 ms.
-    assert 0.5e6 <= check["measured"]["value"] <= 1.5e6
+    # one I/O at a time on a 3 ms volume: the median is about the service time, not QD/IOPS
+    # (16 ms and more at the IOPS term's depth), with room for the daemon's path
+    assert 2.2e6 <= check["measured"]["value"] <= 4.0e6
 
 
 @needs_root
