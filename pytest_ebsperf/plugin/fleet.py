@@ -90,11 +90,19 @@ class FleetRun:
         return session
 
     def close_sessions(self) -> None:
-        """Close every host's session (its emulated volumes there); safe to call twice."""
+        """Close every host's session (its emulated volumes there); safe to call twice. A
+        host whose clean-up failed does not keep the others' from running; the first error
+        is raised once all were tried."""
+        errors: list[Exception] = []
         for state in self.states.values():
             if state.session is not None:
                 session, state.session = state.session, None
-                session.close()
+                try:
+                    session.close()
+                except Exception as exc:  # noqa: BLE001 - raised below, after the others
+                    errors.append(exc)
+        if errors:
+            raise errors[0]
 
     def close(self) -> None:
         from pytest_ebsperf import fleet
