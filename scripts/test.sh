@@ -15,7 +15,18 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh
 PY=${PYTHON:-python3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/ebsperf-tests.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+closing() {  # the last lines of the log: what failed in which pass, and why
+  local rc=$? name
+  for name in shared alone again; do
+    if [ -s "$work/$name.why" ]; then
+      echo "pytest-ebsperf tests: failed in pass '$name':"
+      sort -u "$work/$name.why" | cut -c1-900 | sed 's/^/  /'
+    fi
+  done
+  rm -rf "$work"
+  exit "$rc"
+}
+trap closing EXIT
 
 run_pass() {  # name, retry file, failed file, pytest arguments...
   local name=$1 retry=$2 failed=$3
@@ -23,7 +34,7 @@ run_pass() {  # name, retry file, failed file, pytest arguments...
   local rc=0
   EBSPERF_TESTS_PASS=$name EBSPERF_TESTS_RETRY=$retry EBSPERF_TESTS_FAILED=$failed \
     "$PY" -m pytest "$@" || rc=$?  # setup.cfg: testpaths = tests
-  return "$rc"
+  exit "$rc"
 }
 
 said() {  # failed file, what happens next
@@ -49,6 +60,6 @@ said "$work/alone" "pass 3 runs them once more; a second failure in a row fails 
 
 echo "pytest-ebsperf tests, pass 3: the tests that failed alone, once more"
 rc=0
-run_pass again "$work/alone" /dev/null "$@" || rc=$?
+run_pass again "$work/alone" "$work/again" "$@" || rc=$?
 [ "$rc" -eq 5 ] && rc=1  # the tests that failed were not found again
 exit "$rc"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -73,6 +74,27 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         return
     with open(failed, "a") as out:
         out.write(report.nodeid + "\n")
+    with open(f"{failed}.why", "a") as out:
+        out.write(_why(report) + "\n")
+
+
+#: Lines of a failed test's captured output that say what a run it started concluded.
+_VERDICT_LINE = re.compile(r"^\s*(FAIL|INCONCLUSIVE|INFO|ERROR)\b|\bS\d-\d\d\b.*\b(FAIL|INCONCLUSIVE)\b"
+                           r"|^=+ .*(passed|failed|inconclusive|error).* in [\d.]+s")
+
+
+def _why(report: pytest.TestReport) -> str:
+    """One line for scripts/test.sh's closing summary: the test, how long it took, the
+    assertion that failed and what the runs it started concluded (a CI log shows its end)."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    message = " ".join(str(getattr(crash, "message", report.longrepr)).split())[:300]
+    said = []
+    for _, text in report.sections:
+        said += [" ".join(line.strip(" =").split())[:240] for line in text.splitlines()
+                 if _VERDICT_LINE.search(line)]
+    tail = " | ".join(said[-3:])
+    return (f"{report.nodeid} ({report.when}, {report.duration:.0f} s): {message}"
+            + (f" || said: {tail}" if tail else ""))
 
 
 @pytest.fixture(autouse=True)

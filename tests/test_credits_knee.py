@@ -152,3 +152,23 @@ def test_recorded_credits_consumed_match_the_bucket_the_run_emptied() -> None:
     run = recorded("gp2_small_bucket")
     spent = excess_integral(run["values"], 300.0)
     assert spent == pytest.approx(5_400_000 / run["scale"] * run["bucket_factor"], abs=2_700)
+
+
+def test_a_first_window_above_the_rest_is_a_step_but_not_the_end_of_a_burst() -> None:
+    # S0-11: a throttle's start-up allowance (or a first status report after 0.6 s) makes
+    # the first live window of a burst run 10 % high; the changepoint sees a step there,
+    # but the volume is still bursting after it, so no knee may stop the run or be timed.
+    from pytest_ebsperf.credits.checks import burst_end
+    from pytest_ebsperf.credits.judge import Levels
+
+    levels = Levels("IOPS", 3000.0, 300.0, 3000.0, 300.0, "I/O credits")
+    values = [3300.0, 3000.0, 3001.0, 3000.0, 2999.0, 3000.0]
+    step_only = find_knee(values)
+    assert step_only.found and step_only.after is not None and step_only.t_s is not None
+    assert step_only.t_s < 2.0 and step_only.after > levels.middle
+    knee = burst_end(step_only, values, levels)
+    assert not knee.found
+    assert "still bursting" in knee.reason and knee.before == pytest.approx(3000.0, abs=1)
+    real = step(12.5, n=20)
+    found = burst_end(find_knee(real), real, levels)
+    assert found.found and found.t_s == pytest.approx(12.5, abs=0.3)

@@ -19,7 +19,7 @@ import math
 import os
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -291,7 +291,8 @@ class CreditChecks:
             if count < 4 or (count > 100 and count % (count // 50)):
                 return None
             ends = list(itertools.accumulate(series.window_s))
-            knee = find_knee(values, ends, window_s=window, describe=levels.q)
+            knee = burst_end(find_knee(values, ends, window_s=window, describe=levels.q),
+                             values, levels)
             if knee.found and knee.t_s is not None and ends[-1] - knee.t_s >= post_s:
                 return (f"the knee came at {format_seconds(knee.t_s)} and the lower "
                         f"level held {format_seconds(ends[-1] - knee.t_s)} after it")
@@ -402,8 +403,9 @@ class CreditChecks:
         if not len(series):
             raise NotApplicable("fio logged no per-second series for this run, so no knee "
                                 "can be found (is write_iops_log supported by this fio?).")
-        return find_knee(series.values, series.t_s, window_s=self._window_s(),
-                         describe=levels.q), series
+        knee = find_knee(series.values, series.t_s, window_s=self._window_s(),
+                         describe=levels.q)
+        return burst_end(knee, series.values, levels), series
 
     def _consumed(self, series: Series, levels: Levels, job: Workload) -> float:
         cost = credit_cost_per_io(self.h.volume, job)
@@ -475,6 +477,21 @@ class CreditChecks:
             self.h.notes.append(f"no plot: could not write {path} ({exc.strerror or exc})")
         else:
             self.h.row_extras["plot"] = str(path)
+
+
+def burst_end(knee: Knee, values: Sequence[float], levels: Levels) -> Knee:
+    """``knee`` when it is the end of a burst: a fall to below the middle between the burst
+    level and the baseline. A step that leaves the level above the middle (the first
+    window of a run above the rest, as a throttle's start-up allowance or a late first
+    status report makes it) is no knee: the volume is still bursting after it."""
+    if not knee.found or knee.after is None or knee.after < levels.middle:
+        return knee
+    level = statistics.median(values)
+    reason = (f"no knee: the level stepped from {levels.q(knee.before)} to "
+              f"{levels.q(knee.after)} at {format_seconds(knee.t_s or 0.0)} but stayed above "
+              f"{levels.q(levels.middle)}, halfway between the burst level and the baseline: "
+              "still bursting")
+    return Knee(False, level, None, None, None, knee.noise, reason, knee.window_s)
 
 
 def _span(series: Series) -> float:
