@@ -34,7 +34,7 @@ run_pass() {  # name, retry file, failed file, pytest arguments...
   local rc=0
   EBSPERF_TESTS_PASS=$name EBSPERF_TESTS_RETRY=$retry EBSPERF_TESTS_FAILED=$failed \
     "$PY" -m pytest "$@" || rc=$?  # setup.cfg: testpaths = tests
-  exit "$rc"
+  return "$rc"
 }
 
 said() {  # failed file, what happens next
