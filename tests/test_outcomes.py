@@ -180,3 +180,52 @@ def test_unknown_strict_values_name_the_choices() -> None:
     assert parse_strict("false", "x") == frozenset()
     with pytest.raises(ConfigError, match="put test paths before the flag"):
         parse_strict("suites/io1", "command line")
+
+
+FAILING = """
+import pytest
+from pytest_ebsperf.verdict_types import Outcome, Verdict
+
+pytestmark = pytest.mark.ebsperf(volume_type="io1")
+PARAGRAPH = ("io1 random read 16 KiB: 2,000 IOPS measured, 4,000 IOPS expected. "
+             + "A long finding that explains the sample. " * 30 + "Claim S0-04")
+
+
+def test_slow(ebsperf):
+    ebsperf.conclude_plain(Verdict(Outcome.FAIL, "S0-04", "io1 random read 16 KiB", 4000.0,
+                                   2000.0, "IOPS", "volume cap",
+                                   "below 90 % of 4,000 IOPS in 3 of 3 seconds", PARAGRAPH))
+
+
+def test_broken_test_code(ebsperf):
+    assert 1 + 1 == 3, "the test's own assertion"
+"""
+
+
+@needs_root
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_a_failed_check_is_said_once_and_named_in_one_short_line_also_in_ci(
+        pytester: pytest.Pytester, loop_device: Callable[..., str],
+        monkeypatch: pytest.MonkeyPatch, ci: str) -> None:
+    # pytest prints the whole crash message after "FAILED nodeid - " when CI is set (GitHub
+    # Actions, GitLab, Jenkins set it): the finding would be said twice in exactly the logs
+    # people read most. The short summary names claim and reason; JUnit's message too.
+    monkeypatch.setenv("CI", ci)
+    pytester.makepyfile(test_failing_here=FAILING)
+    result = pytester.runpytest_subprocess(f"--device={loop_device(size_mib=16)}", *FACTS,
+                                           "--junitxml=junit.xml")
+    result.assert_outcomes(failed=2)
+    text = result.stdout.str()
+    paragraph = next(line.strip() for line in text.splitlines() if "Claim S0-04" in line)
+    assert text.count(paragraph) == 1, text[-4000:]
+    result.stdout.fnmatch_lines([
+        ("FAILED test_failing_here.py::test_slow - FAIL S0-04: io1 random read 16 KiB: below "
+         "90 % of 4,000 IOPS in 3 of 3 seconds"),
+        "FAILED test_failing_here.py::test_broken_test_code - AssertionError: the test's own*"])
+    cases = {case.get("name"): case for case in ET.parse(pytester.path / "junit.xml").iter(
+        "testcase")}
+    failure = cases["test_slow"].find("failure")
+    assert failure is not None
+    assert failure.get("message") == ("FAIL S0-04: io1 random read 16 KiB: below 90 % of 4,000 "
+                                      "IOPS in 3 of 3 seconds")
+    assert paragraph in (failure.text or "")

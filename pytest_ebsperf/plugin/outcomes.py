@@ -86,6 +86,8 @@ def settle(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestRe
         return
     verdicts = item.stash.get(VERDICTS_KEY, [])
     strict = item.stash.get(STRICT_KEY, frozenset())
+    if report.failed and verdicts:
+        shorten(report, verdicts[-1])
     if report.skipped and item.stash.get(RAISED_KEY, "") == INCONCLUSIVE and \
             call.excinfo is not None and call.excinfo.errisinstance(pytest.skip.Exception):
         mark(item, report, INCONCLUSIVE)
@@ -101,6 +103,28 @@ def settle(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestRe
     report.outcome = "skipped"
     report.longrepr = (os.fspath(path), (line or 0) + 1, message)
     mark(item, report, INFO)
+
+
+#: The short summary's line of a failed check is cut to this many characters.
+SHORT_LINE = 160
+
+
+def shorten(report: pytest.TestReport, found: Verdict) -> None:
+    """A failed check's line in the short summary says claim and reason, not its paragraph.
+
+    pytest puts the crash message after ``FAILED nodeid - ``: cut to the terminal's width
+    locally, whole where it thinks it runs in CI (the ``CI`` variable) or with ``-vv``. The
+    finding is a paragraph, printed in full above, so whole it would be said twice; this
+    line names the claim, what and why, which a CI log's last lines need. JUnit's
+    ``message`` attribute gets the same line; its text keeps the paragraph."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    message = getattr(crash, "message", None)
+    if crash is None or not isinstance(message, str) or found.message not in message:
+        return  # not this verdict's failure (an error in the test's own code)
+    line = f"{found.outcome.value.upper()} {found.claim}: {found.what}: {found.reason}"
+    if len(line) > SHORT_LINE:
+        line = line[:SHORT_LINE - 3].rstrip() + "..."
+    crash.message = line
 
 
 def mark(item: pytest.Item, report: pytest.TestReport, outcome: str) -> None:
