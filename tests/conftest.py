@@ -159,7 +159,7 @@ def loop_device(tmp_path: Path) -> Iterator[Callable[..., str]]:
     """
     if not can_make_loop_devices():
         pytest.skip(ROOT_REASON)
-    made: list[str] = []
+    made: list[tuple[str, str | None]] = []
 
     def make(size_mib: int = 64, name: str = "disk") -> str:
         backing = tmp_path / f"{name}-{len(made)}.img"
@@ -167,15 +167,34 @@ def loop_device(tmp_path: Path) -> Iterator[Callable[..., str]]:
             handle.truncate(size_mib * 1024 * 1024)
         device = subprocess.run(["losetup", "--find", "--show", str(backing)], check=True,
                                 capture_output=True, text=True).stdout.strip()
-        made.append(device)
+        made.append((device, backing_seen(device)))
         return device
 
     try:
         yield make
     finally:
-        for device in made:
-            subprocess.run(["umount", device], capture_output=True, check=False)
-            subprocess.run(["losetup", "-d", device], capture_output=True, check=False)
+        for device, backing in made:
+            if backing_seen(device) == backing:
+                subprocess.run(["umount", device], capture_output=True, check=False)
+            detach_own(device, backing)
+
+
+def backing_seen(device: str) -> str | None:
+    """The backing file of loop device ``device`` as the kernel shows it now (None: unbound)."""
+    from pytest_ebsperf.emulate.loop import loop_backing_file
+
+    return loop_backing_file(Path(device).name)
+
+
+def detach_own(device: str, backing: str | None) -> None:
+    """``losetup -d device`` only while it still has the backing file it had when the test
+    attached it (``backing``, from :func:`backing_seen` then). A device the code under test
+    detached (a sweep, a close) frees its number, and a test running beside this one may
+    have attached its own volume under that number by now: detaching by name alone would
+    pull that volume from under its fio ("zero sized block device")."""
+    if backing is None or backing_seen(device) != backing:
+        return
+    subprocess.run(["losetup", "-d", device], capture_output=True, check=False)
 
 
 def backing_file(device: str) -> Path:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import backing_seen, detach_own
 from pytest_ebsperf.errors import (
     ConfigError,
     DeviceError,
@@ -316,10 +317,11 @@ def loop_device(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         if made.returncode != 0:
             pytest.skip(f"losetup failed: {made.stderr.strip()}")
         device = made.stdout.strip()
+        backing = backing_seen(device)
         try:
             yield device
         finally:
-            subprocess.run(["losetup", "-d", device], check=False)
+            detach_own(device, backing)
     finally:
         # the loop device lets go of its file a moment after losetup -d: retry, then detach
         # the mount lazily so nothing stays mounted whatever held it

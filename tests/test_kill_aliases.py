@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs_fio, needs_root
+from conftest import backing_seen, detach_own, needs_fio, needs_root
 from pytest_ebsperf import devlock, hold, identity
 from pytest_ebsperf.emulate import cleanup, loop
 from pytest_ebsperf.errors import UnsafeDeviceError
@@ -307,14 +307,32 @@ def write_check(device: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         cwd=cwd, capture_output=True, text=True, timeout=180, check=False)
 
 
+class Stack(list[str]):
+    """Loop devices a test made, each with the backing file it had when it was added."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.backing: dict[str, str | None] = {}
+
+    def append(self, device: str) -> None:
+        self.backing[device] = backing_seen(device)
+        super().append(device)
+
+    def __iadd__(self, devices):  # type: ignore[misc,no-untyped-def,override]
+        for device in devices:
+            self.append(device)
+        return self
+
+
 @pytest.fixture
 def stack(tmp_path: Path) -> Iterator[list[str]]:
-    """Loop devices made by a test (``stack.append``), detached newest first at the end."""
-    made: list[str] = []
+    """Loop devices made by a test (``stack.append``), detached newest first at the end
+    (each only while it is still the device the test made)."""
+    made = Stack()
     yield made
     subprocess.run(["umount", "-q", str(tmp_path / "mnt")], capture_output=True, check=False)
     for device in reversed(made):
-        subprocess.run(["losetup", "-d", device], capture_output=True, check=False)
+        detach_own(device, made.backing[device])
 
 
 @pytest.mark.parametrize("mounted_side", ["upper", "lower"])
@@ -465,15 +483,15 @@ def test_a_dead_runs_loop_device_is_swept_wherever_its_file_lives(tmp_path: Path
               f"{tmp_path}/{name} && losetup --find --show {tmp_path}/{name}")
     made = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
                           capture_output=True, text=True, check=True).stdout.strip()
+    shown = backing_seen(made)
     try:
-        shown = loop.loop_backing_file(Path(made).name)
         assert shown is not None and shown.endswith(name)
         assert not Path(shown).exists()
         removed = cleanup.sweep_stale()
         assert any(made in line and "its run is gone" in line for line in removed), removed
         assert loop.loop_backing_file(Path(made).name) != shown
     finally:
-        subprocess.run(["losetup", "-d", made], capture_output=True, check=False)
+        detach_own(made, shown)  # the sweep detached it: its number may be another's now
 
 
 def test_a_live_runs_loop_device_in_another_namespace_is_left_alone(tmp_path: Path) -> None:
@@ -487,10 +505,11 @@ def test_a_live_runs_loop_device_in_another_namespace_is_left_alone(tmp_path: Pa
               f"{tmp_path}/{name} && losetup --find --show {tmp_path}/{name}")
     made = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
                           capture_output=True, text=True, check=True).stdout.strip()
+    shown = backing_seen(made)
     try:
         removed = cleanup.sweep_stale()
         assert not any(made in line for line in removed)
         assert loop.loop_backing_file(Path(made).name) is not None
     finally:
-        subprocess.run(["losetup", "-d", made], capture_output=True, check=False)
+        detach_own(made, shown)
         owner.release()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import backing_file, fio_descendants, needs_fio, needs_root
+from conftest import backing_file, backing_seen, detach_own, fio_descendants, needs_fio, needs_root
 from pytest_ebsperf import hold, lifetime
 from pytest_ebsperf.emulate import EmulatedDevice, cleanup, loop
 from pytest_ebsperf.errors import FioRunError, UnsafeDeviceError
@@ -67,8 +67,6 @@ def writing_fio(pid: int, device: str) -> list[int]:
     return found
 
 
-def detach(device: str) -> None:
-    subprocess.run(["losetup", "-d", device], capture_output=True, check=False)
 
 
 # -- holding what is written ------------------------------------------------------------
@@ -95,6 +93,7 @@ def test_a_second_loop_device_over_a_mounted_image_is_refused_naming_the_alias(
     mkfs(device)
     assert mount(device, tmp_path / "mnt").returncode == 0
     alias = alias_of(device)
+    alias_backing = backing_seen(alias)
     try:
         names = dict(hold.aliases(Path(alias).name))
         assert Path(device).name in names
@@ -102,7 +101,7 @@ def test_a_second_loop_device_over_a_mounted_image_is_refused_naming_the_alias(
             hold.hold(alias)
     finally:
         subprocess.run(["umount", str(tmp_path / "mnt")], check=False)
-        detach(alias)
+        detach_own(alias, alias_backing)
 
 
 def test_a_destructive_run_holds_the_device_so_a_mount_during_fio_fails(

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import backing_seen, detach_own
 from pytest_ebsperf import safety
 from pytest_ebsperf.errors import DeviceError, UnsafeDeviceError
 from pytest_ebsperf.safety import (
@@ -84,7 +85,7 @@ class Scratch:
             prepare(backing)
         argv = ["losetup", "--find", "--show", *flags, str(backing)]
         device = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip()
-        self.devices.append(device)
+        self.devices.append((device, backing_seen(device)))
         return device, backing
 
     def mount(self, device: str) -> str:
@@ -98,8 +99,8 @@ class Scratch:
     def close(self) -> None:
         for target in reversed(self.mounts):
             subprocess.run(["umount", target], check=False, capture_output=True)
-        for device in self.devices:
-            subprocess.run(["losetup", "--detach", device], check=False, capture_output=True)
+        for device, seen in self.devices:
+            detach_own(device, seen)
 
 
 @pytest.fixture
