@@ -188,8 +188,29 @@ class FioRunner:
             self._engines[engine] = self._probe(engine)
         return self._engines[engine]
 
+    def _probe_ran(self, argv: list[str], tmp: str, *, local: bool) -> bool:
+        """Run a probe's fio to its end; True when it exited 0. Locally it is a registered
+        process, as a run's fio is: a SIGTERM or SIGHUP kills it before its directory is
+        removed (a probe that ran on would lay out its file again in the removed one)."""
+        if not local:
+            return self.host.run(argv, timeout_s=30).rc == 0
+        from pytest_ebsperf.fio.process import LocalProcess
+
+        proc = LocalProcess(argv, tmp)
+        rc = proc.wait(30.0)
+        if rc is None:
+            proc.close()
+            return False
+        proc.finished()
+        return rc == 0
+
     def _probe(self, engine: str, extra: Sequence[str] = ()) -> bool:
         tmp = self.host.mkdtemp()
+        owned = None
+        if self.host.is_local:
+            from pytest_ebsperf.fio.process import OwnedDir
+
+            owned = OwnedDir(tmp)  # as a run's: removed on SIGTERM, swept after SIGKILL
         out = posixpath.join(tmp, "probe.json")
         argv = [
             self.fio, "--output-format=json", f"--output={out}", "--name=probe",
@@ -197,14 +218,17 @@ class FioRunner:
             "--rw=randread", "--bs=4k", "--iodepth=4", f"--ioengine={engine}", *extra,
         ]  # fmt: skip
         try:
-            if self.host.run(argv, timeout_s=30).rc != 0:
+            if not self._probe_ran(argv, tmp, local=owned is not None):
                 return False
             result = parse_result(self.host.read_text(out))
             return not result.errors and result.read.total_ios > 0
         except (FioRunError, FioOutputError):
             return False
         finally:
-            self.host.remove_tree(tmp)
+            if owned is not None:
+                owned.close()
+            else:
+                self.host.remove_tree(tmp)
 
     def run(
         self,
