@@ -168,8 +168,9 @@ def test_fios_own_refusal_is_its_sentence_not_a_verdict(loop_device: Callable[..
 
 # -- signals ---------------------------------------------------------------------------------
 # Alone (conftest): it counts the fio directories left in /tmp, and a neighbour's can look
-# like this run's. Beside the other tests, a killed neighbour's run directory was swept while
-# its fio was still writing its logs, which left fio.json and the logs without an owner file.
+# like this run's. Beside the other tests it found directories made since it started that
+# held fio's report and logs but no owner file, as a neighbour's run directory does when a
+# sweep removes it while that run's fio still writes.
 @pytest.mark.alone
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL],
                          ids=["SIGTERM", "SIGHUP", "SIGKILL"])
