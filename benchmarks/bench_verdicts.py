@@ -1,7 +1,12 @@
 """How often verdicts are wrong, and how fast they come (figures for docs/benchmarks.md).
 
     python3 benchmarks/bench_verdicts.py simulation        # seconds, no fio
-    python3 benchmarks/bench_verdicts.py looks [TRIALS]    # the default verdict under spells
+    python3 benchmarks/bench_verdicts.py spells [TRIALS]   # the default verdict under spells
+    python3 benchmarks/bench_verdicts.py oc [RUNS]         # comparisons: whole procedure
+    python3 benchmarks/bench_verdicts.py aa [CHECKS]       # root: identical twins, t on K-1
+    python3 benchmarks/bench_verdicts.py defects [ROUNDS]  # root: injected defects FAIL
+    python3 benchmarks/bench_verdicts.py means             # batch means: interval coverage
+    python3 benchmarks/bench_verdicts.py drift             # history: drift and step alarms
     python3 benchmarks/bench_verdicts.py matrix            # root: rates x latency x jobs x factor
     python3 benchmarks/bench_verdicts.py emulated [ROUNDS] # root: suites at 1.0/0.75/2.0
     python3 benchmarks/bench_verdicts.py score DIR         # score the reports a run kept
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import random
 import resource
@@ -117,10 +123,10 @@ def simulation(trials: int = 20000, seed: int = 7) -> dict[str, Any]:
     return out
 
 
-# -- the default verdict under misses in spells: first look, pauses, looks ------------------
+# -- misses in spells: the sequential test, no pauses -----------------------------------------
 class _Chain:
-    """One volume's seconds as time goes on (observed or not): ``level`` x its cap with 1 %
-    noise, missing (50-89 %) at ``miss_rate`` in spells of ``spell`` seconds on average."""
+    """One volume's seconds: ``level`` x its cap with 1 % noise, missing (50-89 %) at
+    ``miss_rate`` in spells of ``spell`` seconds on average."""
 
     def __init__(self, rng: random.Random, miss_rate: float, spell: float, level: float):
         self.rng, self.level = rng, level
@@ -134,95 +140,363 @@ class _Chain:
         self.missed = self.rng.random() < (self.stay if self.missed else self.start)
         return value
 
-    def skip(self, seconds: int) -> None:
-        for _ in range(seconds):
-            self.second()
 
-
-def _with_looks(chain: _Chain, duty: float, plan: evidence.LookPlan | None,
-                planned: int = PLANNED) -> tuple[str, int, int]:
-    """The plugin's procedure on one check: (verdict, fio seconds, wall seconds).
-
-    The first look stops one miss after a critical count (as the monitor does, for the
-    logged windows); a suspicion pauses ``gap_s``, looks ``looks`` times, and either fails
-    or runs the check's remaining seconds under the robust test alone. Each fio run costs
-    its ramp (2 s) of wall time besides the seconds judged.
-    """
-    ramp = 2
-    if plan is None:  # the single test (spell 1)
-        k = evidence.critical_misses(planned, 1.0 - duty, ALPHA, 1.0)
-        first_k, robust_k = k, k
-    else:
-        first_k, robust_k = plan.first_critical, plan.robust_critical
-    misses, seen = 0, 0
-    while seen < planned:
-        seen += 1
+def _sequential(chain: _Chain, duty: float, alpha: float, spell: float,
+                planned: int = PLANNED) -> tuple[str, int]:
+    """The monitor's decision second by second (:func:`pytest_ebsperf.evidence.duty_test`
+    with the check's planned length): (verdict, fio seconds). It stops one miss after the
+    critical count, as the monitor does for fio's logged windows."""
+    k = evidence.critical_misses(planned, 1.0 - duty, alpha, spell)
+    misses = 0
+    for seen in range(1, planned + 1):
         misses += chain.second() < 0.9
-        if misses > robust_k or (misses > first_k and plan is None):
-            return "fail", seen, seen + ramp
-        if misses > first_k:
-            break
-        if misses + (planned - seen) < first_k:
-            return "pass", seen, seen + ramp
-    else:
-        return ("fail" if misses >= robust_k else "pass"), seen, seen + ramp
-    assert plan is not None
-    fio, wall = seen, seen + ramp
-    for _ in range(plan.looks):
-        chain.skip(plan.gap_s + ramp)
-        look = sum(chain.second() < 0.9 for _ in range(plan.windows))
-        fio, wall = fio + plan.windows, wall + plan.gap_s + ramp + plan.windows
-        if look < plan.critical:
-            break
-    else:
-        return "fail", fio, wall
-    chain.skip(ramp)
-    wall += ramp
-    while seen < planned:  # the rest of the check, the robust test alone
-        seen, fio, wall = seen + 1, fio + 1, wall + 1
-        misses += chain.second() < 0.9
-        if misses > robust_k:
-            return "fail", fio, wall
-        if misses + (planned - seen) < robust_k:
-            break
-    return ("fail" if misses >= robust_k else "pass"), fio, wall
+        if misses > k:
+            return "fail", seen
+        if misses + (planned - seen) < k:
+            return "pass", seen
+    return ("fail" if misses >= k else "pass"), planned
 
 
-def looks(trials: int = 200_000, seed: int = 11) -> dict[str, Any]:
-    """The default verdict (spells of up to 3 s tolerated) against compliant volumes whose
-    misses come alone or in spells of 2 and 3 s, and against slow volumes."""
+def spells(trials: int = 200_000, seed: int = 11) -> dict[str, Any]:
+    """The default verdict (spells of 3 s tolerated, no pauses) against compliant volumes
+    whose misses come alone or in spells of 2 and 3 s, and against slow volumes; the io1
+    suite's level (1e-3 over its 5 checks) and the main job's (1e-3 over 53)."""
     rng = random.Random(seed)
-    out: dict[str, Any] = {"alpha_per_check": ALPHA, "planned_s": PLANNED, "trials": trials,
-                           "rows": []}
-    for name, duty in (("io1/io2 (99.9 %)", 0.999), ("gp2/gp3/st1/sc1 (99 %)", 0.99)):
-        p = 1.0 - duty
-        for assumed in (1.0, 3.0):
-            plan = evidence.plan_looks(PLANNED, p, ALPHA, assumed)
-            bound = (plan.false_alarm + ALPHA / 2) if plan else ALPHA
+    out: dict[str, Any] = {"planned_s": PLANNED, "trials": trials, "rows": []}
+    ramp = 2  # a real volume's ramp: wall time besides the seconds judged
+    for level_name, alpha in (("io1 suite, 1e-3 / 5", 1e-3 / 5),
+                              ("main job, 1e-3 / 53", 1e-3 / 53)):
+        for name, duty in (("io1/io2 (99.9 %)", 0.999), ("gp2/gp3/st1/sc1 (99 %)", 0.99)):
+            p = 1.0 - duty
+            k = evidence.critical_misses(PLANNED, p, alpha, 3.0)
             for spell in (1.0, 2.0, 3.0):
-                fails = sum(_with_looks(_Chain(rng, p, spell, 1.0), duty, plan)[0] == "fail"
-                            for _ in range(trials))
+                fails = sum(_sequential(_Chain(rng, p, spell, 1.0), duty, alpha, 3.0)[0]
+                            == "fail" for _ in range(trials))
                 out["rows"].append({
-                    "volume": name, "assumed_spell_s": assumed,
-                    "plan": plan.describe() if plan else "one test, no looks",
+                    "level": level_name, "volume": name, "critical": k,
                     "case": f"at its SLA budget, spells of {spell:g} s",
-                    "bound_per_check": bound if spell <= assumed else None,
-                    "monte_carlo_fails": fails,
-                    "fail_per_check": fails / trials,
-                    "fail_per_suite_40": 1 - (1 - fails / trials) ** CHECKS})
+                    "bound_per_check": alpha, "exact_tail": evidence.miss_tail(
+                        k, PLANNED, p, spell),
+                    "monte_carlo_fails": fails, "fail_per_check": fails / trials})
             for level in (0.95, 0.85, 0.75):
-                runs = [_with_looks(_Chain(rng, 0.0, 1.0, level), duty, plan)
+                runs = [_sequential(_Chain(rng, 0.0, 1.0, level), duty, alpha, 3.0)
                         for _ in range(trials // 100)]
-                failed = [(fio, wall) for verdict, fio, wall in runs if verdict == "fail"]
+                failed = [seen for verdict, seen in runs if verdict == "fail"]
                 out["rows"].append({
-                    "volume": name, "assumed_spell_s": assumed,
-                    "case": f"at {level:.0%} of its cap",
-                    "fail_rate": len(failed) / len(runs),
-                    "median_fio_s_to_fail": statistics.median(f for f, _ in failed)
-                    if failed else None,
-                    "median_wall_s_to_fail": statistics.median(w for _, w in failed)
+                    "level": level_name, "volume": name, "critical": k,
+                    "case": f"at {level:.0%} of its cap", "fail_rate": len(failed) / len(runs),
+                    "median_fio_s_to_fail": statistics.median(failed) if failed else None,
+                    "median_wall_s_to_fail": statistics.median(failed) + ramp + 1
                     if failed else None})
     return out
+
+
+# -- comparisons: operating characteristics of the paired procedure ----------------------------
+#: The main job's per-check share of the run's false-red budget (1e-3 over 53 checks).
+MAIN_JOB_SHARE = 1e-3 / 53
+#: A real volume's block: 10 s measured after a 2 s ramp, ~1 s to start fio.
+OC_BLOCK_S, OC_RAMP_S, OC_START_S = 10, 2, 1
+OC_SCENARIOS = (  # (claim, bar, at the bar, healthy, clear defect)
+    ("S0-08 gp2 vs Magnetic, at least 3x", 3.0, 3.0, 4.7, 2.0),
+    ("S1-03 first vs second write, at least 0.9x", 0.9, 0.9, 1.0, 0.7),
+)
+
+
+def _oc_differences(np: Any, rng: Any, runs: int, pairs: int, ratio: float, cv: float,
+                    phi: float, neighbour: bool) -> Any:
+    """``log(A_j) - log(B_j)`` of ``runs`` x ``pairs`` simulated pairs: each side's seconds
+    are AR(1) noise (``phi``, stationary CV ``cv``) running in wall time, a block measures
+    OC_BLOCK_S seconds after its ramp, the sides alternate A B A B; ``neighbour``: a host
+    level that steps between 1.0 and 0.85 at random times (every 20 s on average) and
+    slows whichever side runs then."""
+    per = OC_RAMP_S + OC_BLOCK_S + OC_START_S
+    innovation = cv * math.sqrt(1 - phi * phi)
+    xa = rng.normal(0.0, cv, runs)
+    xb = rng.normal(0.0, cv, runs)
+    host = rng.random(runs) < 0.5
+    out = np.empty((runs, pairs))
+    for j in range(pairs):
+        means = []
+        for side in (0, 1):
+            total = np.zeros(runs)
+            for second in range(per):
+                # both sides' noise runs in wall time, measured or not
+                xa = phi * xa + rng.normal(0.0, innovation, runs)
+                xb = phi * xb + rng.normal(0.0, innovation, runs)
+                if neighbour:
+                    host = np.where(rng.random(runs) < 1 / 20, ~host, host)
+                if OC_RAMP_S <= second < OC_RAMP_S + OC_BLOCK_S:
+                    level = np.where(host, 0.85, 1.0) if neighbour else 1.0
+                    total += level * (1.0 + (xa if side == 0 else xb))
+            means.append(total / OC_BLOCK_S)
+        out[:, j] = np.log(ratio * means[0]) - np.log(means[1])
+    return out
+
+
+def decide_vectorized(np: Any, design: Any, d: Any) -> tuple[Any, Any]:
+    """The sequential design of :mod:`pytest_ebsperf.comparison` over rows of pair
+    differences, vectorized: (outcome codes 1 PASS / -1 FAIL / 0 INCONCLUSIVE, pairs used).
+    Looks double, so the sample judged at look i is the first looks[i] pairs whichever way
+    the run went, and a confirming stage at look i uses pairs looks[i] .. 2 looks[i]."""
+    from pytest_ebsperf.results import stats as core
+
+    runs = d.shape[0]
+    outcome = np.zeros(runs, dtype=int)
+    used = np.zeros(runs, dtype=int)
+    open_ = np.ones(runs, dtype=bool)
+    fired_last = np.zeros(runs, dtype=bool)
+
+    def bounds(sample: Any, level: float) -> tuple[Any, Any]:
+        k = sample.shape[1]
+        mean = sample.mean(axis=1)
+        half = core.t_quantile(1.0 - level, k - 1) * sample.std(axis=1, ddof=1) / math.sqrt(k)
+        return mean - half, mean + half
+
+    def beyond(low: Any, high: Any) -> Any:
+        if design.kind == "at least":
+            return high < design.low
+        if design.kind == "at most":
+            return low > design.high
+        return (low > design.high) | (high < design.low)
+
+    def passes(low: Any, high: Any) -> Any:
+        if design.kind == "at least":
+            return low >= design.low
+        if design.kind == "at most":
+            return high <= design.high
+        return (low >= design.low) & (high <= design.high)
+
+    for n in design.looks:
+        low, high = bounds(d[:, :n], design.pass_level)
+        ok = open_ & passes(low, high)
+        outcome[ok], used[ok], open_[ok] = 1, n, False
+        low, high = bounds(d[:, :n], design.first_level)
+        fired = open_ & beyond(low, high)
+        clow, chigh = bounds(d[:, n:2 * n], design.confirm_level)
+        failed = fired & beyond(clow, chigh)
+        outcome[failed], used[failed], open_[failed] = -1, 2 * n, False
+        fired_last = fired & ~failed
+        used[open_] = n
+    used[open_ & fired_last] = 2 * design.looks[-1]
+    return outcome, used
+
+
+def oc(runs_at_bar: int = 200_000, runs_power: int = 10_000, seed: int = 5,
+       check_against: int = 2_000) -> dict[str, Any]:
+    """Operating characteristics of the whole comparison procedure: for each cell of AR(1)
+    noise (phi 0, 0.3, 0.8 x CV 2, 5, 10 %), without and with a neighbour's level steps,
+    the false FAIL at the bar (``runs_at_bar`` runs a cell), and the power for a healthy
+    pair and a clear defect with the seconds each needed. The vectorized decisions are
+    checked against :class:`pytest_ebsperf.comparison.Sequential` on ``check_against`` runs
+    of every cell first."""
+    import numpy as np
+
+    from pytest_ebsperf import comparison
+
+    rng = np.random.default_rng(seed)
+    rows: list[dict[str, Any]] = []
+    pair_s = 2 * (OC_RAMP_S + OC_BLOCK_S + OC_START_S)
+    for claim, bar, at_bar, healthy, defect in OC_SCENARIOS:
+        design = comparison.ratio_design(comparison.AT_LEAST, bar, fail_alpha=MAIN_JOB_SHARE)
+        pairs = design.max_pairs
+        for phi in (0.0, 0.3, 0.8):
+            for cv in (0.02, 0.05, 0.10):
+                for neighbour in (False, True):
+                    row: dict[str, Any] = {"claim": claim, "phi": phi, "cv": cv,
+                                           "neighbour": neighbour}
+                    # the vectorized decisions are the class's decisions
+                    d = _oc_differences(np, rng, check_against, pairs, healthy * 0.97, cv,
+                                        phi, neighbour)
+                    fast, _ = decide_vectorized(np, design, d)
+                    slow = [comparison.run(design, list(row_d)).outcome for row_d in d]
+                    code = {comparison.PASS: 1, comparison.FAIL: -1,
+                            comparison.INCONCLUSIVE: 0}
+                    assert all(code[s] == f for s, f in zip(slow, fast)), "vectorized != class"
+                    fails = done = 0
+                    while done < runs_at_bar:
+                        n = min(25_000, runs_at_bar - done)
+                        out, _ = decide_vectorized(np, design, _oc_differences(
+                            np, rng, n, pairs, at_bar, cv, phi, neighbour))
+                        fails += int((out == -1).sum())
+                        done += n
+                    row["at_bar_runs"], row["at_bar_fails"] = done, fails
+                    row["at_bar_fail_rate"] = fails / done
+                    for name, ratio, want in (("healthy", healthy, 1), ("defect", defect, -1)):
+                        out, used = decide_vectorized(np, design, _oc_differences(
+                            np, rng, runs_power, pairs, ratio, cv, phi, neighbour))
+                        right = out == want
+                        row[f"{name}_power"] = float(right.mean())
+                        row[f"{name}_wrong"] = int((out == -want).sum())
+                        row[f"{name}_median_s"] = float(np.median(used[right])) * pair_s \
+                            if right.any() else None
+                        row[f"{name}_p99_s"] = float(np.percentile(used[right], 99)) * pair_s \
+                            if right.any() else None
+                    rows.append(row)
+                    print(json.dumps(row), file=sys.stderr, flush=True)
+    design = comparison.ratio_design(comparison.AT_LEAST, 3.0, fail_alpha=MAIN_JOB_SHARE)
+    return {"fail_share": MAIN_JOB_SHARE, "false_fail_bound": design.false_fail_bound,
+            "levels": {"pass_per_look": design.pass_level,
+                       "first_stage_per_look": design.first_level,
+                       "confirming_stage": design.confirm_level},
+            "block": {"seconds": OC_BLOCK_S, "ramp_s": OC_RAMP_S, "start_s": OC_START_S},
+            "rows": rows}
+
+
+# -- emulated A/A: the studentized statistic of identical twins ----------------------------------
+def aa(checks: int = 200, pairs: int = 4) -> dict[str, Any]:
+    """Identical emulated twins (io1, 4,000 IOPS, random 16 KiB reads) measured as a
+    comparison measures them: ``pairs`` pairs of fresh fio runs, alternated, per check, the
+    plugin's emulated block. Each check's ``mean(d) / (sd(d) / sqrt(K))`` must follow
+    Student's t on K - 1 (Kolmogorov-Smirnov against it)."""
+    from scipy import stats as scipy_stats
+
+    from pytest_ebsperf.checks import paired
+    from pytest_ebsperf.claims import ClaimRunner
+    from pytest_ebsperf.session import EbsperfSession
+    from pytest_ebsperf.settings import Settings, validate
+
+    settings = Settings(emulate=True, volume_type="io1", volume_size=100, volume_iops=4000)
+    validate(settings)
+    session = EbsperfSession(settings)
+    statistic: list[float] = []
+    ratios: list[float] = []
+    started = time.monotonic()
+    try:
+        session.preflight()
+        runner = ClaimRunner(session, name="bench-aa")
+        block = paired.block_workload(runner.workload("randread", "16k"), settings)
+        for check in range(checks):
+            d = []
+            for _ in range(pairs):
+                a = runner.run(block, phase="pair").total_iops
+                b = runner.run(block, target=runner.reference, phase="pair").total_iops
+                d.append(paired.log_ratio(a, b))
+            runner.measurements.clear()
+            sd = statistics.stdev(d)
+            statistic.append(statistics.fmean(d) / (sd / math.sqrt(pairs)) if sd else 0.0)
+            ratios.append(math.exp(statistics.fmean(d)))
+            if check % 20 == 19:
+                print(f"{check + 1} checks, {time.monotonic() - started:.0f} s",
+                      file=sys.stderr, flush=True)
+    finally:
+        session.close()
+    ks = scipy_stats.kstest(statistic, "t", args=(pairs - 1,))
+    return {"checks": checks, "pairs": pairs, "block_s": block.runtime_s,
+            "ramp_s": block.ramp_s, "ks_statistic": float(ks.statistic),
+            "ks_p_value": float(ks.pvalue), "mean_t": statistics.fmean(statistic),
+            "sd_t": statistics.stdev(statistic),
+            "t_sd_expected": math.sqrt((pairs - 1) / (pairs - 3)) if pairs > 3 else None,
+            "ratio_median": statistics.median(ratios),
+            "wall_s": round(time.monotonic() - started, 1)}
+
+
+# -- injected defects: each comparison FAILs its defect ----------------------------------------
+DEFECTS = (
+    ("S0-08: gp2 slowed to a 2.0 ratio against its Magnetic twin",
+     ("suites/gp2/test_gp2.py::"
+      "test_on_a_large_working_set_gp2_stays_several_times_faster_than_magnetic"),
+     ("--emulate-device-latency=10",)),
+    ("S1-03: first writes at 0.7 of the second",
+     "suites/instance_store/test_instance_store.py::test_first_write_is_as_fast_as_the_second",
+     ("--emulate-first-write-factor=0.7",)),
+    ("S2-17: the encrypted twin at 0.9",
+     "suites/encryption/test_encryption.py",
+     ("--emulate-device-factor=0.9",)),
+)
+
+
+def defects(rounds: int = 10) -> dict[str, Any]:
+    """Each comparison on emulated volumes with its defect injected, ``rounds`` times: the
+    check must FAIL every time (the IOPS term for S2-17)."""
+    rows = []
+    for name, nodeid, extra in DEFECTS:
+        outcomes: Counter[str] = Counter()
+        walls = []
+        for _ in range(rounds):
+            with tempfile.TemporaryDirectory() as tmp:
+                report = Path(tmp) / "r.json"
+                argv = [sys.executable, "-m", "pytest", nodeid, "--emulate",
+                        "--emulate-latency=auto", "-q", "-p", "no:cacheprovider",
+                        f"--ebsperf-report={report}", *extra]
+                start = time.monotonic()
+                subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900,
+                               check=False)
+                walls.append(time.monotonic() - start)
+                checks = json.loads(report.read_text())["checks"] if report.exists() else []
+            first = next((c for c in checks if c.get("unit") == "ratio"), None)
+            outcomes[first["outcome"] if first else "no verdict"] += 1
+        rows.append({"defect": name, "rounds": rounds, "outcomes": dict(outcomes),
+                     "median_wall_s": round(statistics.median(walls), 1)})
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    return {"rows": rows}
+
+
+# -- batch means: coverage of the mean's interval ------------------------------------------
+def means(trials: int = 20_000, seed: int = 3) -> dict[str, Any]:
+    """How often a one-sided bound of the mean of an AR(1) series misses the true mean,
+    batch means (ten blocks, t on 9) against the naive interval of single seconds."""
+    import numpy as np
+
+    from pytest_ebsperf.results import stats as core
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n in (20, 60, 600):
+        for phi in (0.0, 0.3, 0.5, 0.8):
+            e = rng.normal(0.0, math.sqrt(1 - phi * phi), (trials, n))
+            x = np.empty((trials, n))
+            x[:, 0] = rng.normal(0.0, 1.0, trials)
+            for t in range(1, n):
+                x[:, t] = phi * x[:, t - 1] + e[:, t]
+            k, b = core.block_plan(n)
+            m = x[:, :k * b].reshape(trials, k, b).mean(axis=2)
+            row = {"seconds": n, "phi": phi, "blocks": k, "block_s": b}
+            for level in (0.05, 0.001):
+                high = m.mean(axis=1) + core.t_quantile(1 - level, k - 1) * m.std(
+                    axis=1, ddof=1) / math.sqrt(k)
+                naive = x.mean(axis=1) + core.t_quantile(1 - level, n - 1) * x.std(
+                    axis=1, ddof=1) / math.sqrt(n)
+                row[f"miss_at_{level:g}"] = float((high < 0).mean())
+                row[f"naive_miss_at_{level:g}"] = float((naive < 0).mean())
+            rows.append(row)
+    return {"trials": trials, "rows": rows}
+
+
+# -- history: drift and steps on flat and drifting series ------------------------------------
+def drift(series: int = 2_000, seed: int = 13) -> dict[str, Any]:
+    """The history gate (change points for the worse within 10 runs, or a drift) on flat
+    series of 8-100 runs at CV 2 % (false alarms), and on the drift the gate must name."""
+    from pytest_ebsperf.trends.changes import change_points, worsening_since
+    from pytest_ebsperf.trends.changes import drift as find_drift
+
+    rng = random.Random(seed)
+    rows = []
+    for n in (8, 12, 20, 50, 100):
+        steps = drifts = either = 0
+        for _ in range(series):
+            values = [1000.0 * rng.gauss(1.0, 0.02) for _ in range(n)]
+            worse = worsening_since(change_points(values), n, 10) is not None
+            moving = find_drift(values) is not None
+            steps, drifts, either = steps + worse, drifts + moving, either + (worse or moving)
+        rows.append({"runs": n, "series": series, "step_alarms": steps / series,
+                     "drift_alarms": drifts / series, "gate_false_alarms": either / series})
+    case = [4000.0 * rng.gauss(1, 0.001) for _ in range(5)] + [3880.0, 3767.0, 3641.0]
+    found = find_drift(case)
+    detect = {}
+    for per_run in (0.01, 0.02, 0.03):
+        for after in (3, 4, 6):
+            hits = 0
+            for _ in range(1000):
+                values = [1000.0 * rng.gauss(1, 0.02) for _ in range(10)]
+                values += [1000.0 * (1 - per_run * (i + 1)) * rng.gauss(1, 0.02)
+                           for i in range(after)]
+                hits += find_drift(values) is not None or worsening_since(
+                    change_points(values), len(values), 10) is not None
+            detect[f"{per_run:.0%}/run, {after} runs in"] = hits / 1000
+    return {"flat": rows, "issue_case": None if found is None else {
+        "start_run": found.start + 1, "slope_per_run": found.slope,
+        "relative_per_run": found.relative_per_run, "p_value": found.p_value,
+        "method": found.method}, "detection_at_cv_2pct": detect}
 
 
 # -- emulated suites ---------------------------------------------------------------------
@@ -431,8 +705,18 @@ def main(argv: list[str]) -> None:
         result: Any = simulation()
     elif part == "matrix":
         result = matrix()
-    elif part == "looks":
-        result = looks(int(argv[2]) if len(argv) > 2 else 200_000)
+    elif part == "spells":
+        result = spells(int(argv[2]) if len(argv) > 2 else 200_000)
+    elif part == "oc":
+        result = oc(int(argv[2]) if len(argv) > 2 else 200_000)
+    elif part == "aa":
+        result = aa(int(argv[2]) if len(argv) > 2 else 200)
+    elif part == "defects":
+        result = defects(int(argv[2]) if len(argv) > 2 else 10)
+    elif part == "means":
+        result = means()
+    elif part == "drift":
+        result = drift()
     elif part == "emulated":
         result = emulated(int(argv[2]) if len(argv) > 2 else 2)
     elif part == "score":  # the reports an emulated run kept (EBSPERF_BENCH_KEEP)
@@ -442,7 +726,8 @@ def main(argv: list[str]) -> None:
     elif part == "logs":
         result = logs()
     else:
-        raise SystemExit(f"unknown part {part!r}: simulation, emulated, device or logs")
+        raise SystemExit(f"unknown part {part!r}: simulation, spells, oc, means, drift, "
+                         "emulated, matrix, device, score or logs")
     print(json.dumps(result, indent=2, default=str))
 
 

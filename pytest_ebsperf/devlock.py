@@ -94,3 +94,105 @@ def device_lock(device: str) -> Iterator[bool]:
     """Hold ``device``'s locks for the ``with`` block; yields True when it had to wait."""
     with DeviceLock([device]) as lock:
         yield lock.waited
+
+
+# -- one measuring host: comparisons alone ------------------------------------------------------
+#: The host-wide measuring lock and the turnstile that keeps a waiting comparison from being
+#: overtaken by new measurements.
+MEASURING_LOCK = "ebsperf-measuring.lock"
+TURNSTILE_LOCK = "ebsperf-measuring-turnstile.lock"
+#: This process's holds on the measuring lock, innermost last ("shared" or "alone"), and the
+#: one descriptor they share (flock locks belong to an open file: two descriptors of one
+#: process would block each other, so an upgrade converts this one).
+_held: list[str] = []
+_fd: list[int] = []
+
+
+def _measuring_path(name: str) -> Path:
+    for directory in LOCK_DIRS:
+        if directory.is_dir() and os.access(directory, os.W_OK):
+            return directory / name
+    return Path(tempfile.gettempdir()) / name
+
+
+def _take(mode: int) -> bool:
+    """Queue at the turnstile, then take the measuring lock in ``mode`` on this process's
+    descriptor; True when either had to wait."""
+    waited = False
+    turnstile = os.open(_measuring_path(TURNSTILE_LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
+                        0o600)
+    try:
+        try:
+            fcntl.flock(turnstile, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            waited = True
+            fcntl.flock(turnstile, fcntl.LOCK_EX)
+        if not _fd:
+            _fd.append(os.open(_measuring_path(MEASURING_LOCK),
+                               os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
+        try:
+            fcntl.flock(_fd[0], mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            waited = True
+            fcntl.flock(_fd[0], mode)
+    finally:
+        os.close(turnstile)  # in (or failed): let the next one queue
+    return waited
+
+
+@contextlib.contextmanager
+def measuring(*, alone: bool = False) -> Iterator[bool]:
+    """Hold the host-wide measuring lock for the ``with`` block: shared by ordinary checks
+    (any number of pytest-xdist workers and runs measure side by side), exclusive for a
+    comparison of two measurements (S0-08, S1-03, S1-08, S2-17), which then never shares the
+    host's CPUs with another measuring worker. A waiting comparison holds the turnstile, so
+    checks that start after it wait for it (no starvation). A shared hold that asks to be
+    alone lets go first and queues (two workers upgrading at once would otherwise wait for
+    each other). Yields True when it had to wait."""
+    want = "alone" if alone else "shared"
+    current = _held[-1] if _held else None
+    if current == "alone" or current == want:
+        _held.append(current)
+        try:
+            yield False
+        finally:
+            _held.pop()
+        return
+    if current == "shared":
+        fcntl.flock(_fd[0], fcntl.LOCK_UN)  # upgrade: out, then queue like everyone else
+    try:
+        waited = _take(fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+    except BaseException:
+        _release_to(current)
+        raise
+    _held.append(want)
+    try:
+        yield waited
+    finally:
+        _held.pop()
+        _release_to(_held[-1] if _held else None)
+
+
+def _release_to(mode: str | None) -> None:
+    """Back to the outer hold (``None``: let go and close the descriptor)."""
+    if not _fd:
+        return
+    if mode is None:
+        os.close(_fd.pop())
+    elif mode == "shared":
+        fcntl.flock(_fd[0], fcntl.LOCK_SH)
+
+
+@contextlib.contextmanager
+def set_aside() -> Iterator[None]:
+    """Let go of this process's shared measuring hold for the ``with`` block (a check that
+    idles, such as a burst bucket refilling, lets a waiting comparison measure meanwhile),
+    then queue for it again. No-op when nothing or an exclusive hold is held."""
+    if not _held or _held[-1] != "shared" or not _fd:
+        yield
+        return
+    fcntl.flock(_fd[0], fcntl.LOCK_UN)
+    try:
+        yield
+    finally:
+        _take(fcntl.LOCK_SH)

@@ -139,22 +139,25 @@ def judge_latency(claim: str, what: str, result: FioResult, workload: Workload, 
 
 def judge_mean_latency(claim: str, what: str, result: FioResult, workload: Workload, *,
                        bound_ns: float, alpha: float, direction: str | None = None,
-                       source: str = "") -> Verdict:
+                       source: str = "", pass_alpha: float = evidence.PASS_ALPHA) -> Verdict:
     """Judge "the average completion latency is under ``bound_ns``" (io2's < 500 µs).
 
     The sample is the per-second mean completion latency from fio's logs, each second
     weighted by its I/Os (the average over I/Os, as fio's report gives it; a second stalled
-    behind one slow I/O holds few): the interval for that mean (one-sided at ``alpha``, the
-    standard error corrected for autocorrelation) must lie under the bound for PASS, wholly
-    above it for FAIL; else INCONCLUSIVE. Without per-second I/O counts the seconds weigh
-    the same."""
+    behind one slow I/O holds few), with batch means of consecutive seconds: its upper
+    bound at ``pass_alpha`` must lie under the bound for PASS, its lower bound at ``alpha``
+    (the check's false-red level) above it for FAIL; else INCONCLUSIVE. Without per-second
+    I/O counts the seconds weigh the same."""
     direction, stats = _direction(result, workload, direction)
     clat_series = result.series.get(f"{direction}_clat")
     windows = list(clat_series.values) if clat_series is not None else []
     measured = stats.clat.mean_ns if stats.clat.samples else None
     weights = _ios_per_window(result, direction, clat_series)
-    interval = (evidence.weighted_mean_interval(windows, weights, alpha) if weights
-                else evidence.mean_interval(windows, alpha))
+    def interval_at(level: float) -> evidence.MeanInterval | None:
+        return (evidence.weighted_mean_interval(windows, weights, level) if weights
+                else evidence.mean_interval(windows, level))
+
+    interval, failing = interval_at(pass_alpha), interval_at(alpha)
     label = f"mean {direction} latency"
     base = {"bound_ns": bound_ns, "direction": direction, "windows": len(windows),
             "alpha": alpha, "window_means_ns": windows}
@@ -169,23 +172,28 @@ def judge_mean_latency(claim: str, what: str, result: FioResult, workload: Workl
                        reason=reason, message=message, policy=LATENCY,
                        details={**base, **details})
 
-    if measured is None or interval is None:
+    if measured is None or interval is None or failing is None:
         return verdict(Outcome.INCONCLUSIVE, "inconclusive: too few seconds",
                        "Its per-second means need at least two seconds of fio's logs; run "
                        "longer (--ebsperf-runtime).")
     weighed = ", each weighted by its I/Os" if weights else ""
-    seen = (f"Per-second means over {interval.n} s{weighed}: {format_latency(interval.mean)}, between "
-            f"{format_latency(max(0.0, interval.low))} and {format_latency(interval.high)} (each side "
-            f"at the false-alarm level {alpha:.2g})")
-    found = {"low_ns": interval.low, "high_ns": interval.high}
+    seen = (f"Per-second means over {interval.n} s ({interval.describe()}){weighed}: "
+            f"{format_latency(interval.mean)}")
+    found = {"low_ns": failing.low, "high_ns": interval.high, "pass_alpha": pass_alpha,
+             "blocks": interval.blocks, "block_s": interval.block_s}
     if interval.high < bound_ns:
         return verdict(Outcome.PASS, f"mean under {format_latency(bound_ns)}",
-                       f"{seen}: PASS.", **found)
-    if interval.low > bound_ns:
+                       f"{seen}, at most {format_latency(interval.high)} with confidence "
+                       f"{evidence.confidence_text(pass_alpha)}: PASS.", **found)
+    if failing.low > bound_ns:
         return verdict(Outcome.FAIL, f"mean above {format_latency(bound_ns)}",
-                       f"{seen}: wholly above the claim, FAIL.", **found)
+                       f"{seen}, at least {format_latency(failing.low)} with confidence "
+                       f"{evidence.confidence_text(alpha)} (the check's false-red level): "
+                       "above the claim, FAIL.", **found)
     return verdict(Outcome.INCONCLUSIVE, f"inconclusive: mean near {format_latency(bound_ns)}",
-                   f"{seen}: the claim's bound lies inside; run longer.", **found)
+                   f"{seen}, between {format_latency(failing.low)} and "
+                   f"{format_latency(interval.high)}: the claim's bound lies inside; run "
+                   "longer.", **found)
 
 
 def _ios_per_window(result: FioResult, direction: str, clat: Series | None) -> list[float]:

@@ -92,7 +92,8 @@ class EbsperfSession:
     #: Keyword arguments for :func:`pytest_ebsperf.aws.discover` (``sysfs_root``, ``dev_root``).
     aws_options: dict[str, Any] = field(default_factory=dict)
     _credits: CreditBook | None = None
-    #: Checks collected in this run (the false-alarm level is split over them); 0: unknown.
+    #: Checks of this run that can FAIL (the false-red budget is split over them): not
+    #: those that only record, not those whose suite does not apply; 0: unknown.
     checks_planned: int = 0
     #: Where live lines go while fio runs (a terminal line or CI heartbeat); None: nowhere.
     progress: ProgressWriter | None = None
@@ -183,41 +184,51 @@ class EbsperfSession:
         if self.found is None:
             self._record_given_volume()
 
-    def check_plan(self, markers: Sequence[Mapping[str, Any]]) -> None:
+    def check_plan(self, markers: Sequence[Mapping[str, Any]]) -> int:
         """What the collected checks need, checked before any fio run (a usage error, exit
         4, not a failed check): each test's marker settings, the volume each suite checks
         (facts AWS would not accept), twins whose facts contradict their claim (S2-17 on two
         encrypted volumes) and an opt-in to write that cannot be honoured.
-        ``markers`` holds each collected check's ``ebsperf`` marker keywords."""
+        ``markers`` holds each collected check's ``ebsperf`` marker keywords. Returns how
+        many of them can FAIL: not those that only record (``records=True``) and not those
+        whose suite does not apply to the volume under test (they skip)."""
         from pytest_ebsperf import twins
         from pytest_ebsperf.target import volume_from_marker
 
-        seen: set[tuple[Any, ...]] = set()
+        applies: dict[tuple[Any, ...], bool] = {}
+        judged = 0
         for kwargs in markers:
             self.settings.with_marker(kwargs)  # a bad marker value is a sentence now
             emulated = kwargs.get("emulated")
             key = (kwargs.get("volume_type"), repr(emulated), kwargs.get(twins.TWINS_MARKER))
-            if key in seen:
-                continue
-            seen.add(key)
-            if self.settings.provision:
-                continue  # each provisioned volume is checked when it is made
-            if self.found is not None:  # AWS described it: valid, and read when a check runs
-                volume = self.found.volume
-                if kwargs.get("volume_type") not in (None, volume.type):
-                    continue
-            else:
-                try:
-                    volume = self.volume_for(kwargs.get("volume_type"), volume_from_marker(
-                        emulated, kwargs.get("volume_type")) if emulated else None)
-                except SuiteMismatch:
-                    continue  # the suite does not apply here: its checks skip with the reason
-            if kwargs.get(twins.TWINS_MARKER) == twins.ENCRYPTED_TWIN and (
-                    self.settings.reference_device or self.settings.emulate):
-                pair = twins.encryption_pair(self.twin_facts(volume))
-                if pair.status == "contradiction":
-                    raise ConfigError(pair.sentence)
+            if key not in applies:
+                applies[key] = self._plan_one(kwargs, emulated, twins, volume_from_marker)
+            if applies[key] and not kwargs.get("records"):
+                judged += 1
         self.check_opt_in()
+        return judged
+
+    def _plan_one(self, kwargs: Mapping[str, Any], emulated: Any, twins: Any,
+                  volume_from_marker: Any) -> bool:
+        """Check one suite's volume and twins; False when the suite does not apply."""
+        if self.settings.provision:
+            return True  # each provisioned volume is checked when it is made
+        if self.found is not None:  # AWS described it: valid, and read when a check runs
+            volume = self.found.volume
+            if kwargs.get("volume_type") not in (None, volume.type):
+                return False
+        else:
+            try:
+                volume = self.volume_for(kwargs.get("volume_type"), volume_from_marker(
+                    emulated, kwargs.get("volume_type")) if emulated else None)
+            except SuiteMismatch:
+                return False  # the suite does not apply here: its checks skip with the reason
+        if kwargs.get(twins.TWINS_MARKER) == twins.ENCRYPTED_TWIN and (
+                self.settings.reference_device or self.settings.emulate):
+            pair = twins.encryption_pair(self.twin_facts(volume))
+            if pair.status == "contradiction":
+                raise ConfigError(pair.sentence)
+        return True
 
     def check_opt_in(self) -> None:
         """--ebsperf-destructive on a device no write may touch (mounted, root, swap, held by

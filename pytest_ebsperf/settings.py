@@ -85,6 +85,11 @@ OPTIONS: tuple[Option, ...] = (
            "SECONDS", "the most a check measures, ramp excluded (it stops earlier once its verdict is "
            "settled). Default: 60 on a device, 5 on "
            "an emulated volume."),
+    Option("block", "--ebsperf-block", "ebsperf_block", "EBSPERF_BLOCK", "float", "SECONDS",
+           "measuring seconds of one block of a comparison (gp2 vs Magnetic, first vs second "
+           "write, encrypted vs plain): the two sides run in alternating blocks, a fresh fio "
+           "run each, judged on the blocks' pairs. Default: 10 on a device, 2 on an "
+           "emulated volume."),
     Option("runs", "--ebsperf-runs", "ebsperf_runs", "EBSPERF_RUNS", "int", "N",
            "runs of a run-to-run stability check (S1-09); the first is dropped, so at least "
            "4. With 10, a volume as steady as seed 001's (CV 1-2 percent) passes and one "
@@ -118,6 +123,15 @@ OPTIONS: tuple[Option, ...] = (
            "the emulated device under test (not its --reference-device twin) gets this mean "
            "service time per I/O instead of --emulate-latency's: a twin made slower, for the "
            "encryption suite's latency claim.", None),
+    Option("emulate_device_factor", "--emulate-device-factor", None,
+           "EBSPERF_EMULATE_DEVICE_FACTOR", "float", "FACTOR",
+           "testing aid: the emulated device under test (not its twin) runs at this share of "
+           "its rates (0.9: an encrypted twin 10 percent slower, which S2-17 must catch)."),
+    Option("emulate_first_write_factor", "--emulate-first-write-factor", None,
+           "EBSPERF_EMULATE_FIRST_WRITE_FACTOR", "float", "FACTOR",
+           "testing aid: writes into blocks of the emulated device not written since it was "
+           "made or TRIMmed run at this share of its rates (0.7: the first-write cost S1-03 "
+           "must catch)."),
     Option("emulate_misses", "--emulate-misses", None, "EBSPERF_EMULATE_MISSES", "str",
            "RATE[,SPELL_S]", "make an emulated volume miss its 90 percent line (running at 50-80 percent "
            "of its rates) in RATE of its seconds, in spells of SPELL_S seconds on average "
@@ -165,13 +179,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("false_alarm", "--ebsperf-false-alarm", "ebsperf_false_alarm",
            "EBSPERF_FALSE_ALARM", "float", "PROBABILITY",
            "how often a whole run on a volume that meets every claim may be red: the run's "
-           "false-alarm level, split evenly over its checks (a check fails only on evidence "
-           "at its share).", 0.001),
+           "false-red budget, split evenly over its checks that can fail (a check fails only "
+           "on evidence at its share).", 0.001),
     Option("miss_spell", "--ebsperf-miss-spell", "ebsperf_miss_spell", "EBSPERF_MISS_SPELL",
            "float", "SECONDS", "how long, on average, a run of missed seconds of a compliant "
-           "volume may last (1: missed seconds are independent). Misses in one stretch are "
-           "then confirmed by short looks after pauses longer than a spell before a check "
-           "fails.", 3.0),
+           "volume may last (1: missed seconds are independent). The duty-cycle test weighs "
+           "the misses by this spell model, so a compliant volume's spell does not fail a "
+           "check while a volume that misses every second still fails within seconds.", 3.0),
     Option("no_discovery", "--ebsperf-no-discovery", "ebsperf_no_discovery",
            "EBSPERF_NO_DISCOVERY", "bool", None, "never call AWS: volume facts that are not "
            "given are not discovered from EC2 metadata and the API.", False),
@@ -257,6 +271,7 @@ class Settings:
     destructive: bool = False
     runtime: float | None = None
     runs: int = 10
+    block: float | None = None
     hosts_file: str | None = None
     fio_servers: str | None = None
     ramp: float | None = None
@@ -264,6 +279,8 @@ class Settings:
     emulate: bool = False
     emulate_factor: float = 1.0
     emulate_timescale: str = "auto"
+    emulate_device_factor: float | None = None
+    emulate_first_write_factor: float | None = None
     emulate_latency: str = "none"
     emulate_misses: str | None = None
     emulate_device_latency: str | None = None
@@ -539,6 +556,10 @@ def validate(settings: Settings) -> None:
             f"{MIN_RUNTIME_S:g} s to {MAX_RUNTIME_S:,} s (7 days): the checks judge whole "
             "seconds of fio's run, and a longer soak is several runs. Pass seconds in that "
             "range.")
+    block = settings.block
+    if block is not None and not 1.0 <= block <= 3600.0:
+        raise ConfigError(f"--ebsperf-block={block:g} (from {o.get('block', 'default')}) is the "
+                          "measuring seconds of one block of a comparison: pass 1 to 3,600.")
     if not 0.0 < settings.false_alarm < 1.0:
         raise ConfigError(f"--ebsperf-false-alarm is a probability between 0 and 1 (0.001: one "
                           f"red run in 1,000 on a healthy volume), got {settings.false_alarm:g} "
@@ -712,3 +733,13 @@ def _check_emulation_aids(settings: Settings) -> None:
                           f"{factor:g} (0.7 gives a bucket 30 % smaller than the model's).")
     if start is not None and not 0 <= start <= 100:
         raise ConfigError(f"--emulate-burst-balance is a percentage (0-100), got {start:g}.")
+    for name, value in (("--emulate-device-factor", settings.emulate_device_factor),
+                        ("--emulate-first-write-factor", settings.emulate_first_write_factor)):
+        if value is None:
+            continue
+        if not settings.emulate:
+            raise ConfigError(f"{name} only applies with --emulate: it slows an emulated "
+                              "volume, not a real one.")
+        if not math.isfinite(value) or not 0 < value <= 10:
+            raise ConfigError(f"{name} is a share of the emulated volume's rates, above 0 and "
+                              f"at most 10, got {value:g} (0.9: 10 % slower).")

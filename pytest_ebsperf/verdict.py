@@ -21,10 +21,9 @@ from pytest_ebsperf.diagnosis import Diagnosis, cpu_diagnosis, diagnose_shortfal
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload, format_size
 from pytest_ebsperf.models.credits import TIME_ABS_TOLERANCE_S, TIME_REL_TOLERANCE
-from pytest_ebsperf.models.types import CAP, FLOOR, INFO, REL, TIME, Expectation
+from pytest_ebsperf.models.types import CAP, FLOOR, INFO, TIME, Expectation
 from pytest_ebsperf.units import (
     format_iops,
-    format_latency,
     format_mibps,
     format_number,
     format_percent,
@@ -107,7 +106,6 @@ class LowerCheck:
     notes: tuple[str, ...] = ()
     test: evidence.DutyTest | None = None
     interval: evidence.MeanInterval | None = None
-    plan: evidence.LookPlan | None = None
 
     @property
     def ok(self) -> bool:
@@ -136,9 +134,15 @@ class LowerCheck:
             return _sentence(self.test.explain(q(self.threshold), self.window_s))
         if self.interval is not None:
             iv = self.interval
-            conf = format_percent(1.0 - iv.alpha)
-            return _sentence(f"the mean of {iv.n:,} s lies between {q(max(0.0, iv.low))} and "
-                             f"{q(iv.high)} ({conf} confidence each way)")
+            level = evidence.confidence_text(iv.alpha)
+            if self.state == evidence.FAIL:
+                said = f"is at most {q(iv.high)}"
+            elif self.state == evidence.PASS:
+                said = f"is at least {q(iv.low)}"
+            else:
+                said = f"lies between {q(iv.low)} and {q(iv.high)}"
+            return _sentence(f"the mean of {iv.n:,} s ({iv.describe()}) {said} with "
+                             f"confidence {level}")
         return ""
 
     def as_details(self) -> dict[str, Any]:
@@ -155,36 +159,28 @@ class LowerCheck:
                             "miss_rate_upper_95": self.test.rate_upper})
         if self.interval is not None:
             details.update({"mean_low": self.interval.low, "mean_high": self.interval.high,
-                            "alpha": self.interval.alpha})
-        if self.plan is not None:
-            plan = self.plan
-            details["looks_plan"] = {
-                "spell_s": plan.spell, "first_critical": plan.first_critical,
-                "robust_critical": plan.robust_critical, "p_first": plan.p_first,
-                "gap_s": plan.gap_s, "looks": plan.looks, "look_windows": plan.windows,
-                "look_critical": plan.critical, "p_confirm": plan.p_confirm}
+                            "alpha": self.interval.alpha, "blocks": self.interval.blocks,
+                            "block_s": self.interval.block_s})
         return details
 
 
 def duty_cycle_check(values: Sequence[float], threshold: float, duty: float,
                      window_s: float = 1.0, *, policy: evidence.Policy | None = None,
-                     planned: int | None = None, first_spent: bool = False) -> LowerCheck:
+                     planned: int | None = None) -> LowerCheck:
     """B-SLA as a test: FAIL only when the windows below ``threshold`` are evidence, at the
-    policy's false-alarm level, that more than ``1 - duty`` of windows miss it (for misses
-    that may come in spells: the robust test, or a first look that later looks confirm;
-    state "suspect" until they did, see :class:`pytest_ebsperf.evidence.LookPlan`)."""
+    policy's false-red level, that more than ``1 - duty`` of windows miss it (misses that
+    may come in spells are weighed by the spell model, see :mod:`pytest_ebsperf.evidence`)."""
     policy = policy or evidence.Policy()
-    tests = evidence.spell_tests(values, threshold, duty, alpha=policy.alpha, planned=planned,
-                                 spell=policy.spell, first_spent=first_spent)
-    test = tests.test
+    test = evidence.duty_test(values, threshold, duty, alpha=policy.alpha, planned=planned,
+                              spell=policy.spell)
     notes: tuple[str, ...] = ()
     if test.critical > test.planned:
         note = (f"{test.planned:,} windows are too few to show a miss rate above "
-                f"{format_percent(1.0 - duty)} at the false-alarm level "
+                f"{format_percent(1.0 - duty)} at the false-red level "
                 f"{test.alpha:.2g}: run longer (--ebsperf-runtime)")
         notes = (note,)
-    return LowerCheck(tests.state, threshold, test.seen, test.misses, duty, window_s, notes,
-                      test=test, plan=tests.plan)
+    return LowerCheck(test.state, threshold, test.seen, test.misses, duty, window_s, notes,
+                      test=test)
 
 
 def mean_check(measured: float, threshold: float, *, note: str = "",
@@ -192,22 +188,25 @@ def mean_check(measured: float, threshold: float, *, note: str = "",
                ) -> LowerCheck:
     """The lower bound on the mean (FLOOR, or CAP without a per-second series).
 
-    With per-second ``values`` the mean's confidence interval decides: FAIL when even its
-    upper bound is below ``threshold``, PASS when the mean reaches it, "open" in between.
-    Without them the bare mean is compared (and ``note`` says so).
+    With per-second ``values`` the mean's batch-means interval decides, asymmetrically: PASS
+    when its lower bound at the PASS level clears ``threshold``, FAIL when its upper bound at
+    the check's false-red level stays below it, "open" in between. Without them the bare
+    mean is compared (and ``note`` says so).
     """
     policy = policy or evidence.Policy()
-    interval = evidence.mean_interval(values, policy.alpha) if values else None
     notes = (note,) if note else ()
-    if interval is None:
+    if len(values) < 2:
         state = evidence.PASS if measured >= threshold else evidence.FAIL
         return LowerCheck(state, threshold, notes=notes)
-    if measured >= threshold:
-        state = evidence.PASS
-    elif interval.high < threshold:
-        state = evidence.FAIL
+    passing = evidence.mean_interval(values, policy.pass_alpha)
+    failing = evidence.mean_interval(values, policy.alpha)
+    assert passing is not None and failing is not None
+    if passing.low >= threshold:
+        state, interval = evidence.PASS, passing
+    elif failing.high < threshold:
+        state, interval = evidence.FAIL, failing
     else:
-        state = evidence.OPEN
+        state, interval = evidence.OPEN, passing
     return LowerCheck(state, threshold, samples=interval.n, notes=notes, interval=interval)
 
 
@@ -295,8 +294,7 @@ def _make_run_alone(expectation: Expectation, result: FioResult, workload: Workl
 
 def judge_cap(expectation: Expectation, result: FioResult, workload: Workload, *,
               metric: str = "iops", cpu_count: int | None,
-              policy: evidence.Policy | None = None, prior: Sequence[float] = (),
-              first_spent: bool = False, looks: Sequence[tuple[int, int]] = ()) -> Verdict:
+              policy: evidence.Policy | None = None, prior: Sequence[float] = ()) -> Verdict:
     """CAP: ``low x value`` in the duty cycle's share of seconds, mean <= ``high x value``.
 
     Both are judged as evidence (:mod:`pytest_ebsperf.evidence`): the duty cycle as a test of
@@ -320,23 +318,12 @@ def judge_cap(expectation: Expectation, result: FioResult, workload: Workload, *
     threshold = expectation.low * expectation.value
     if run.values:
         check = duty_cycle_check(run.values, threshold, expectation.duty, run.window_s,
-                                 policy=policy, planned=run.planned, first_spent=first_spent)
+                                 policy=policy, planned=run.planned)
     else:
         check = mean_check(run.measured, threshold, note="no per-second series: judged on "
                            "the mean, so the duty cycle could not be checked")
     if check.state == evidence.FAIL:
         return _shortfall(run, check, cpu_count)
-    if check.state == evidence.SUSPECT and looks:
-        assert check.plan is not None
-        notes = (*check.notes, looks_sentence(check.plan, looks))
-        failed = replace(check, state=evidence.FAIL, notes=notes)
-        found = _shortfall(run, failed, cpu_count)
-        details = {**found.details,
-                   "looks": [{"misses": m, "seconds": n} for m, n in looks],
-                   "looks_false_alarm": check.plan.false_alarm}
-        return replace(found, details=details)
-    if check.state == evidence.SUSPECT:
-        return _suspect(run, check)
     if check.state == evidence.OPEN:
         return _open(run, check)
     if above_open:
@@ -359,11 +346,10 @@ def _above_cap_evidence(run: _Run, high: float, policy: evidence.Policy
         return None, False
     interval = evidence.mean_interval(run.values, policy.alpha) if run.values else None
     if run.values:
-        tests = evidence.spell_tests([-v for v in run.values], -limit, run.expectation.duty,
-                                     alpha=policy.alpha, planned=run.planned,
-                                     spell=policy.spell)
-        if tests.state == evidence.FAIL:  # not a first look's suspicion: no look goes above
-            return _above_cap(run, high, interval, tests.test), False
+        test = evidence.duty_test([-v for v in run.values], -limit, run.expectation.duty,
+                                  alpha=policy.alpha, planned=run.planned, spell=policy.spell)
+        if test.state == evidence.FAIL:
+            return _above_cap(run, high, interval, test), False
     if interval is not None and interval.low <= limit:
         return None, True  # above on average, but within the seconds' noise
     if interval is None and run.values:
@@ -460,33 +446,6 @@ def _open(run: _Run, check: LowerCheck, *, above: bool = False) -> Verdict:
                f"{_stopped(run)}{run.citation()}")
     return _verdict(run, Outcome.INCONCLUSIVE, "run length", reason, message,
                     _base_details(run, check))
-
-
-def _suspect(run: _Run, check: LowerCheck) -> Verdict:
-    """The first look failed and the robust test did not: INCONCLUSIVE until later looks
-    (after a pause longer than a spell) confirm; the runner takes them, judged offline it
-    says what is missing."""
-    exp = run.expectation
-    plan = check.plan
-    assert plan is not None and check.test is not None
-    reason = (f"{check.misses:,} of {check.samples:,} s below {run.q(check.threshold)} in one "
-              f"stretch of the run: a spell of a compliant volume (up to {plan.spell:g} s on "
-              "average) can do that, a second look after a pause tells")
-    message = (f"{exp.what}: {run.q(run.measured)} measured, {run.q(exp.value)} expected "
-               f"({run.binding_name}; {check.tolerance(exp.low, exp.high)}) - {reason}: "
-               f"{plan.describe()} would confirm it (or --ebsperf-miss-spell=1 when this "
-               f"volume's misses are independent). {_stopped(run)}{run.citation()}")
-    details = {**_base_details(run, check), "values": list(run.values)}
-    return _verdict(run, Outcome.INCONCLUSIVE, "second look", reason, message, details)
-
-
-def looks_sentence(plan: evidence.LookPlan, looks: Sequence[tuple[int, int]]) -> str:
-    """What the later looks showed and what that is worth; ``looks``: (misses, seconds)."""
-    seen = " and ".join(f"{m:,} of {n:,} s" for m, n in looks)
-    return (f"after pauses of {plan.gap_s} s (longer than a spell: up to {plan.spell:g} s on "
-            f"average is tolerated) the volume missed again in {seen}; a compliant volume "
-            f"whose misses come in such spells fails the first look and every later one with "
-            f"probability at most {plan.false_alarm:.1e}")
 
 
 def _stopped(run: _Run) -> str:
@@ -611,133 +570,6 @@ def _sentence(text: str) -> str:
 
 
 # -- REL ----------------------------------------------------------------------------------
-def judge_rel(claim: str, what: str, a_label: str, a_value: float, b_label: str,
-              b_value: float, *, max_ratio_dev: float = REL_MAX_RATIO_DEV,
-              unit: str = "IOPS", source: str = "", a_values: Sequence[float] = (),
-              b_values: Sequence[float] = (), policy: evidence.Policy | None = None
-              ) -> Verdict:
-    """REL "the same": ``|a / b - 1| <= max_ratio_dev`` (S2-17: encrypted vs plain IOPS).
-
-    With per-second samples of both runs this is an equivalence test (two one-sided tests on
-    the ratio's confidence interval): PASS when the whole interval lies within the band,
-    FAIL when it lies wholly outside, INCONCLUSIVE when the samples cannot tell. Without
-    them the bare ratio is compared and the verdict says so.
-    """
-    policy = policy or evidence.Policy()
-    cite = f"Claim {claim}" + (f", {source}" if source else "")
-    pair = (f"{a_label} {format_quantity(a_value, unit)} vs {b_label} "
-            f"{format_quantity(b_value, unit)}")
-    if b_value <= 0 or not math.isfinite(b_value):
-        reason = f"inconclusive: {b_label} measured nothing to compare with"
-        return Verdict(Outcome.INCONCLUSIVE, claim, what, b_value, a_value, unit, b_label,
-                       reason, f"{what}: {pair} - {reason}. {cite}", REL, {})
-    ratio = a_value / b_value
-    tolerance = f"within {format_percent(max_ratio_dev)} required"
-    details: dict[str, Any] = {"ratio": ratio, "max_ratio_dev": max_ratio_dev,
-                               "a_label": a_label, "b_label": b_label}
-    interval = evidence.ratio_interval(a_values, b_values, policy.alpha)
-    if interval is None:
-        ok = abs(ratio - 1.0) <= max_ratio_dev + 1e-12
-        state = evidence.PASS if ok else evidence.FAIL
-        seen = "no per-second series: the bare ratio was compared"
-    else:
-        state = interval.equivalence(max_ratio_dev)
-        conf = format_percent(1.0 - 2.0 * interval.alpha)
-        seen = (f"the ratio lies between {max(0.0, interval.low):.3f} and "
-                f"{interval.high:.3f} with "
-                f"{conf} confidence")
-        details.update({"ratio_low": interval.low, "ratio_high": interval.high,
-                        "alpha": interval.alpha})
-    verdict_word = {evidence.PASS: "equivalent", evidence.FAIL: "different",
-                    evidence.OPEN: "cannot tell"}[state]
-    reason = (f"{a_label} vs {b_label}: ratio {ratio:.3f} ({(ratio - 1) * 100:+.1f} %), "
-              f"{verdict_word}")
-    outcome = {evidence.PASS: Outcome.PASS, evidence.FAIL: Outcome.FAIL,
-               evidence.OPEN: Outcome.INCONCLUSIVE}[state]
-    if state == evidence.OPEN:
-        reason = (f"inconclusive: the samples cannot tell whether {a_label} and {b_label} "
-                  f"are within {format_percent(max_ratio_dev)} - run longer")
-    message = f"{what}: {pair}, ratio {ratio:.3f} ({tolerance}; {seen}). {cite}"
-    return Verdict(outcome, claim, what, b_value, a_value, unit, f"{b_label} (reference)",
-                   reason, message, REL, details)
-
-
-def judge_rel_latency(claim: str, what: str, a_label: str, a_ns: float, b_label: str,
-                      b_ns: float, *, factor: float = REL_LATENCY_FACTOR,
-                      slack_ns: float = REL_LATENCY_SLACK_NS, source: str = "",
-                      a_values: Sequence[float] = (), b_values: Sequence[float] = (),
-                      policy: evidence.Policy | None = None) -> Verdict:
-    """REL on latency: ``a <= factor x b + slack`` (S2-17: p50 <= 1.10 x plain + 0.05 ms).
-
-    With per-second mean latencies of both runs, FAIL needs evidence: the lower confidence
-    bound of their ratio must exceed ``factor + slack / b``; medians that miss the bound
-    without it are INCONCLUSIVE, never PASS. Without them the two medians are compared as
-    they are.
-    """
-    policy = policy or evidence.Policy()
-    allowed = factor * b_ns + slack_ns
-    interval = evidence.ratio_interval(a_values, b_values, policy.alpha)
-    outcome = Outcome.FAIL if a_ns > allowed else Outcome.PASS
-    unproven = ""
-    if interval is not None and b_values:
-        b_mean = statistics.fmean(b_values)
-        allowed_ratio = factor + slack_ns / b_mean if b_mean > 0 else math.inf
-        conf = format_percent(1.0 - interval.alpha)
-        seen = (f"; per-second mean latencies: ratio {interval.ratio:.3f}, at least "
-                f"{max(0.0, interval.low):.3f} with {conf} confidence, {allowed_ratio:.3f} allowed")
-        if outcome is Outcome.FAIL and interval.low <= allowed_ratio:
-            # The sample's medians miss the bound, but its seconds scatter too much to show
-            # it: neither the claim's breach (no evidence) nor its keeping (the sample says
-            # otherwise).
-            outcome = Outcome.INCONCLUSIVE
-            unproven = " - inconclusive: the medians miss it, the seconds' scatter cannot " \
-                       "show it; run longer"
-    else:
-        seen = ""
-    cite = f"Claim {claim}" + (f", {source}" if source else "")
-    # Three digits: the two medians are close by design and two would print them equal.
-    a_text, b_text = format_latency(a_ns, 3), format_latency(b_ns, 3)
-    tolerance = (f"<= {factor:g} x {b_label} + {format_latency(slack_ns)} = "
-                 f"{format_latency(allowed, 3)}")
-    reason = f"{a_label} {a_text} vs {b_label} {b_text} ({tolerance})"
-    message = (f"{what}: {a_label} {a_text} vs {b_label} {b_text} ({tolerance} required"
-               f"{seen}){unproven}. {cite}")
-    details = {"allowed_ns": allowed, "factor": factor, "slack_ns": slack_ns,
-               "reference_ns": b_ns}
-    return Verdict(outcome, claim, what, allowed, a_ns, "ns", f"{b_label} (reference)",
-                   reason, message, REL, details)
-
-
-def judge_rel_pair(claim: str, what: str, a_label: str, a: FioResult, b_label: str,
-                   b: FioResult, *, max_ratio_dev: float = REL_MAX_RATIO_DEV,
-                   latency_factor: float = REL_LATENCY_FACTOR,
-                   latency_slack_ns: float = REL_LATENCY_SLACK_NS,
-                   source: str = "", policy: evidence.Policy | None = None,
-                   a_before: Sequence[float] = (), b_before: Sequence[float] = ()
-                   ) -> list[Verdict]:
-    """Two twins on the same job: total IOPS (``judge_rel``) and median completion
-    latency (``judge_rel_latency``), each judged on the runs' per-second samples. The latency
-    verdict is left out when fio reported no median for either run. ``a_before`` and
-    ``b_before`` are per-second IOPS of earlier rounds of the same check, judged together
-    with these runs'."""
-    policy = (policy or evidence.Policy()).split(2)
-    a_values = (*a_before, *_series_values(a, "total_iops"))
-    b_values = (*b_before, *_series_values(b, "total_iops"))
-    a_iops = statistics.fmean(a_values) if a_before and a_values else a.total_iops
-    b_iops = statistics.fmean(b_values) if b_before and b_values else b.total_iops
-    verdicts = [judge_rel(claim, f"{what}, IOPS", a_label, a_iops, b_label, b_iops,
-                          max_ratio_dev=max_ratio_dev, source=source, a_values=a_values,
-                          b_values=b_values, policy=policy)]
-    a_p50, b_p50 = median_latency_ns(a), median_latency_ns(b)
-    if a_p50 is not None and b_p50 is not None:
-        verdicts.append(judge_rel_latency(claim, f"{what}, median latency", a_label, a_p50,
-                                          b_label, b_p50, factor=latency_factor,
-                                          slack_ns=latency_slack_ns, source=source,
-                                          a_values=latency_values(a),
-                                          b_values=latency_values(b), policy=policy))
-    return verdicts
-
-
 def latency_values(result: FioResult) -> tuple[float, ...]:
     """Per-second mean completion latency of the busier direction."""
     side = "read" if result.read.iops >= result.write.iops else "write"
@@ -777,7 +609,7 @@ class _SweepRow:
         """Not shown to lie outside the point's tolerance band (judged on the per-second
         samples when there are any, else on the mean)."""
         if self.evidence_state is not None:
-            return self.evidence_state not in (evidence.FAIL, evidence.SUSPECT)
+            return self.evidence_state != evidence.FAIL
         upper = self.high is None or self.measured_iops <= self.high * self.expected_iops
         return self.measured_iops >= self.low * self.expected_iops and upper
 
@@ -836,11 +668,6 @@ def _sweep_outcome(points: Sequence[SweepPoint], rows: Sequence[_SweepRow], knee
         return Outcome.PASS, _sweep_binding(points), (f"all {len(rows)} block sizes on the "
                                                       f"model; {knee_text}")
     for point, row in bad:
-        if row.evidence_state == evidence.SUSPECT:
-            return (Outcome.INCONCLUSIVE, "second look",
-                    (f"{format_size(row.bs)}: its misses came in one stretch, which a spell of "
-                     "a compliant volume can do; a look after a pause would tell (or "
-                     "--ebsperf-miss-spell=1 when this volume's misses are independent)"))
         if row.measured_iops >= row.low * row.expected_iops:
             continue  # above the band: no test limit explains too much speed
         found = _sweep_point_diagnosis(point, row, cpu_count)
@@ -903,16 +730,16 @@ def _sweep_row(bs: int, expectation: Expectation, result: FioResult,
         if stopped and workload is not None and live is not None:
             window = statistics.median(live.window_s) if live.window_s else 1.0
             planned = max(len(values), round(workload.runtime_s / window))
-        state = evidence.spell_tests(values, expectation.low * expected, expectation.duty,
-                                     alpha=policy.alpha, planned=planned,
-                                     spell=policy.spell).state
+        state = evidence.duty_test(values, expectation.low * expected, expectation.duty,
+                                   alpha=policy.alpha, planned=planned,
+                                   spell=policy.spell).state
         if expectation.high is not None and statistics.fmean(values) > \
                 expectation.high * expected:
             limit = expectation.high * expected
             interval = evidence.mean_interval(values, policy.alpha)
-            above = evidence.spell_tests([-v for v in values], -limit, expectation.duty,
-                                         alpha=policy.alpha, planned=planned,
-                                         spell=policy.spell)
+            above = evidence.duty_test([-v for v in values], -limit, expectation.duty,
+                                       alpha=policy.alpha, planned=planned,
+                                       spell=policy.spell)
             if above.state == evidence.FAIL or (interval is not None and interval.low > limit):
                 state = evidence.FAIL
     return _SweepRow(bs, expected, measured, expectation.low, expectation.high, state)

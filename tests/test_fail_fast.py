@@ -38,26 +38,23 @@ def run_pytest(tmp_path: Path, *args: str, prefix: tuple[str, ...] = ()) -> tupl
 
 def test_a_volume_at_75_percent_fails_after_a_few_seconds_of_a_30_second_check(
         tmp_path: Path) -> None:
-    started = time.monotonic()
     report, _ = run_pytest(tmp_path, IO1_READ, "--emulate", "--emulate-factor=0.75",
                            "--ebsperf-runtime=30")
-    wall = time.monotonic() - started
     check = report["checks"][0]
     assert check["outcome"] == "fail"
     assert check["fio"]["stopped_early"] is True
-    assert check["fio"]["measured_s"] < 5.0
     assert check["fio"]["planned_s"] == 30.0
-    # a few missed seconds in a row may be a compliant volume's spell (up to 3 s by
-    # default): the first look stops on suspicion, a short look after a 15 s pause confirms
-    assert "a look after a pause tells" in check["fio"]["stop_reason"]
+    # misses in spells of up to 3 s are tolerated (the default): one check in the run
+    # (level 1e-3), 7 missed seconds of 30 are evidence, and fio stops one miss later, with
+    # no pause: the seconds fio measured, not the wall time, are what this asserts
+    assert check["details"]["critical_misses"] == 7
+    assert check["fio"]["measured_s"] <= 10.0
+    assert "settle the duty-cycle test" in check["fio"]["stop_reason"]
     assert "of the planned 30 s" in check["message"]
-    assert "after pauses of 15 s" in check["message"].lower(), check["message"]
-    looks = check["details"]["looks"]
-    assert looks and all(look["misses"] >= 1 and look["seconds"] == 2 for look in looks)
-    assert wall < 25.0 + 15.0 * len(looks)  # fio for a few seconds, pauses, looks, start-up
+    assert "looks" not in check["details"] and "pause" not in check["message"]
 
 
-def test_without_spells_the_first_look_decides_alone(tmp_path: Path) -> None:
+def test_with_independent_misses_fewer_seconds_decide(tmp_path: Path) -> None:
     report, _ = run_pytest(tmp_path, IO1_READ, "--emulate", "--emulate-factor=0.75",
                            "--ebsperf-runtime=30", "--ebsperf-miss-spell=1")
     check = report["checks"][0]
@@ -153,10 +150,12 @@ def test_a_plain_check_shows_its_rate_every_second_on_a_terminal(tmp_path: Path)
 
 
 def test_a_check_in_a_ci_log_says_what_it_does_every_30_seconds(tmp_path: Path) -> None:
+    # 45 s planned: the pass is settled only once too few seconds are left for the 8 misses
+    # that would fail it (after 38 s), so the check is still running at 30 s
     done = subprocess.run([sys.executable, "-m", "pytest", IO1_READ, "--emulate",
-                           "--ebsperf-runtime=35", "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120, check=False)
-    beats = re.findall(r"^ebsperf test_random_read\S*: (\d+) s of 35 s \| [\d,]+ IOPS now",
+                           "--ebsperf-runtime=45", "-p", "no:cacheprovider"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)
+    beats = re.findall(r"^ebsperf test_random_read\S*: (\d+) s of 45 s \| [\d,]+ IOPS now",
                        done.stdout, re.MULTILINE)
     assert done.returncode == 0, done.stdout[-2000:]
     assert len(beats) == 1 and 29 <= int(beats[0]) <= 32  # one line after 30 s, no more

@@ -62,7 +62,7 @@ SAMPLES = {
     "bssplit": "4k/50:8k/50", "randrepeat": "1", "randseed": "42",
     "rw_sequencer": "sequential", "random_generator": "tausworthe64",
     "random_distribution": "zipf:1.2", "percentage_random": "50", "allrandrepeat": "1",
-    "offset": "1M", "offset_increment": "1M", "offset_align": "4k", "io_size": "1M",
+    "offset_increment": "1M", "offset_align": "4k", "io_size": "1M",
     "io_limit": "1M", "number_ios": "100", "loops": "1", "iodepth_batch": "2",
     "iodepth_batch_submit": "2", "iodepth_batch_complete": "1",
     "iodepth_batch_complete_min": "1", "iodepth_batch_complete_max": "2", "iodepth_low": "1",

@@ -1,5 +1,5 @@
 """Claims judged over several passes: first vs second write, after TRIM vs full (S1-03,
-S1-08) and run-to-run stability (S1-09)."""
+S1-08: paired blocks, :mod:`pytest_ebsperf.comparison`) and run-to-run stability (S1-09)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import random
 
 import pytest
 
-from pytest_ebsperf import passes
+from pytest_ebsperf import comparison, passes
+from pytest_ebsperf.checks import paired
+from pytest_ebsperf.results import stats
 from pytest_ebsperf.fio import jobs
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.verdict_types import Outcome
@@ -22,48 +24,60 @@ def _seconds(mean: float, spread: float, n: int = 10, seed: int = 1) -> list[flo
     (0.05, 2, 0.1026), (0.95, 2, 5.9915), (0.05, 10, 3.9403), (0.975, 30, 46.9792),
     (0.0002, 2, 0.0004), (0.5, 1, 0.4549)])
 def test_chi2_quantiles_match_the_tables(q, df, expected):
-    assert passes.chi2_quantile(q, df) == pytest.approx(expected, rel=1e-3)
+    assert stats.chi2_quantile(q, df) == pytest.approx(expected, rel=1e-3)
+
+
+def _pairs(claim: str, a_label: str, a: list[float], b_label: str, b: list[float], *,
+           bar: float = passes.MIN_PASS_RATIO, fail_alpha: float = 1e-3 / 40):
+    """The paired verdict on pre-measured blocks (as the checks make it)."""
+    design = comparison.ratio_design(comparison.AT_LEAST, bar, fail_alpha=fail_alpha)
+    seq = comparison.run(design, stats.log_ratios(a, b))
+    k = len(seq.all_pairs)
+    blocks = comparison.Blocks(tuple(a[:k]), tuple(b[:k]), 2.0, 0.5)
+    return paired.ratio_verdict(seq, blocks, claim=claim, what=f"{a_label} vs {b_label}",
+                                a_label=a_label, b_label=b_label)
 
 
 def test_first_write_as_fast_as_the_second_passes():
-    found = passes.judge_ratio_at_least("S1-03", "first vs second", "first write",
-                                        _seconds(27_500, 0.01), "second write",
-                                        _seconds(27_500, 0.01, seed=2))
+    found = _pairs("S1-03", "first write", _seconds(27_500, 0.01, n=64), "second write",
+                   _seconds(27_500, 0.01, n=64, seed=2))
     assert found.outcome is Outcome.PASS
     assert found.details["ratio_low"] >= 0.9
     assert "Claim S1-03" in found.message
 
 
 def test_first_write_a_third_slower_fails_and_says_by_how_much():
-    found = passes.judge_ratio_at_least("S1-03", "first vs second", "first write",
-                                        _seconds(18_000, 0.02), "second write",
-                                        _seconds(27_500, 0.02, seed=2))
+    found = _pairs("S1-03", "first write", _seconds(18_000, 0.02, n=64), "second write",
+                   _seconds(27_500, 0.02, n=64, seed=2))
     assert found.outcome is Outcome.FAIL
     assert "first write is 35 % below second write" in found.reason
     assert found.details["ratio_high"] < 0.9
+    looks = found.details["paired"]["looks"]
+    assert [look["stage"] for look in looks] == ["first", "confirm"]  # two stages agreed
 
 
 def test_a_device_slower_than_a_twin_it_must_beat_threefold_names_the_ratio_required():
     # S0-08: gp2 at least 3 x Magnetic; a gp2 made as slow as its twin (ratio 0.99)
-    found = passes.judge_ratio_at_least("S0-08", "gp2 vs Magnetic", "gp2",
-                                        _seconds(197, 0.02), "standard",
-                                        _seconds(200, 0.02, seed=2), min_ratio=3.0)
+    found = _pairs("S0-08", "gp2", _seconds(197, 0.02, n=64), "standard",
+                   _seconds(200, 0.02, n=64, seed=2), bar=3.0)
     assert found.outcome is Outcome.FAIL
-    assert "gp2 / standard = 0.9" in found.reason and "below the 3.00 required" in found.reason
+    assert "gp2 / standard = 0.9" in found.reason and "below the 3.00x required" in found.reason
 
 
-def test_a_ratio_near_the_line_with_noisy_seconds_is_inconclusive():
-    found = passes.judge_ratio_at_least("S1-08", "after trim vs full", "after TRIM",
-                                        _seconds(25_000, 0.3, n=4), "full device",
-                                        _seconds(27_500, 0.3, n=4, seed=3), alpha=0.001)
+def test_a_ratio_near_the_line_with_noisy_blocks_is_inconclusive():
+    found = _pairs("S1-08", "after TRIM", _seconds(25_000, 0.3, n=64), "full device",
+                   _seconds(27_500, 0.3, n=64, seed=3))
     assert found.outcome is Outcome.INCONCLUSIVE
-    assert "run longer" in found.reason
+    assert found.details["paired"]["pairs"] >= 32  # every look was taken first
 
 
-def test_a_pass_with_one_second_cannot_be_judged():
-    found = passes.judge_ratio_at_least("S1-03", "x", "first write", [1000.0],
-                                        "second write", [1000.0, 1000.0])
-    assert found.outcome is Outcome.INCONCLUSIVE
+def test_a_pair_that_measured_nothing_cannot_be_judged():
+    design = comparison.ratio_design(comparison.AT_LEAST, 0.9, fail_alpha=1e-3)
+    seq = comparison.Sequential(design)
+    blocks = comparison.Blocks((), (), 2.0, 0.5, stopped="pair 1 measured nothing")
+    found = paired.ratio_verdict(seq, blocks, claim="S1-03", what="x", a_label="first write",
+                                 b_label="second write")
+    assert found.outcome is Outcome.INCONCLUSIVE and "measured nothing" in found.reason
 
 
 def test_seed_001_stability_passes():
@@ -156,13 +170,11 @@ def test_with_the_default_runs_both_pass_and_fail_are_reachable_for_seed_001s_vo
 def test_s1_08_says_what_it_can_show_and_whether_trim_helped() -> None:
     from pytest_ebsperf.checks.passes import trim_help
 
-    same = passes.judge_ratio_at_least("S1-08", "after TRIM", "after TRIM",
-                                       [1000.0, 1010.0, 990.0, 1000.0], "full device",
-                                       [1000.0, 995.0, 1005.0, 1000.0])
+    same = _pairs("S1-08", "after TRIM", [1000.0, 1010.0, 990.0, 1000.0], "full device",
+                  [1000.0, 995.0, 1005.0, 1000.0])
     said = trim_help(same)
     assert "not more than 10 % slower than on the full device" in said
     assert "That TRIM helps is not shown" in said
-    faster = passes.judge_ratio_at_least("S1-08", "after TRIM", "after TRIM",
-                                         [1500.0, 1510.0, 1490.0, 1500.0], "full device",
-                                         [1000.0, 995.0, 1005.0, 1000.0])
-    assert "TRIM helped: at least +4" in trim_help(faster)
+    faster = _pairs("S1-08", "after TRIM", [1500.0, 1510.0, 1490.0, 1500.0], "full device",
+                    [1000.0, 995.0, 1005.0, 1000.0])
+    assert "TRIM helped: at least +39 %" in trim_help(faster)  # paired: tighter than +4 %

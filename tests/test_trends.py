@@ -199,12 +199,36 @@ def test_history_finds_a_recent_step_and_fails_the_gate(tmp_path: Path) -> None:
     done = _cli("history", "--db", str(tmp_path / "h.sqlite"), "--import", *files,
                 "--since", "5", "--html", str(tmp_path / "t.html"))
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "1 changed for the worse within the last 5 runs" in done.stdout
+    assert "1 changed or drifting for the worse within the last 5 runs" in done.stdout
     assert "WORSE S0-02 io1 random read 4 KiB" in done.stdout and "from run 21" in done.stdout
     steady = _cli("history", "--db", str(tmp_path / "h2.sqlite"), "--import", *files[:20],
                   "--since", "5")
     assert steady.returncode == 0, steady.stdout + steady.stderr
     assert "WORSE" not in steady.stdout
+
+
+def test_history_names_a_slow_drift_that_no_step_shows(tmp_path: Path) -> None:
+    # five runs at 4,000 IOPS, then 3,880, 3,767, 3,641 (-3 % a run, each run's CV 1 %):
+    # no split of eight runs is a clear step, the drift is
+    factors = [1.0] * 5 + [0.97, 0.9418, 0.9103]
+    files = _history_files(tmp_path, factors)
+    done = _cli("history", "--db", str(tmp_path / "h.sqlite"), "--import", *files)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "DRIFT S0-02 io1 random read 4 KiB" in done.stdout
+    assert "%/run" in done.stdout and "from run 6" in done.stdout
+    assert "WORSE" not in done.stdout  # named as a drift, not as a step
+    flat = _cli("history", "--db", str(tmp_path / "flat.sqlite"), "--import", *files[:5])
+    assert flat.returncode == 0, flat.stdout
+
+
+def test_the_drift_test_holds_its_false_alarm_level_on_flat_series() -> None:
+    from pytest_ebsperf.trends.changes import DEFAULT_DRIFT_ALPHA, drift
+
+    rng = random.Random(21)
+    for n in (8, 30, 100):
+        alarms = sum(drift([1000.0 * rng.gauss(1, 0.02) for _ in range(n)]) is not None
+                     for _ in range(1000))
+        assert alarms / 1000 <= 2 * DEFAULT_DRIFT_ALPHA  # 0.5 % at most, plus its noise
 
 
 def test_compare_gives_two_files_the_gates_verdicts(tmp_path: Path) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import random
 from collections.abc import Sequence
 
 import pytest
 
-from pytest_ebsperf import diagnosis, evidence, units, verdict
+from pytest_ebsperf import comparison, diagnosis, evidence, units, verdict
+from pytest_ebsperf.checks import paired
 from pytest_ebsperf.fio.result import DirectionStats, FioResult, Latency, Series
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.models.types import (
@@ -215,7 +217,7 @@ def test_two_missed_seconds_in_sixty_are_reported_with_their_probability() -> No
                               policy=evidence.Policy(alpha=0.01))
     assert found.outcome is Outcome.FAIL
     assert ("2 of 60 s below 1,800 IOPS; a volume meeting 99.9 % (missing at 0.1 %) would "
-            "miss 2 or more of 60 with probability 0.17 %, below the false-alarm level 1 %: "
+            "miss 2 or more of 60 with probability 0.17 %, below the false-red level 1 %: "
             "FAIL.") in found.message
 
 
@@ -334,57 +336,59 @@ def test_info_records_and_never_fails(measured: float) -> None:
     assert "Documented 40-200 IOPS." in found.message
 
 
-# -- REL ----------------------------------------------------------------------------------
+# -- REL: paired blocks ------------------------------------------------------------------
+def _twins(a: list[float], b: list[float], design: comparison.Design):
+    seq = comparison.run(design, [paired.log_ratio(x, y) for x, y in zip(a, b)])
+    k = len(seq.all_pairs)
+    return seq, comparison.Blocks(tuple(a[:k]), tuple(b[:k]), 2.0, 0.5)
+
+
 @pytest.mark.parametrize("encrypted, outcome", [
-    (1960, Outcome.PASS), (2095, Outcome.PASS), (1880, Outcome.FAIL), (2120, Outcome.FAIL),
+    (1990, Outcome.PASS), (2040, Outcome.PASS), (1820, Outcome.FAIL), (2200, Outcome.FAIL),
 ])
 def test_rel_iops_must_be_within_five_percent(encrypted: float, outcome: Outcome) -> None:
-    found = verdict.judge_rel("S2-17", "encrypted vs plain", "encrypted", encrypted, "plain",
-                              2000)
-    assert found.outcome is outcome
+    rng = random.Random(4)
+    a = [encrypted * rng.gauss(1, 0.004) for _ in range(64)]
+    b = [2000 * rng.gauss(1, 0.004) for _ in range(64)]
+    design = comparison.ratio_design(comparison.WITHIN, 0.05, fail_alpha=2.5e-5)
+    seq, blocks = _twins(a, b, design)
+    found = paired.ratio_verdict(seq, blocks, claim="S2-17", what="encrypted vs plain",
+                                 a_label="encrypted", b_label="plain")
+    assert found.outcome is outcome, found.message
     assert "within 5 % required" in found.message
 
 
-@pytest.mark.parametrize("encrypted_ns, outcome", [
-    (1_150_000, Outcome.PASS),  # limit: 1.10 x 1.0 ms + 0.05 ms = 1.15 ms
-    (1_160_000, Outcome.FAIL),
-])
-def test_rel_latency_allows_ten_percent_plus_fifty_microseconds(encrypted_ns: float,
-                                                                outcome: Outcome) -> None:
-    found = verdict.judge_rel_latency("S2-17", "median latency", "encrypted", encrypted_ns,
-                                      "plain", 1_000_000)
-    assert found.outcome is outcome
-    assert "1.15 ms" in found.message
+def test_rel_latency_allows_ten_percent_plus_fifty_microseconds() -> None:
+    # block medians (ns) of both twins at QD 1: 1.10 x 1.0 ms + 0.05 ms = 1.15 ms allowed
+    def excess(a: float, b: float) -> float:
+        return a - (verdict.REL_LATENCY_FACTOR * b + verdict.REL_LATENCY_SLACK_NS)
+
+    design = comparison.Design(comparison.AT_MOST, high=0.0, fail_alpha=2.5e-5)
+    rng = random.Random(2)
+    for a_mean, outcome in ((1.02e6, Outcome.PASS), (1.40e6, Outcome.FAIL)):
+        a = [a_mean * rng.gauss(1, 0.01) for _ in range(64)]
+        b = [1.0e6 * rng.gauss(1, 0.01) for _ in range(64)]
+        seq = comparison.run(design, [excess(x, y) for x, y in zip(a, b)])
+        k = len(seq.all_pairs)
+        found = paired.latency_verdict(
+            seq, comparison.Blocks(tuple(a[:k]), tuple(b[:k]), 2.0, 0.5), claim="S2-17",
+            what="median latency", a_label="encrypted", b_label="plain",
+            factor=verdict.REL_LATENCY_FACTOR, slack_ns=verdict.REL_LATENCY_SLACK_NS)
+        assert found.outcome is outcome, found.message
+        assert "<= 1.1 x plain + 50 µs" in found.message
 
 
-def test_rel_latency_fails_on_evidence_and_never_passes_a_miss_it_cannot_show() -> None:
-    # per-second mean latencies (ns) of both twins at QD 1, 5 s each
-    steady_slow, steady_plain = [3.2e6, 3.1e6, 3.3e6, 3.2e6, 3.25e6], [1.1e6, 1.2e6] * 2 + [1.15e6]
-    found = verdict.judge_rel_latency("S2-17", "median latency", "encrypted", 3.23e6, "plain",
-                                      1.17e6, a_values=steady_slow, b_values=steady_plain)
-    assert found.outcome is Outcome.FAIL
-    # the same medians, but one second of the plain twin stalled at 9 ms: the ratio's lower
-    # bound falls under the 1.14 allowed, and a sample that misses the bound is not a PASS
-    stalled = [1.1e6, 9.0e6, 1.2e6, 1.1e6, 1.15e6]
-    found = verdict.judge_rel_latency("S2-17", "median latency", "encrypted", 3.23e6, "plain",
-                                      1.17e6, a_values=steady_slow, b_values=stalled)
+def test_a_comparison_never_passes_a_miss_it_cannot_show() -> None:
+    # noisy pairs around the bar: 32 pairs and no decision is INCONCLUSIVE, not PASS
+    rng = random.Random(9)
+    a = [1900 * rng.gauss(1, 0.15) for _ in range(64)]
+    b = [2000 * rng.gauss(1, 0.15) for _ in range(64)]
+    design = comparison.ratio_design(comparison.WITHIN, 0.05, fail_alpha=2.5e-5)
+    seq, blocks = _twins(a, b, design)
+    found = paired.ratio_verdict(seq, blocks, claim="S2-17", what="twins", a_label="enc",
+                                 b_label="plain")
     assert found.outcome is Outcome.INCONCLUSIVE
-    assert "cannot show it; run longer" in found.message
-    met = verdict.judge_rel_latency("S2-17", "median latency", "encrypted", 1.2e6, "plain",
-                                    1.17e6, a_values=steady_plain, b_values=stalled)
-    assert met.outcome is Outcome.PASS
-
-
-def test_a_rel_pair_judges_iops_and_median_latency() -> None:
-    found = verdict.judge_rel_pair("S2-17", "twins", "enc", run([2000] * 60), "plain",
-                                   run([1600] * 60))
-    assert [v.outcome for v in found] == [Outcome.FAIL, Outcome.PASS]
-    assert "IOPS" in found[0].what and "median latency" in found[1].what
-
-
-def test_a_reference_that_measured_nothing_is_inconclusive() -> None:
-    found = verdict.judge_rel("S2-17", "twins", "enc", 2000, "plain", 0)
-    assert found.outcome is Outcome.INCONCLUSIVE
+    assert "still straddles" in found.reason
 
 
 # -- sweep --------------------------------------------------------------------------------
@@ -488,18 +492,6 @@ def test_the_queue_depth_probe_is_short_and_deeper(runtime: float, ramp: float, 
                                                runtime_s=runtime, ramp_s=ramp))
     assert (probe.iodepth, probe.runtime_s, probe.ramp_s) == want
     assert probe.pattern == "randread" and probe.bs == 4096
-
-
-def test_earlier_rounds_of_a_relative_check_are_judged_with_its_last_one() -> None:
-    noisy_a = [2000.0, 2150.0, 1850.0, 2000.0]
-    noisy_b = [2000.0, 1860.0, 2140.0, 2000.0]
-    alone = verdict.judge_rel_pair("S2-17", "twins", "enc", run(noisy_a), "plain", run(noisy_b))
-    assert alone[0].outcome is Outcome.INCONCLUSIVE  # four noisy seconds cannot tell
-    together = verdict.judge_rel_pair("S2-17", "twins", "enc", run(noisy_a), "plain",
-                                      run(noisy_b), a_before=[2000.0, 2010.0, 1990.0] * 20,
-                                      b_before=[2000.0, 1995.0, 2005.0] * 20)
-    assert together[0].outcome is Outcome.PASS
-    assert together[0].details["ratio_low"] > 0.95
 
 
 # -- latency claims (pytest_ebsperf.latency) ------------------------------------------------

@@ -165,8 +165,11 @@ class CheckCore:
                       "it over ssh with --hosts.")
         target = target or self.target
         # one load per piece of storage at a time; a write claims the device (and every
-        # other name of its data) under that lock, and fio inherits lock and claims
-        with self._one_load_at_a_time(target) as lock, contextlib.ExitStack() as holds:
+        # other name of its data) under that lock, and fio inherits lock and claims; the
+        # host's measuring lock is shared with other measuring workers (a comparison holds
+        # it alone: :meth:`measuring_alone`)
+        with self._measuring(), self._one_load_at_a_time(target) as lock, \
+                contextlib.ExitStack() as holds:
             claims: list[int] = list(lock.fds)
             for member in self._members_alone(target):
                 held = self._guard_writes(workload, member)
@@ -305,6 +308,32 @@ class CheckCore:
             self.notes.append(said)
         facts: dict[str, int] = delta.facts()
         return facts
+
+    def _measuring(self, *, alone: bool = False) -> Any:
+        """The host-wide measuring lock (:func:`pytest_ebsperf.devlock.measuring`), where
+        fio runs on this host."""
+        from pytest_ebsperf.devlock import measuring
+
+        if not self.session.runner.host.is_local:
+            return contextlib.nullcontext(False)
+        return measuring(alone=alone)
+
+    @contextlib.contextmanager
+    def measuring_shared(self) -> Iterator[None]:
+        """A whole check measures beside other measuring workers (a comparison waits for
+        it to end)."""
+        with self._measuring():
+            yield
+
+    @contextlib.contextmanager
+    def measuring_alone(self) -> Iterator[None]:
+        """A comparison of two measurements holds the host alone for its whole check: no
+        other measuring worker shares the CPUs while its pairs run."""
+        with self._measuring(alone=True) as waited:
+            if waited:
+                self.announce(f"{self.name}: waited for the other measuring workers to finish "
+                              "their runs (a comparison measures alone)")
+            yield
 
     def _one_load_at_a_time(self, target: Target) -> Any:
         """A real device is measured by one fio at a time (pytest-xdist workers, other runs):

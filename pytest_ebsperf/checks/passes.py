@@ -22,7 +22,8 @@ import os
 import time
 from dataclasses import replace
 
-from pytest_ebsperf import passes, verdict
+from pytest_ebsperf import comparison, passes, verdict
+from pytest_ebsperf.checks import paired
 from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload, format_size
@@ -60,11 +61,13 @@ def _values(result: FioResult) -> tuple[float, ...]:
     return verdict.series_values(result, "total_iops")
 
 
-def _trim(runner: CheckCore, size: int, what: str) -> tuple[FioResult, str]:
-    """TRIM the first ``size`` bytes with fio (``rw=trim``); a note when less was trimmed."""
+def _trim(runner: CheckCore, size: int, what: str, *, offset: int = 0
+          ) -> tuple[FioResult, str]:
+    """TRIM ``size`` bytes from ``offset`` with fio (``rw=trim``); a note when less was
+    trimmed."""
     bs = min(8 * MIB, size)
     job = runner.workload("trim", bs).replace(
-        size=size, iodepth=1, numjobs=1, ramp_s=0.0, once=True,
+        size=size, offset=offset, iodepth=1, numjobs=1, ramp_s=0.0, once=True,
         runtime_s=max(10.0, 3 * math.ceil(size / TRIM_PLANNING_BPS)))
     result = runner.run(job, phase="pass")
     if result.trim.io_bytes < size:
@@ -93,26 +96,49 @@ def _pass_plan(runner: CheckCore, workload: Workload, capacity: int
 
 def check_first_write(runner: CheckCore, claim: str, what: str, workload: Workload
                       ) -> Verdict:
-    """S1-03: first writes into a TRIMmed region at least 0.90 x the second writes."""
+    """S1-03: first writes into a TRIMmed region at least 0.90 x the second writes, in
+    rounds (TRIM a region, write it once, write the same offsets again), each round one pair,
+    the regions taken in turn over the device."""
     started = time.perf_counter()
-    job, region, note = _pass_plan(runner, workload, device_bytes(runner))
-    runner.announce(f"{claim}: TRIM {format_size(region)}, then write it twice "
-                    f"({job.label()}, {format_seconds(job.runtime_s)} each)")
-    _, trim_note = _trim(runner, region, "the region")
-    first = runner.run(job, phase="pass")
-    second = runner.run(job, phase="pass")  # same seed: the same offsets, each written before
-    found = passes.judge_ratio_at_least(
-        claim, what, "first write", _values(first), "second write", _values(second),
-        alpha=runner.session.policy.alpha,
-        notes=[n for n in ((f"Region: the first {format_size(region)} of the device, "
-                           f"TRIMmed before the first pass."), note, trim_note) if n])
-    return runner.conclude(found, job, second, started)
+    capacity = device_bytes(runner)
+    block = paired.block_workload(workload, runner.settings)
+    job, region, note = _pass_plan(runner, block, capacity)
+    regions = max(1, capacity // region)
+    runner.announce(f"{claim}: rounds of TRIM, first write, second write on regions of "
+                    f"{format_size(region)} ({job.label()}, {format_seconds(job.runtime_s)} "
+                    "each)")
+    trim_notes: list[str] = []
+
+    def one_round(index: int) -> tuple[float, float, FioResult]:
+        offset = (index % regions) * region
+        _, trim_note = _trim(runner, region, "the region", offset=offset)
+        if trim_note and not trim_notes:
+            trim_notes.append(trim_note)
+        at = job.replace(offset=offset)
+        first = runner.run(at, phase="pair")
+        second = runner.run(at, phase="pair")  # same seed: the same offsets, written before
+        return first.total_iops, second.total_iops, second
+
+    design = comparison.ratio_design(comparison.AT_LEAST, passes.MIN_PASS_RATIO,
+                                     fail_alpha=runner.session.policy.alpha,
+                                     pass_alpha=runner.session.policy.pass_alpha)
+    with runner.measuring_alone():
+        seq, blocks, last = paired.measure(design, one_round, paired.log_ratio, block=job)
+    found = paired.ratio_verdict(
+        seq, blocks, claim=claim, what=what, a_label="first write", b_label="second write",
+        notes=[n for n in ((f"Each round TRIMs a region of {format_size(region)} "
+                            f"({regions} region(s) in turn) before its first write."), note,
+                           *trim_notes) if n])
+    if last is None:
+        return runner.conclude_plain(found)
+    return runner.conclude(found, job, last, started)
 
 
 def check_write_after_trim(runner: CheckCore, claim: str, what: str, workload: Workload,
                            *, prewarm_claim: str = "") -> list[Verdict]:
-    """S1-08 (and S1-04 with ``prewarm_claim``): fill the device, measure ``workload``,
-    TRIM the device, measure again; after-TRIM at least 0.90 x full."""
+    """S1-08 (and S1-04 with ``prewarm_claim``): fill the device, then rounds on its regions
+    in turn: random writes into the full region, TRIM it, random writes again (after TRIM),
+    refill it; after-TRIM at least 0.90 x full, judged on the rounds' pairs."""
     capacity = device_bytes(runner)
     target = runner.target
     if capacity > FILL_WITHOUT_LONG_BYTES and not runner.settings.long:
@@ -125,8 +151,8 @@ def check_write_after_trim(runner: CheckCore, claim: str, what: str, workload: W
     fill = runner.workload("write", "1m").replace(
         size=capacity, ramp_s=0.0, iodepth=8, numjobs=1, once=True,
         runtime_s=max(10.0, 3 * math.ceil(capacity / FILL_PLANNING_BPS)))
-    runner.announce(f"{claim}: fill {target.path} ({format_size(capacity)}), measure, TRIM, "
-                    "measure again")
+    runner.announce(f"{claim}: fill {target.path} ({format_size(capacity)}), then rounds of "
+                    "measure, TRIM, measure on its regions")
     filled = runner.run(fill, phase="pass")
     if filled.write.io_bytes < capacity:
         runner.refuse(f"{claim}: the fill wrote {format_size(filled.write.io_bytes)} of "
@@ -143,18 +169,41 @@ def check_write_after_trim(runner: CheckCore, claim: str, what: str, workload: W
                    "dd wrote 32 GB in 160.6 s (201 MB/s). NVMe instance store needs no "
                    "pre-warm (S1-03)")])
         verdicts.append(runner.conclude(info, fill, filled, started))
-    job, _, note = _pass_plan(runner, workload, capacity)
-    full = runner.run(job, phase="pass")
-    _, trim_note = _trim(runner, capacity, "the device")
-    after = runner.run(job, phase="pass")
-    found = passes.judge_ratio_at_least(
-        claim, what, "after TRIM", _values(after), "full device", _values(full),
-        alpha=runner.session.policy.alpha,
-        notes=[n for n in ((f"The whole device ({format_size(capacity)}) was written "
-                           f"before the first measurement and TRIMmed before the second."),
-                           note, trim_note) if n])
+        started = time.perf_counter()
+    block = paired.block_workload(workload, runner.settings)
+    job, region, note = _pass_plan(runner, block, capacity)
+    regions = max(1, capacity // region)
+    trim_notes: list[str] = []
+
+    def one_round(index: int) -> tuple[float, float, FioResult]:
+        offset = (index % regions) * region
+        at = job.replace(offset=offset)
+        if index >= regions:  # TRIMmed in an earlier round: full again first
+            refill = fill.replace(size=region, offset=offset,
+                                  runtime_s=max(10.0, 3 * math.ceil(region / FILL_PLANNING_BPS)))
+            runner.run(refill, phase="pass")
+        full = runner.run(at, phase="pair")
+        _, trim_note = _trim(runner, region, "the region", offset=offset)
+        if trim_note and not trim_notes:
+            trim_notes.append(trim_note)
+        after = runner.run(at, phase="pair")
+        return after.total_iops, full.total_iops, after
+
+    design = comparison.ratio_design(comparison.AT_LEAST, passes.MIN_PASS_RATIO,
+                                     fail_alpha=runner.session.policy.alpha,
+                                     pass_alpha=runner.session.policy.pass_alpha)
+    with runner.measuring_alone():
+        seq, blocks, last = paired.measure(design, one_round, paired.log_ratio, block=job)
+    found = paired.ratio_verdict(
+        seq, blocks, claim=claim, what=what, a_label="after TRIM", b_label="full device",
+        notes=[n for n in ((f"The whole device ({format_size(capacity)}) was written first; "
+                            f"each round writes into a full region of {format_size(region)}, "
+                            "TRIMs it and writes again."), note, *trim_notes) if n])
     found = replace(found, message=f"{found.message} {trim_help(found)}")
-    verdicts.append(runner.conclude(found, job, after, started))
+    if last is None:
+        verdicts.append(runner.conclude_plain(found))
+    else:
+        verdicts.append(runner.conclude(found, job, last, started))
     return verdicts
 
 
@@ -165,8 +214,11 @@ def check_stability(runner: CheckCore, claim: str, what: str, workload: Workload
     runs = runner.settings.runs
     if not runner.settings.given("runtime"):
         # seed 001's runs lasted 6-40 s (1.6 GiB each); the spread of runs' means needs
-        # many runs more than long ones
-        workload = workload.replace(runtime_s=min(workload.runtime_s, STABILITY_RUN_S))
+        # many runs more than long ones (on an emulated volume, runs as long as a block of
+        # a comparison)
+        longest = paired.block_seconds(runner.settings) if runner.settings.emulate \
+            else STABILITY_RUN_S
+        workload = workload.replace(runtime_s=min(workload.runtime_s, longest))
     means: list[float] = []
     result: FioResult | None = None
     for index in range(runs):

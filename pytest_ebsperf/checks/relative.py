@@ -7,8 +7,8 @@
 * :func:`check_faster_than` - REL "at least": the device runs the job at least N x as fast
   as a twin of another type (S0-08: gp2 vs Magnetic on seed 000's job, 3 x).
 
-Each twin is measured in turn on the same job; the verdicts are judged on the runs'
-per-second samples (:mod:`pytest_ebsperf.verdict`, :mod:`pytest_ebsperf.passes`).
+The twins are measured in paired alternating blocks, each a fresh fio run
+(:mod:`pytest_ebsperf.checks.paired`, :mod:`pytest_ebsperf.comparison`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pytest_ebsperf import passes, twins, verdict
+from pytest_ebsperf import comparison, twins, verdict
+from pytest_ebsperf.checks import paired
 from pytest_ebsperf.checks.core import CheckCore
+from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 from pytest_ebsperf.volume import Volume
@@ -26,22 +28,13 @@ from pytest_ebsperf.volume import Volume
 if TYPE_CHECKING:
     from pytest_ebsperf.target import Target
 
-#: Seconds a relative check measures each twin for at least, unless --ebsperf-runtime is
-#: given: with ~1 % per-second noise about 20 per side narrow the ratio's interval to +-2 %
-#: at the run's false-alarm level (a 5 s emulated run's 4 left it at +-12 %).
-REL_MIN_RUNTIME_S = 20.0
-#: Rounds a relative check may take (each REL_MIN_RUNTIME_S per twin) until it decides.
-REL_MAX_ROUNDS = 3
-#: Each twin's run at QD 1 for the latency term of a relative check (S2-17).
-REL_LATENCY_RUNTIME_S = 8.0
-
-
 def check_same(runner: CheckCore, claim: str, what: str, workload: Workload, *,
                labels: tuple[str, str] | None = None) -> list[Verdict]:
-    """IOPS within 5 % (rounds of both twins until the equivalence test decides) and median
-    latency at QD 1 within 10 % + 0.05 ms. An INCONCLUSIVE term does not stop the other:
-    both are measured, then the check's outcome is decided."""
-    with runner.as_one_check():
+    """IOPS within 5 % and median latency at QD 1 within 10 % + 0.05 ms, each in paired
+    blocks (device, twin, device, twin ...) until the sequential design decides. An
+    INCONCLUSIVE term does not stop the other: both are measured, then the check's outcome
+    is decided. The check's share of the false-red budget is split over its two terms."""
+    with runner.as_one_check(), runner.measuring_alone():
         return _check_same(runner, claim, what, workload, labels)
 
 
@@ -49,43 +42,53 @@ def _check_same(runner: CheckCore, claim: str, what: str, workload: Workload,
                 labels: tuple[str, str] | None) -> list[Verdict]:
     reference = runner.reference
     mine_label, theirs_label = labels or (runner.target.label, reference.label)
-    given_runtime = runner.settings.given("runtime")
-    if not given_runtime:
-        workload = workload.replace(runtime_s=max(workload.runtime_s, REL_MIN_RUNTIME_S))
+    policy = runner.session.policy.split(2)
+    block = paired.block_workload(workload, runner.settings)
+    design = comparison.ratio_design(comparison.WITHIN, verdict.REL_MAX_RATIO_DEV,
+                                     fail_alpha=policy.alpha, pass_alpha=policy.pass_alpha)
+    runner.announce(f"{claim}: {what}, IOPS: pairs of {block.runtime_s:g} s blocks on "
+                    f"{mine_label} and {theirs_label}")
+
+    def iops_pair(index: int) -> tuple[float, float, FioResult]:
+        mine = runner.run(block, phase="pair")
+        theirs = runner.run(block, target=reference, phase="pair")
+        return mine.total_iops, theirs.total_iops, mine
+
     started = time.perf_counter()
-    # Rounds of both twins, alternated so drift hits both alike, until the equivalence
-    # test decides; the false-alarm level is split over the looks it may take.
-    looks = 1 if given_runtime else REL_MAX_ROUNDS
-    policy = runner.session.policy.split(looks)
-    mine_before: list[float] = []
-    theirs_before: list[float] = []
-    for look in range(looks):
-        mine = runner.run(workload)
-        theirs = runner.run(workload, target=reference)
-        found = verdict.judge_rel_pair(claim, what, mine_label, mine, theirs_label, theirs,
-                                       policy=policy, a_before=mine_before,
-                                       b_before=theirs_before)
-        if found[0].outcome is not Outcome.INCONCLUSIVE or look == looks - 1:
-            break
-        mine_before += verdict.series_values(mine, "total_iops")
-        theirs_before += verdict.series_values(theirs, "total_iops")
-    verdicts = [runner.conclude(found[0], workload, mine, started)]
+    seq, blocks, last = paired.measure(design, iops_pair, paired.log_ratio, block=block)
+    found = paired.ratio_verdict(seq, blocks, claim=claim, what=f"{what}, IOPS",
+                                 a_label=mine_label, b_label=theirs_label)
+    verdicts = [_conclude(runner, found, block, last, started)]
     # Latency at the cap is the queue's wait (QD / IOPS) on both twins alike: what one
     # I/O costs is measured with one I/O outstanding, on both twins in turn.
-    single = workload.replace(iodepth=1, numjobs=1)
-    if not given_runtime:
-        single = single.replace(runtime_s=REL_LATENCY_RUNTIME_S)
+    single = block.replace(iodepth=1, numjobs=1)
+    latency_design = comparison.Design(comparison.AT_MOST, high=0.0, fail_alpha=policy.alpha,
+                                       pass_alpha=policy.pass_alpha)
+
+    def latency_pair(index: int) -> tuple[float, float, FioResult]:
+        mine = runner.run(single, phase="pair")
+        theirs = runner.run(single, target=reference, phase="pair")
+        a, b = verdict.median_latency_ns(mine), verdict.median_latency_ns(theirs)
+        return a or 0.0, b or 0.0, mine
+
+    def excess(a: float, b: float) -> float:
+        return a - (verdict.REL_LATENCY_FACTOR * b + verdict.REL_LATENCY_SLACK_NS)
+
     started = time.perf_counter()
-    mine = runner.run(single)
-    theirs = runner.run(single, target=reference)
-    a_p50, b_p50 = verdict.median_latency_ns(mine), verdict.median_latency_ns(theirs)
-    if a_p50 is not None and b_p50 is not None:
-        latency = verdict.judge_rel_latency(
-            claim, f"{what}, median latency at QD 1", mine_label, a_p50, theirs_label, b_p50,
-            a_values=verdict.latency_values(mine), b_values=verdict.latency_values(theirs),
-            policy=policy.split(2))
-        verdicts.append(runner.conclude(latency, single, mine, started))
+    seq, blocks, last = paired.measure(latency_design, latency_pair, excess, block=single)
+    latency = paired.latency_verdict(
+        seq, blocks, claim=claim, what=f"{what}, median latency at QD 1", a_label=mine_label,
+        b_label=theirs_label, factor=verdict.REL_LATENCY_FACTOR,
+        slack_ns=verdict.REL_LATENCY_SLACK_NS)
+    verdicts.append(_conclude(runner, latency, single, last, started))
     return verdicts
+
+
+def _conclude(runner: CheckCore, found: Verdict, workload: Workload,
+              result: FioResult | None, started: float) -> Verdict:
+    if result is None:
+        return runner.conclude_plain(found)
+    return runner.conclude(found, workload, result, started)
 
 
 def check_encrypted_twin(runner: CheckCore, claim: str, what: str, workload: Workload
@@ -113,33 +116,94 @@ def check_faster_than(runner: CheckCore, claim: str, what: str, workload: Worklo
                       reference_type: str, at_least: float, notes: Sequence[str] = ()
                       ) -> Verdict:
     """The device runs ``workload`` at least ``at_least`` x as fast as its
-    ``reference_type`` twin: the ratio of the twins' mean IOPS, with an interval from their
-    per-second samples, PASS when the whole interval is at or above ``at_least``, FAIL when
-    it lies wholly below, else INCONCLUSIVE."""
+    ``reference_type`` twin: the ratio of their IOPS in paired blocks (device, twin, device,
+    twin ...), PASS when its lower bound clears ``at_least``, FAIL when a first stage and a
+    fresh confirming stage both put it below, else INCONCLUSIVE. A device that bursts on
+    credits is measured only while its bucket can carry a block, and a block in which the
+    burst ended stops the pairs (a claim about the burst is not judged on the baseline)."""
     facts = runner.session.twin_facts(runner.volume, reference_type)
     pair = twins.type_pair(facts, reference_type, claim)
     if pair.status != "ok":
         runner.skip(pair.sentence)
     reference = _reference_of_type(runner, reference_type)
-    given_runtime = runner.settings.given("runtime")
-    if not given_runtime:
-        workload = workload.replace(runtime_s=max(workload.runtime_s, REL_MIN_RUNTIME_S))
-    looks = 1 if given_runtime else REL_MAX_ROUNDS
-    alpha = runner.session.policy.split(looks).alpha
+    block = paired.block_workload(workload, runner.settings)
+    policy = runner.session.policy
+    design = comparison.ratio_design(comparison.AT_LEAST, at_least, fail_alpha=policy.alpha,
+                                     pass_alpha=policy.pass_alpha)
+    burst = _burst_levels(runner, block)
+    said: list[str] = []
+    runner.announce(f"{claim}: pairs of {block.runtime_s:g} s blocks on "
+                    f"{runner.target.label} and {reference.label}")
+
+    def one_pair(index: int) -> tuple[float, float, FioResult]:
+        if burst is not None:
+            problem = runner.session.credits.burst_shortfall(
+                runner.volume, block.runtime_s + block.ramp_s)
+            if problem:
+                raise paired.PairsStopped(f"before pair {index + 1}: {problem}")
+        mine = runner.run(block, phase="pair")
+        if burst is not None:
+            stop, contradiction = _burst_ended(runner, mine, burst, index)
+            if stop:
+                raise paired.PairsStopped(stop)
+            if contradiction and not said:
+                said.append(contradiction)  # the volume, not its bucket: judged, and said
+        theirs = runner.run(block, target=reference, phase="pair")
+        return mine.total_iops, theirs.total_iops, mine
+
     started = time.perf_counter()
-    mine_values: list[float] = []
-    theirs_values: list[float] = []
-    for look in range(looks):  # rounds of both twins until the interval decides
-        mine = runner.run(workload)
-        theirs = runner.run(workload, target=reference)
-        mine_values += verdict.series_values(mine, "total_iops")
-        theirs_values += verdict.series_values(theirs, "total_iops")
-        found = passes.judge_ratio_at_least(
-            claim, what, runner.target.label, mine_values, reference.label, theirs_values,
-            min_ratio=at_least, alpha=alpha, notes=[pair.sentence + ".", *notes])
-        if found.outcome is not Outcome.INCONCLUSIVE:
-            break
-    return runner.conclude(found, workload, mine, started)
+    with runner.measuring_alone():
+        seq, blocks, last = paired.measure(design, one_pair, paired.log_ratio, block=block)
+    found = paired.ratio_verdict(seq, blocks, claim=claim, what=what,
+                                 a_label=runner.target.label, b_label=reference.label,
+                                 notes=[*said, pair.sentence + ".", *notes])
+    return _conclude(runner, found, block, last, started)
+
+
+def _burst_levels(runner: CheckCore, block: Workload) -> tuple[float, float] | None:
+    """(burst, baseline) IOPS of a device that bursts on credits for ``block``; None when it
+    has no bucket (or its baseline reaches the burst)."""
+    from pytest_ebsperf import models
+
+    volume = runner.volume
+    if not models.has_burst(volume):
+        return None
+    burst = runner.expect_cap("", "", block, credits=True).value
+    baseline = runner.expect_cap("", "", block, credits=False).value
+    if not (burst > baseline > 0):
+        return None
+    return burst, baseline
+
+
+def _burst_ended(runner: CheckCore, result: FioResult, levels: tuple[float, float],
+                 index: int) -> tuple[str, str]:
+    """(why the pairs stop, what the volume contradicts) when the device's block ran at
+    about its baseline: a bucket the credit ledger says is spent ends the pairs (a claim
+    about the burst is not judged on the baseline); a bucket the ledger (from
+    --burst-balance, or a full one assumed) says holds credits is the volume's own doing,
+    judged, and named as a contradiction of the balance. ("", "") when it burst."""
+    burst, baseline = levels
+    middle = (burst + baseline) / 2.0
+    values = verdict.series_values(result, "total_iops")
+    below = sum(1 for v in values if v < middle)
+    if not values or (below * 2 < len(values) and result.total_iops >= middle):
+        return "", ""
+    seen = (f"in pair {index + 1} {runner.target.label} ran at about its baseline "
+            f"({result.total_iops:,.0f} IOPS, below the middle between its burst "
+            f"{burst:,.0f} and baseline {baseline:,.0f})")
+    ledger = runner.session.credits.ledger(runner.volume)
+    if ledger is None:
+        return f"{seen}: its burst credits ran out", ""
+    left = ledger.at(runner.session.credits.clock())
+    block_s = (result.read.runtime_ms or result.write.runtime_ms) / 1000.0 or 1.0
+    if left < ledger.plan.credits_needed(block_s):
+        return f"{seen}: its burst credits ran out", ""
+    given = runner.volume.burst_balance_pct
+    origin = (f"--burst-balance={given:g}" if given is not None
+              else "an assumed full bucket (BurstBalance unknown)")
+    return "", (f"No burst where the balance says there must be one: {seen}, although "
+                f"{origin} and the runs since leave it about {left:,.0f} {ledger.plan.unit}. "
+                "Is the balance current, and the bucket the size the model says?")
 
 
 def _reference_of_type(runner: CheckCore, vtype: str) -> Target:

@@ -22,10 +22,10 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_ebsperf import evidence, models, report, verdict
+from pytest_ebsperf import models, report, verdict
 from pytest_ebsperf.errors import EbsperfError, VolumeSpecError
 from pytest_ebsperf.fio import clientserver
 from pytest_ebsperf.fio.workload import Workload
@@ -128,9 +128,6 @@ def check_on_servers(runner: CheckCore, claim: str, what: str, workload: Workloa
             continue
         judge = verdict.judge_floor if expectation.policy == models.FLOOR else verdict.judge_cap
         found = judge(expectation, result, job, metric=metric, cpu_count=None, policy=policy)
-        if found.details.get("evidence") == evidence.SUSPECT:
-            found = _look_again(runner, host, expectation, job, result, found, metric,
-                                policy, engine)
         _row(runner, found, host, volume, job, result)
         _measurement(runner, host, volume, job, result)
         verdicts.append(found)
@@ -149,47 +146,6 @@ def check_on_servers(runner: CheckCore, claim: str, what: str, workload: Workloa
     runner.verdicts.append(decided)
     runner.announce(f"{claim}: {decided.reason} ({time.perf_counter() - started:.1f} s)")
     return runner.decided(decided)
-
-
-def _look_again(runner: CheckCore, host: ServerHost, expectation: Expectation,
-                job: Workload, result: Any, found: Verdict, metric: str,
-                policy: evidence.Policy, engine: str) -> Verdict:
-    """A host whose seconds raised a suspicion (misses in one stretch, see
-    :class:`pytest_ebsperf.evidence.LookPlan`): pause longer than a spell and look again on
-    that host's server; FAIL when every look misses too, else the robust test alone judges
-    the seconds the check ran (its remaining seconds are not run on a server)."""
-    plan = evidence.plan_looks(int(found.details["planned_samples"]),
-                               1.0 - float(found.details["duty"]), policy.alpha, policy.spell)
-    if plan is None or plan.looks == 0:
-        return found
-    threshold = float(found.details["threshold"])
-    looks: list[tuple[int, int]] = []
-    look = job.replace(runtime_s=plan.windows + 1.0)
-    for index in range(plan.looks):
-        runner.announce(f"{expectation.claim} on {host.label}: misses in one stretch; pausing "
-                        f"{plan.gap_s} s for look {index + 1} of {plan.looks}")
-        time.sleep(plan.gap_s)
-        try:
-            again = clientserver.run_clients(
-                {host.server: clientserver.job_text(look.replace(engine=engine),
-                                                    str(host.settings.device), engine=engine)},
-                fio=runner.settings.fio, timeout_s=look.runtime_s + look.ramp_s + 120)
-        except EbsperfError:
-            break
-        got = again.results.get(host.server.address)
-        if got is None:
-            break
-        seen = verdict.look_values(expectation, got, look, metric=metric)[:plan.windows]
-        looks.append((sum(1 for v in seen if v < threshold), len(seen)))
-        if looks[-1][0] < plan.critical:
-            break
-    if len(looks) == plan.looks and all(m >= plan.critical for m, _ in looks):
-        return verdict.judge_cap(expectation, result, job, metric=metric, cpu_count=None,
-                                 policy=policy, looks=looks)
-    spent = verdict.judge_cap(expectation, result, job, metric=metric, cpu_count=None,
-                              policy=policy, first_spent=True)
-    return replace(spent, details={**spent.details, "looks": [
-        {"misses": m, "seconds": n} for m, n in looks]})
 
 
 def _expectation(runner: CheckCore, claim: str, what: str, volume: Volume,

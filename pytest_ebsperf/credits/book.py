@@ -120,6 +120,21 @@ class CreditBook:
             self._ledgers[key] = CreditLedger.start(plan, self.clock(), balance_origin(volume))
         return self._ledgers[key]
 
+    def credit_wait_s(self, volume: Volume, seconds: float) -> float:
+        """Idle seconds the bucket needs before it can carry a burst-level check of
+        ``seconds`` (0 when it can now; inf when it never can, being too small)."""
+        ledger = self.ledger(volume)
+        if ledger is None or ledger.plan.drain_rate == 0:
+            return 0.0
+        if ledger.runs == 0 and self.timescale(volume) == 1.0:
+            return 0.0 if burst_shortfall(volume, seconds) is None else math.inf
+        need, left = ledger.plan.credits_needed(seconds), ledger.at(self.clock())
+        if need <= left:
+            return 0.0
+        if need > ledger.plan.capacity or ledger.plan.earn_rate <= 0:
+            return math.inf
+        return (need - left) / ledger.plan.earn_rate
+
     def burst_shortfall(self, volume: Volume, seconds: float) -> str | None:
         """Like :func:`pytest_ebsperf.models.burst_shortfall`, from the credits left *now*
         (earlier checks spent some, idle time earned some) in the emulated bucket's scale."""

@@ -138,6 +138,13 @@ class EmulatedDevice:
         self.scale = 1.0
         #: The driver of emulated misses (``--emulate-misses``), started by :meth:`prepare`.
         self.misses: Any = None
+        #: Testing aid (``--emulate-first-write-factor``): writes into blocks not written
+        #: since the device was made or last TRIMmed run at this share of the rates (the
+        #: first-write cost of 2014's instance store, S1-03); None: no such cost.
+        self.first_write_factor: float | None = None
+        #: Byte ranges not written since made or TRIMmed (only tracked with the factor).
+        self._cold: list[tuple[int, int]] = []
+        self._penalty = 1.0
 
     def __repr__(self) -> str:
         where = f"/dev/{self._loop}" if self._loop else "not attached"
@@ -178,6 +185,7 @@ class EmulatedDevice:
             workload = workload.replace(engine="libaio")
         if self.misses is not None:
             self.misses.begin()  # its clock starts with the first fio run
+        self._first_write_cost(workload)
         if workload.pattern == "trim":
             # TRIM punches holes in the backing file; the next write allocates it again, so
             # the emulated device keeps no first-write cost of its own (NVMe has none).
@@ -187,6 +195,30 @@ class EmulatedDevice:
             self.allocate()
         self.set_mix(workload.read_fraction)
         return workload
+
+    def _first_write_cost(self, workload: Workload) -> None:
+        """With ``first_write_factor``: a run that writes into cold blocks runs at the factor
+        (and warms them); a TRIM makes its range cold again."""
+        factor = self.first_write_factor
+        if factor is None:
+            return
+        start = workload.offset
+        end = min(self.size_bytes, start + (workload.size or self.size_bytes))
+        penalty = 1.0
+        if workload.pattern == "trim":
+            self._cold.append((start, end))
+        elif workload.writes:
+            if any(a < end and start < b for a, b in self._cold):
+                penalty = factor
+            self._cold = [piece for a, b in self._cold for piece in
+                          ((a, min(b, start)), (max(a, end), b)) if piece[0] < piece[1]]
+        if penalty != self._penalty:
+            self._penalty = penalty
+            self._apply()
+
+    def make_cold(self) -> None:
+        """Every block counts as never written (the state of a new device)."""
+        self._cold = [(0, self.size_bytes)]
 
     def allocate(self) -> None:
         """Allocate the whole backing file, once, before the first write workload.
@@ -327,8 +359,9 @@ class EmulatedDevice:
 
     def _apply(self) -> None:
         with self._lock:
-            iops = None if self.iops is None else self.iops * self.scale
-            bps = None if self.bps is None else self.bps * self.scale
+            scale = self.scale * self._penalty
+            iops = None if self.iops is None else self.iops * scale
+            bps = None if self.bps is None else self.bps * scale
             limits = split_limits(iops, bps, self.read_fraction)
             self._need(self._throttle).apply(limits)
 

@@ -67,6 +67,15 @@ class EmulatedVolumes:
         from pytest_ebsperf.emulate import EmulatedDevice
 
         iops, bps, unit = self.rates(volume)
+        injected: list[str] = []
+        factor = self.settings.emulate_device_factor
+        if role == "device" and factor is not None and factor != 1.0:
+            # testing aid: the twin under test alone runs at this share (S2-17's encrypted
+            # twin made slower)
+            iops = None if iops is None else iops * factor
+            bps = None if bps is None else bps * factor
+            injected.append(f"--emulate-device-factor: runs at {factor:g} x its rates "
+                            "(its twin does not)")
         size = (EMULATED_INSTANCE_STORE_BYTES if volume.type == "instance-store"
                  else EMULATED_DEVICE_BYTES)
         from pytest_ebsperf.emulate import latency
@@ -84,6 +93,14 @@ class EmulatedVolumes:
                                 io_unit_bytes=unit, name=f"ebsperf-{volume.type}",
                                 latency_us=mean_us)
         device.start()
+        first = self.settings.emulate_first_write_factor
+        if role == "device" and first is not None:
+            device.first_write_factor = first
+            device.make_cold()
+            injected.append(f"--emulate-first-write-factor: writes into blocks not written "
+                            f"since made or TRIMmed run at {first:g} x its rates")
+        if injected:
+            self.record(device.path, volume, injected, emulated=True)
         risk = device.swap_risk()
         if risk:  # said once, with the volume's facts (fidelity at risk, not a verdict)
             self.record(device.path, volume, [risk], emulated=True, noswap=False)

@@ -17,7 +17,7 @@ RESERVED = frozenset(
         "name", "filename", "filename_format", "directory", "rw", "readwrite", "rwmixread",
         "rwmixwrite", "readonly", "output", "output-format", "allow_file_create", "bs",
         "blocksize", "iodepth", "numjobs", "runtime", "ramp_time", "time_based", "direct",
-        "ioengine", "size", "write_iops_log", "write_bw_log", "write_lat_log", "log_avg_msec",
+        "ioengine", "size", "offset", "write_iops_log", "write_bw_log", "write_lat_log", "log_avg_msec",
         "per_job_logs", "group_reporting", "status-interval", "status_interval",
         "unified_rw_reporting", "trim_percentage", "verify", "do_verify", "thread",
         "buffered",
@@ -118,6 +118,8 @@ def _io_options(workload: Workload, engine: str) -> list[str]:
         options.append("--norandommap")  # uniform random offsets, no per-block bookkeeping
     if workload.size is not None:
         options.append(f"--size={workload.size}")
+    if workload.offset:
+        options.append(f"--offset={workload.offset}")
     return options
 
 

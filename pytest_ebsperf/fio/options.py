@@ -29,7 +29,7 @@ ALLOWED = frozenset({
     "randrepeat", "randseed", "norandommap", "rw_sequencer", "random_generator",
     "random_distribution", "percentage_random", "allrandrepeat",
     # where and how much on the device
-    "offset", "offset_increment", "offset_align", "io_size", "io_limit", "number_ios", "loops",
+    "offset_increment", "offset_align", "io_size", "io_limit", "number_ios", "loops",
     # queueing and submission
     "iodepth_batch", "iodepth_batch_submit", "iodepth_batch_complete",
     "iodepth_batch_complete_min", "iodepth_batch_complete_max", "iodepth_low",

@@ -61,7 +61,8 @@ class Workload:
     ``once``: go over ``size`` once and stop (``runtime_s`` is then only the longest it may
     take), instead of running for ``runtime_s``. ``random_map``: random offsets without
     repeats within a pass, the same sequence in every run (a second pass rewrites exactly the
-    blocks of the first); by default offsets are uniform and independent.
+    blocks of the first); by default offsets are uniform and independent. ``offset``: where
+    the region of ``size`` bytes starts on the device (bytes).
     """
 
     pattern: str
@@ -78,6 +79,7 @@ class Workload:
     extra: tuple[tuple[str, str], ...] = ()
     once: bool = False
     random_map: bool = False
+    offset: int = 0
 
     def __post_init__(self) -> None:
         if self.pattern not in PATTERNS:

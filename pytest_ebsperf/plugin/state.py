@@ -132,8 +132,9 @@ class EbsperfPlugin:
         if not ours:
             return  # nothing of ours was collected: stay silent (fio, devices not needed)
         option = self.config.option
-        # The run's false-alarm level is shared by its checks (Bonferroni).
-        planned = len(ours)
+        # The run's false-red budget is shared by its checks that can FAIL (Bonferroni):
+        # not those that only record; those whose suite does not apply are known below.
+        planned = sum(1 for item in ours if not marker_kwargs(item).get("records"))
         self.on_session(lambda session: setattr(session, "checks_planned", planned))
         if getattr(option, "collectonly", False) or getattr(option, "showfixtures", False) \
                 or getattr(option, "show_fixtures_per_test", False):
@@ -150,7 +151,8 @@ class EbsperfPlugin:
             self.session.preflight()
             # the volume each suite checks, twins, markers and the opt-in to write: a
             # misconfigured job stops here (exit 4), never as a failed check
-            self.session.check_plan([marker_kwargs(item) for item in ours])
+            judged = self.session.check_plan([marker_kwargs(item) for item in ours])
+            self.session.checks_planned = max(1, judged)
         except EbsperfError as exc:
             raise pytest.UsageError(str(exc)) from None
 

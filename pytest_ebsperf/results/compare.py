@@ -6,9 +6,9 @@ per-second samples of both. A metric *regressed* only when both hold:
 
 * the relative change of the means is worse than the threshold (``--ebsperf-compare-threshold``,
   default 10 %), and
-* the change is statistically clear: Welch's t-test (autocorrelation-corrected, see
-  :mod:`.stats`; Student's pooled test when one run logged a single second) gives
-  p < :data:`ALPHA`.
+* the change is statistically clear: Welch's t-test on the runs' batch means (blocks of
+  consecutive seconds, see :mod:`.stats`; Student's pooled test when one run has a single
+  block) gives p < :data:`ALPHA`.
 
 Anything else is "within noise". Latency percentiles (p50, p99) come from fio's summary, one
 number per run with no per-second samples of their own, so the per-second mean latency is
@@ -159,8 +159,9 @@ def noise_sentence(metric: MetricComparison) -> str:
 
 def _sd_text(summary: SampleSummary, unit: str) -> str:
     sd = format_quantity(summary.sd, unit) if summary.sd else f"0 {unit}"
-    lag = f", lag-1 autocorrelation {summary.lag1:.2f}" if summary.lag1 else ""
-    return f"sd {sd} ({summary.cv:.1%} of the mean{lag})"
+    blocks = (f", {summary.blocks} blocks of {summary.block_s} s" if summary.block_s > 1
+              else "")
+    return f"sd {sd} ({summary.cv:.1%} of the mean{blocks})"
 
 
 # -- comparing ------------------------------------------------------------------------------
@@ -365,7 +366,8 @@ def _noise(summary: SampleSummary | None) -> dict[str, Any] | None:
     if summary is None:
         return None
     return {"n": summary.n, "mean": _finite(summary.mean), "sd": _finite(summary.sd),
-            "cv": _finite(summary.cv), "lag1": summary.lag1, "n_eff": _finite(summary.n_eff)}
+            "cv": _finite(summary.cv), "blocks": summary.blocks, "block_s": summary.block_s,
+            "n_eff": _finite(summary.n_eff)}
 
 
 def _join(*parts: str) -> str:

@@ -1,19 +1,20 @@
-"""Statistics for comparing two runs from their per-second samples (stdlib only).
+"""The statistics core: every interval, test and tail probability a verdict, ``judge``,
+``compare`` or ``history`` states comes from here, on :mod:`scipy.stats`.
 
-A regression gate must not cry wolf on noise, so a difference between a run and its baseline
-counts only when it is *statistically clear*: Welch's unequal-variance t-test on the
-per-second samples of both runs (Student's pooled test when one run logged a single second).
+* **Distributions** (Student t, binomial, beta, chi-square): scipy's, never re-derived.
+* **Means of a series of seconds** come from *batch means*: the seconds are cut into ``K``
+  non-overlapping blocks of consecutive seconds, each block's mean is one observation, and
+  the interval is Student's t on ``K - 1`` degrees of freedom. Per-second samples of a
+  storage run are autocorrelated (a slow second is followed by another); block means of
+  several seconds are nearly independent, so the interval holds its level without
+  estimating a lag-1 correlation from a handful of seconds (which is biased low on short
+  series and made intervals of the earlier method too narrow at the bar, 6-67 x their level).
+* **Paired blocks** compare two devices (or two passes): fresh runs alternate A B A B ...,
+  and each pair gives ``d = log(A) - log(B)``. The pairs' mean is Student's t on ``K - 1``
+  degrees of freedom; a drift of the host hits both halves of a pair alike and cancels.
+* **Trends**: Mann-Kendall's test (Kendall's tau against run order) with Theil-Sen's slope.
 
-Per-second samples of a storage run are not independent: a slow second tends to be followed
-by another (a busy neighbour, a credit bucket, a throttle window). Treating them as
-independent makes the standard error too small and the test too eager. The variance of each
-mean is therefore inflated by the AR(1) factor ``(1 + r) / (1 - r)``, ``r`` being the lag-1
-autocorrelation of the samples (clipped to [0, :data:`MAX_LAG1`]); ``n_eff = n (1 - r) / (1 + r)``
-is what the Welch-Satterthwaite degrees of freedom use. Below :data:`MIN_SAMPLES_FOR_LAG1`
-samples ``r`` cannot be estimated and is taken as 0.
-
-The Student t distribution comes from the regularised incomplete beta function (continued
-fraction, Lentz's method), so no scipy is needed.
+scipy is imported on first use, so a pytest start that runs no check does not pay for it.
 """
 
 from __future__ import annotations
@@ -23,66 +24,180 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-#: Autocorrelation is estimated from this many samples up; fewer give a meaningless r.
-MIN_SAMPLES_FOR_LAG1 = 8
-#: Clip r so a nearly constant trend cannot shrink the effective sample size to nothing.
-MAX_LAG1 = 0.9
+#: Blocks a series of seconds is cut into for its batch means: ten blocks of ``n // 10``
+#: seconds (t on 9 degrees of freedom); a series shorter than 20 seconds is judged on its
+#: single seconds (blocks of one), the most degrees of freedom it has.
+TARGET_BLOCKS = 10
+#: Seconds a block holds at least.
+MIN_BLOCK_S = 1
+
+
+def _scipy_stats() -> Any:
+    from scipy import stats
+
+    return stats
+
+
+# -- distributions -----------------------------------------------------------------------
+@functools.lru_cache(maxsize=8192)
+def t_quantile(q: float, df: float) -> float:
+    """The ``q`` quantile of Student's t with ``df`` degrees of freedom (normal for inf)."""
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"quantile must be in (0, 1), got {q}")
+    st = _scipy_stats()
+    if math.isinf(df):
+        return float(st.norm.ppf(q))
+    return float(st.t.ppf(q, df))
+
+
+def t_sf(t: float, df: float) -> float:
+    """P(T >= t) for Student's t with ``df`` degrees of freedom."""
+    if math.isinf(t):
+        return 0.0 if t > 0 else 1.0
+    st = _scipy_stats()
+    return float(st.norm.sf(t) if math.isinf(df) else st.t.sf(t, df))
+
+
+def t_two_sided_p(t: float, df: float) -> float:
+    """P(|T| >= |t|) for Student's t with ``df`` degrees of freedom."""
+    return min(1.0, 2.0 * t_sf(abs(t), df))
+
+
+def binomial_tail(k: int, n: int, p: float) -> float:
+    """P(X >= k) for X ~ Binomial(n, p)."""
+    if k <= 0:
+        return 1.0
+    if k > n or p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return 1.0
+    return float(_scipy_stats().binom.sf(k - 1, n, p))
+
+
+def binomial_cdf(k: int, n: int, p: float) -> float:
+    """P(X <= k) for X ~ Binomial(n, p)."""
+    return 1.0 - binomial_tail(k + 1, n, p)
+
+
+def clopper_pearson_upper(successes: int, n: int, confidence: float) -> float:
+    """Clopper-Pearson upper bound on a binomial rate (one-sided at ``confidence``): the
+    ``confidence`` quantile of Beta(x + 1, n - x); 0 of 60 at 95 %: 1 - 0.05^(1/60) = 4.9 %."""
+    if n <= 0 or successes >= n:
+        return 1.0
+    return float(_scipy_stats().beta.ppf(confidence, successes + 1, n - successes))
+
+
+def chi2_quantile(q: float, df: float) -> float:
+    """The ``q`` quantile of chi-square with ``df`` degrees of freedom."""
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"quantile level must be in (0, 1), got {q}")
+    return float(_scipy_stats().chi2.ppf(q, df))
+
+
+def chi2_cdf(x: float, df: float) -> float:
+    """P(X <= x) for chi-square with ``df`` degrees of freedom."""
+    return float(_scipy_stats().chi2.cdf(x, df))
+
+
+# -- batch means ---------------------------------------------------------------------------
+def block_plan(n: int, target: int = TARGET_BLOCKS, min_block: int = MIN_BLOCK_S
+               ) -> tuple[int, int]:
+    """(blocks, seconds per block) for a series of ``n`` seconds: ``target`` blocks of
+    ``n // target`` seconds once that is at least ``min_block``, else blocks of
+    ``min_block`` seconds (single seconds by default). Seconds left over at the end (fewer
+    than a block) are not used for the interval."""
+    if n < 2:
+        return n, 1
+    block = max(min_block, n // target)
+    return max(1, n // block), block
+
+
+def batch_means(values: Sequence[float], target: int = TARGET_BLOCKS,
+                min_block: int = MIN_BLOCK_S) -> list[float]:
+    """The means of the consecutive blocks of ``values`` (see :func:`block_plan`)."""
+    k, b = block_plan(len(values), target, min_block)
+    return [math.fsum(values[i * b:(i + 1) * b]) / b for i in range(k)]
 
 
 @dataclass(frozen=True)
 class SampleSummary:
-    """Mean and noise of one run's per-second samples.
+    """Mean and noise of one series of seconds, from its batch means.
 
-    ``sd`` is the sample standard deviation, ``lag1`` the lag-1 autocorrelation used (0 when
-    not estimable), ``n_eff`` the effective number of independent samples and ``se`` the
-    standard error of the mean after the autocorrelation correction.
+    ``sd`` is the per-second standard deviation (for the CV), ``blocks``/``block_s`` the
+    batch plan, ``se`` the standard error of the mean from the blocks' spread and ``df``
+    the degrees of freedom of its t interval (``blocks - 1``).
     """
 
     n: int
     mean: float
     sd: float
-    lag1: float
-    n_eff: float
+    blocks: int
+    block_s: int
     se: float
+    df: float
 
     @property
     def cv(self) -> float:
-        """Coefficient of variation (sd / mean); 0 for a zero mean."""
+        """Coefficient of variation (sd / mean) of the seconds; 0 for a zero mean."""
         return self.sd / abs(self.mean) if self.mean else 0.0
 
+    @property
+    def n_eff(self) -> float:
+        """Independent observations the interval rests on: the blocks."""
+        return float(self.blocks)
 
-def lag1_autocorrelation(values: Sequence[float]) -> float:
-    """Lag-1 autocorrelation of ``values``, clipped to [0, MAX_LAG1]; 0 when not estimable.
-
-    Negative values are clipped to 0: alternating samples would otherwise *raise* the
-    effective sample size, which is the optimistic direction for a gate.
-    """
-    n = len(values)
-    if n < MIN_SAMPLES_FOR_LAG1:
-        return 0.0
-    mean = math.fsum(values) / n
-    dev = [v - mean for v in values]
-    denom = math.fsum(d * d for d in dev)
-    if denom == 0:
-        return 0.0
-    r = math.fsum(dev[i] * dev[i + 1] for i in range(n - 1)) / denom
-    return min(max(r, 0.0), MAX_LAG1)
+    def bounds(self, alpha: float) -> tuple[float, float]:
+        """One-sided bounds at ``1 - alpha`` each (the mean's t interval on ``df``)."""
+        if self.se == 0 or not math.isfinite(self.se):
+            half = 0.0 if self.se == 0 else math.inf
+        else:
+            half = t_quantile(1.0 - alpha, self.df) * self.se
+        return self.mean - half, self.mean + half
 
 
-def summarize(values: Sequence[float]) -> SampleSummary:
-    """Mean, sd and autocorrelation-corrected standard error of ``values`` (n >= 1)."""
+def summarize(values: Sequence[float], target: int = TARGET_BLOCKS,
+              min_block: int = MIN_BLOCK_S) -> SampleSummary:
+    """Mean, per-second sd and batch-means standard error of ``values`` (n >= 1)."""
     n = len(values)
     if n == 0:
         raise ValueError("no samples to summarise")
     mean = math.fsum(values) / n
     sd = statistics.stdev(values) if n > 1 else 0.0
-    r = lag1_autocorrelation(values)
-    n_eff = n * (1 - r) / (1 + r)
-    se = sd / math.sqrt(n_eff) if n > 1 else math.inf
-    return SampleSummary(n, mean, sd, r, n_eff, se)
+    k, b = block_plan(n, target, min_block)
+    if k < 2:
+        return SampleSummary(n, mean, sd, k, b, math.inf, 0.0)
+    means = batch_means(values, target, min_block)
+    se = statistics.stdev(means) / math.sqrt(k)
+    return SampleSummary(n, mean, sd, k, b, se, float(k - 1))
 
 
+def weighted_summary(values: Sequence[float], weights: Sequence[float],
+                     target: int = TARGET_BLOCKS, min_block: int = MIN_BLOCK_S
+                     ) -> SampleSummary | None:
+    """The mean of ``values`` weighted by ``weights`` (per-second mean latencies and each
+    second's I/Os: the mean over every I/O, which is fio's) with a batch-means standard
+    error: each block's weighted mean is one observation, weighted by its I/Os (a ratio
+    estimator over blocks). None with fewer than two weighted seconds."""
+    pairs = [(v, w) for v, w in zip(values, weights, strict=False) if w > 0]
+    n = len(pairs)
+    if n < 2:
+        return None
+    total = math.fsum(w for _, w in pairs)
+    mean = math.fsum(v * w for v, w in pairs) / total
+    sd = statistics.stdev([v for v, _ in pairs])
+    k, b = block_plan(n, target, min_block)
+    blocks = [pairs[i * b:(i + 1) * b] for i in range(k)]
+    wsum = [math.fsum(w for _, w in block) for block in blocks]
+    bmean = [math.fsum(v * w for v, w in block) / ws for block, ws in zip(blocks, wsum)]
+    wbar = math.fsum(wsum) / k
+    resid = [ws / wbar * (m - mean) for m, ws in zip(bmean, wsum)]
+    se = math.sqrt(math.fsum(r * r for r in resid) / (k - 1) / k)
+    return SampleSummary(n, mean, sd, k, b, se, float(k - 1))
+
+
+# -- two series: Welch on batch means -------------------------------------------------------
 @dataclass(frozen=True)
 class TTest:
     """A t-test of ``a - b``: which test, the variances of both means, statistic, degrees of
@@ -102,35 +217,34 @@ class TTest:
 
 
 def welch(a: SampleSummary, b: SampleSummary) -> TTest | None:
-    """Welch's t-test on two summaries; None when either has fewer than two samples."""
-    if a.n < 2 or b.n < 2:
+    """Welch's t-test on two series' batch means; None when either has fewer than two
+    blocks."""
+    if a.blocks < 2 or b.blocks < 2:
         return None
-    va, vb = a.se**2, b.se**2
-    # Welch-Satterthwaite, with the effective sample sizes of autocorrelated samples.
-    denom = va**2 / max(a.n_eff - 1, 1e-9) + vb**2 / max(b.n_eff - 1, 1e-9)
+    va, vb = a.se ** 2, b.se ** 2
+    denom = (va ** 2 / a.df if va else 0.0) + (vb ** 2 / b.df if vb else 0.0)
     df = (va + vb) ** 2 / denom if denom else math.inf
-    return _finish("Welch's t-test", a.mean - b.mean, va, vb, df)
+    return _finish("Welch's t-test on batch means", a.mean - b.mean, va, vb, df)
 
 
 def pooled(a: SampleSummary, b: SampleSummary) -> TTest | None:
-    """Student's t-test with one variance for both runs.
-
-    For the case Welch cannot handle: one run has a single per-second sample (fio's IOPS log
-    often lacks the last window, so a 2-second run can log one). Its noise is then taken to be
-    the other run's, which is the assumption of this test. None with fewer than three samples
-    in all or none with a spread.
-    """
-    if a.n + b.n < 3 or max(a.n, b.n) < 2:
+    """Student's t-test with one variance for both series, for the case Welch cannot
+    handle: one series has a single block (fio's log of a 2-second run can hold one second).
+    Its noise is then taken to be the other's, which is this test's assumption. None when
+    neither series has two blocks."""
+    if max(a.blocks, b.blocks) < 2 or a.n < 1 or b.n < 1:
         return None
-    sp2 = ((a.n - 1) * a.sd**2 + (b.n - 1) * b.sd**2) / (a.n + b.n - 2)
-    inflation = (1 + max(a.lag1, b.lag1)) / (1 - max(a.lag1, b.lag1))
-    va, vb = sp2 * inflation / a.n, sp2 * inflation / b.n
-    df = max((a.n + b.n) / inflation - 2, 1.0)
-    return _finish("Student's t-test (one run's noise for both)", a.mean - b.mean, va, vb, df)
+    noisy = a if a.blocks >= 2 else b
+    # the block variance of the noisy series, as per-second variance at its block length
+    var_block = noisy.se ** 2 * noisy.blocks
+    per_second = var_block * noisy.block_s
+    va, vb = per_second / a.n, per_second / b.n
+    return _finish("Student's t-test (one series' noise for both)", a.mean - b.mean, va, vb,
+                   noisy.df)
 
 
 def t_test(a: SampleSummary, b: SampleSummary) -> TTest | None:
-    """Welch's t-test, or Student's pooled test when one run has a single sample."""
+    """Welch's t-test, or Student's pooled test when one series has a single block."""
     return welch(a, b) or pooled(a, b)
 
 
@@ -145,75 +259,6 @@ def _finish(name: str, diff: float, va: float, vb: float, df: float) -> TTest:
     return TTest(name, diff, va, vb, t, df, t_two_sided_p(t, df))
 
 
-# -- Student t distribution ----------------------------------------------------------------
-def t_two_sided_p(t: float, df: float) -> float:
-    """P(|T| >= |t|) for Student's t with ``df`` degrees of freedom."""
-    if math.isinf(t):
-        return 0.0
-    if math.isinf(df):
-        return math.erfc(abs(t) / math.sqrt(2.0))
-    x = df / (df + t * t)
-    return min(1.0, max(0.0, betainc(df / 2.0, 0.5, x)))
-
-
-@functools.lru_cache(maxsize=4096)
-def t_quantile(q: float, df: float) -> float:
-    """The ``q`` quantile (0.5 < q < 1) of Student's t, by bisection on the CDF (kept: a
-    history asks for the same few quantiles thousands of times)."""
-    if not 0.5 < q < 1.0:
-        raise ValueError(f"quantile must be in (0.5, 1), got {q}")
-    if math.isinf(df):
-        df = 1e12  # the normal limit; the beta function handles a huge df fine
-    target = 2.0 * (1.0 - q)  # two-sided tail mass at the quantile
-    low, high = 0.0, 1.0
-    while t_two_sided_p(high, df) > target:
-        high *= 2.0
-    for _ in range(200):
-        mid = (low + high) / 2.0
-        if t_two_sided_p(mid, df) > target:
-            low = mid
-        else:
-            high = mid
-        if high - low <= 1e-13 * high:
-            break
-    return (low + high) / 2.0
-
-
-def betainc(a: float, b: float, x: float) -> float:
-    """Regularised incomplete beta function I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                 + a * math.log(x) + b * math.log1p(-x))
-    # The continued fraction converges fast for x < (a + 1) / (a + b + 2); use symmetry above.
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _beta_cf(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _beta_cf(b, a, 1.0 - x) / b
-
-
-def _beta_cf(a: float, b: float, x: float) -> float:
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 500):
-        m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
-                   -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-            d = 1.0 + aa * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + aa / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-15:
-            break
-    return h
-
-
-# -- the relative change and its confidence interval ---------------------------------------
 @dataclass(frozen=True)
 class RelativeChange:
     """``current / baseline - 1`` with a confidence interval (delta method on the ratio)."""
@@ -226,17 +271,118 @@ class RelativeChange:
 
 def relative_change(current: SampleSummary, baseline: SampleSummary, test: TTest | None,
                     level: float = 0.99) -> RelativeChange | None:
-    """``current / baseline - 1`` and its ``level`` confidence interval (delta method:
+    """``current / baseline - 1`` and its two-sided ``level`` interval (delta method:
     var(a / b) ~ var(a) / b^2 + a^2 var(b) / b^4, with the variances of ``test``).
-
-    None when the baseline mean is 0 (no ratio); an unbounded interval without a test.
-    """
+    None when the baseline mean is 0; an unbounded interval without a test."""
     if baseline.mean == 0:
         return None
     change = current.mean / baseline.mean - 1.0
     if test is None:
         return RelativeChange(change, -math.inf, math.inf, level)
-    b2 = baseline.mean**2
-    se = math.sqrt(test.var_a / b2 + current.mean**2 * test.var_b / b2**2)
+    b2 = baseline.mean ** 2
+    se = math.sqrt(test.var_a / b2 + current.mean ** 2 * test.var_b / b2 ** 2)
     half = t_quantile(0.5 + level / 2.0, test.df) * se if se else 0.0
     return RelativeChange(change, change - half, change + half, level)
+
+
+# -- paired blocks ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PairedDifferences:
+    """The mean of ``K`` paired differences ``d_j`` with its t interval on ``K - 1``."""
+
+    k: int
+    mean: float
+    sd: float
+
+    @property
+    def se(self) -> float:
+        return self.sd / math.sqrt(self.k) if self.k >= 2 else math.inf
+
+    @property
+    def df(self) -> float:
+        return float(self.k - 1)
+
+    def lower(self, alpha: float) -> float:
+        """One-sided lower bound at ``1 - alpha``."""
+        return self.mean - self._half(alpha)
+
+    def upper(self, alpha: float) -> float:
+        """One-sided upper bound at ``1 - alpha``."""
+        return self.mean + self._half(alpha)
+
+    def _half(self, alpha: float) -> float:
+        if self.k < 2:
+            return math.inf
+        if self.sd == 0:
+            return 0.0
+        return t_quantile(1.0 - alpha, self.df) * self.se
+
+    def t_against(self, value: float) -> float:
+        """The studentized distance of the mean from ``value``."""
+        if self.k < 2:
+            return math.nan
+        if self.sd == 0:
+            return math.copysign(math.inf, self.mean - value) if self.mean != value else 0.0
+        return (self.mean - value) / self.se
+
+    def p_below(self, value: float) -> float:
+        """One-sided p-value of "the true mean is at least ``value``" (small: below it)."""
+        t = self.t_against(value)
+        return 1.0 - t_sf(t, self.df) if math.isfinite(t) else (0.0 if t < 0 else 1.0)
+
+    def p_above(self, value: float) -> float:
+        """One-sided p-value of "the true mean is at most ``value``" (small: above it)."""
+        t = self.t_against(value)
+        return t_sf(t, self.df) if math.isfinite(t) else (0.0 if t > 0 else 1.0)
+
+
+def paired(differences: Sequence[float]) -> PairedDifferences:
+    """The paired differences' mean and sd (sd 0 with one pair: no interval then)."""
+    k = len(differences)
+    if k == 0:
+        raise ValueError("no pairs")
+    mean = math.fsum(differences) / k
+    sd = statistics.stdev(differences) if k > 1 else 0.0
+    return PairedDifferences(k, mean, sd)
+
+
+def log_ratios(a: Sequence[float], b: Sequence[float]) -> list[float]:
+    """``log(a_j) - log(b_j)`` of paired positive block figures."""
+    if len(a) != len(b):
+        raise ValueError(f"{len(a)} blocks of one side against {len(b)} of the other")
+    out = []
+    for x, y in zip(a, b):
+        if not (x > 0 and y > 0):
+            raise ValueError(f"a block measured {x if not x > 0 else y}: no ratio")
+        out.append(math.log(x) - math.log(y))
+    return out
+
+
+# -- trends ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Trend:
+    """Mann-Kendall's test of a monotonic trend and Theil-Sen's slope (per run)."""
+
+    n: int
+    tau: float
+    p_value: float  # two-sided
+    slope: float  # per run, in the series' unit
+    slope_low: float
+    slope_high: float
+    intercept: float
+
+
+def trend(values: Sequence[float], confidence: float = 0.95) -> Trend | None:
+    """Mann-Kendall (Kendall's tau of the values against their order, scipy's exact
+    distribution for short series without ties) and Theil-Sen's slope with its interval.
+    None with fewer than 4 values or no spread."""
+    n = len(values)
+    if n < 4 or max(values) == min(values):
+        return None
+    st = _scipy_stats()
+    order = list(range(n))
+    tau = st.kendalltau(order, list(values))
+    sen = st.theilslopes(list(values), order, alpha=confidence)
+    p = float(tau.pvalue) if math.isfinite(float(tau.pvalue)) else 1.0
+    return Trend(n, float(tau.statistic), p, float(sen.slope), float(sen.low_slope),
+                 float(sen.high_slope), float(sen.intercept))

@@ -6,7 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_ebsperf.trends.changes import DEFAULT_ALPHA, Change, change_points, worsening_since
+from pytest_ebsperf.trends.changes import (
+    DEFAULT_ALPHA,
+    DEFAULT_DRIFT_ALPHA,
+    Change,
+    Drift,
+    change_points,
+    drift,
+    worsening_since,
+)
 from pytest_ebsperf.trends.store import Identity, Point
 
 #: A gate fails on a change for the worse that starts within this many latest runs.
@@ -17,12 +25,19 @@ FACETS = ("ami", "kernel", "instance type", "fio")
 
 @dataclass(frozen=True)
 class Trend:
-    """One check's history: its runs, where it changed, and the change a gate fails on."""
+    """One check's history: its runs, where it changed, the change a gate fails on, and a
+    drift for the worse still going on (a gate fails on it too)."""
 
     identity: Identity
     points: Sequence[Point]
     changes: Sequence[Change]
     worsening: Change | None
+    drift: Drift | None = None
+
+    @property
+    def worse(self) -> bool:
+        """The gate fails on this check: a recent step for the worse, or a drift."""
+        return self.worsening is not None or self.drift is not None
 
     @property
     def last(self) -> Point:
@@ -41,22 +56,41 @@ class Trend:
 
 
 def analyse(series: Mapping[Identity, Sequence[Point]], *, alpha: float = DEFAULT_ALPHA,
-            since: int = DEFAULT_SINCE) -> list[Trend]:
-    """Every identity's trend, worst news first (a recent change for the worse, then any
-    change, then the rest), each by claim."""
+            since: int = DEFAULT_SINCE, drift_alpha: float = DEFAULT_DRIFT_ALPHA
+            ) -> list[Trend]:
+    """Every identity's trend, worst news first (a recent change or a drift for the worse,
+    then any change, then the rest), each by claim."""
     trends = []
     for identity, points in series.items():
         values = [p.measured for p in points]
         changes = change_points(values, alpha=alpha)
         worse = worsening_since(changes, len(values), since,
                                 higher_is_better=identity.higher_is_better)
-        trends.append(Trend(identity, points, changes, worse))
-    return sorted(trends, key=lambda t: (t.worsening is None, not t.changes,
+        moving = drift(values, alpha=drift_alpha, since=since,
+                       higher_is_better=identity.higher_is_better)
+        trends.append(Trend(identity, points, changes, worse, moving))
+    return sorted(trends, key=lambda t: (not t.worse, not t.changes,
                                          t.identity.claim, t.identity.key))
 
 
+def describe_drift(trend: Trend) -> str:
+    """``drift -119 IOPS/run (-3.0 %/run) from run 6 (p 2e-11)``."""
+    from pytest_ebsperf.units import format_quantity
+
+    moving = trend.drift
+    if moving is None:
+        return ""
+    run = trend.points[moving.start].run_id
+    slope = format_quantity(abs(moving.slope), trend.identity.unit)
+    sign = "-" if moving.slope < 0 else "+"
+    return (f"drift {sign}{slope}/run ({moving.relative_per_run * 100:+.1f} %/run) from run "
+            f"{run} (p {moving.p_value:.1g})")
+
+
 def describe(trend: Trend) -> str:
-    """``-14.9 % from run 4 (p 2e-05)``, or ``steady`` / the latest change."""
+    """``-14.9 % from run 4 (p 2e-05)``, a drift, or ``steady`` / the latest change."""
+    if trend.worsening is None and trend.drift is not None:
+        return describe_drift(trend) + ", worse"
     change = trend.worsening or (trend.changes[-1] if trend.changes else None)
     if change is None:
         return "steady"

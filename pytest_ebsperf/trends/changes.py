@@ -172,3 +172,102 @@ def worsening_since(changes: Sequence[Change], length: int, since: int, *,
     series of ``length`` runs, or None."""
     recent = [c for c in changes if c.index >= length - since and c.worse(higher_is_better)]
     return recent[-1] if recent else None
+
+
+# -- drift ---------------------------------------------------------------------------------
+#: Probability of reporting a drift for the worse in a series that has none (per series).
+DEFAULT_DRIFT_ALPHA = 0.005
+#: Fewest runs a drift's onset test needs on each side of its start.
+DRIFT_MIN_BEFORE = 2
+DRIFT_MIN_AFTER = 3
+
+
+@dataclass(frozen=True)
+class Drift:
+    """A monotonic drift for the worse: from run ``start`` (0-based) on, the figure moves by
+    ``slope`` per run (Theil-Sen's median slope of those runs; ``fit_slope`` the least-squares
+    one of the test), ``level`` being where it stood before; ``p_value`` is the test's, with
+    ``method`` naming it."""
+
+    start: int
+    slope: float
+    fit_slope: float
+    level: float
+    p_value: float
+    method: str
+
+    @property
+    def relative_per_run(self) -> float:
+        return self.slope / self.level if self.level else math.inf
+
+
+def drift(values: Sequence[float], *, alpha: float = DEFAULT_DRIFT_ALPHA, since: int = 10,
+          higher_is_better: bool = True) -> Drift | None:
+    """A drift for the worse that is still going on, or None. Two tests share ``alpha``:
+
+    * **Mann-Kendall** (Kendall's tau of the values against run order, one-sided towards
+      worse) over the whole series, at ``alpha / 2``: a slow drift through all runs.
+    * **Onset of a drift**: for each start ``s`` within the last ``since`` runs, the
+      broken-stick model "flat until ``s``, then a straight line" against "flat", a one-sided
+      t test of the line's slope (least squares, the residual noise estimated from all runs,
+      ``n - 2`` degrees of freedom), Bonferroni over the starts tried, at ``alpha / 2``: a
+      drift that began after a flat stretch (a mean of every run would hide it, and three
+      runs of it are too few for a rank test).
+
+    With independent runs and normal noise each test holds its level exactly; a flat series
+    reports a drift with probability at most ``alpha``.
+    """
+    from pytest_ebsperf.results import stats
+
+    n = len(values)
+    if n < DRIFT_MIN_BEFORE + DRIFT_MIN_AFTER:
+        return None
+    sign = -1.0 if higher_is_better else 1.0  # the direction of worse
+    found: list[Drift] = []
+    whole = stats.trend(values)
+    if whole is not None and whole.slope * sign > 0:
+        p_one = whole.p_value / 2.0  # the two-sided p-value halved: one direction
+        if p_one <= alpha / 2.0:
+            found.append(Drift(0, whole.slope, whole.slope, values[0], p_one, "Mann-Kendall"))
+    starts = [s for s in range(max(DRIFT_MIN_BEFORE, n - since), n - DRIFT_MIN_AFTER + 1)]
+    best: tuple[float, int, float] | None = None  # (p, start, slope)
+    for s in starts:
+        fitted = _broken_stick(values, s)
+        if fitted is None:
+            continue
+        slope, se, df = fitted
+        if se == 0:
+            p = 0.0 if slope * sign > 0 else 1.0
+        else:
+            p = stats.t_sf(slope * sign / se, df)
+        if best is None or p < best[0]:
+            best = (p, s, slope)
+    if best is not None and starts:
+        p = min(1.0, best[0] * len(starts))
+        if p <= alpha / 2.0:
+            s = best[1]
+            after = stats.trend(values[s - 1:])
+            median = after.slope if after is not None else best[2]
+            level = sum(values[:s]) / s
+            found.append(Drift(s, median, best[2], level, p, "drift onset (broken-stick t test)"))
+    if not found:
+        return None
+    return min(found, key=lambda d: d.p_value)
+
+
+def _broken_stick(values: Sequence[float], start: int) -> tuple[float, float, float] | None:
+    """Least squares of y = mu + beta x, x = max(0, i - start + 1): (beta, its standard
+    error, degrees of freedom)."""
+    n = len(values)
+    xs = [max(0, i - start + 1) for i in range(n)]
+    mx = sum(xs) / n
+    my = sum(values) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0 or n < 3:
+        return None
+    beta = sum((x - mx) * (y - my) for x, y in zip(xs, values)) / sxx
+    mu = my - beta * mx
+    rss = sum((y - mu - beta * x) ** 2 for x, y in zip(xs, values))
+    df = n - 2
+    se = math.sqrt(rss / df / sxx)
+    return beta, se, float(df)

@@ -60,8 +60,8 @@ def history_main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
 
 def _history(args: argparse.Namespace, out: TextIO) -> int:
     from pytest_ebsperf.report import fit_table
-    from pytest_ebsperf.trends.analysis import DEFAULT_SINCE, analyse, describe
-    from pytest_ebsperf.trends.changes import DEFAULT_ALPHA
+    from pytest_ebsperf.trends.analysis import DEFAULT_SINCE, analyse, describe, describe_drift
+    from pytest_ebsperf.trends.changes import DEFAULT_ALPHA, DEFAULT_DRIFT_ALPHA
     from pytest_ebsperf.trends.store import HistoryStore, documents_from
     from pytest_ebsperf.units import counted, format_quantity
 
@@ -88,18 +88,22 @@ def _history(args: argparse.Namespace, out: TextIO) -> int:
     print(fit_table(table, ["Claim", "What", "Host", "Volume", "Runs", "Last", "Change"],
                     tablefmt="simple", width=width, wrap=("What", "Volume", "Host", "Change"),
                     drop=("Volume", "Host")), file=out)
-    worse = [t for t in trends if t.worsening is not None]
+    worse = [t for t in trends if t.worse]
     print(f"{counted(len(runs), 'run')}, {counted(len(trends), 'check')}: {len(worse)} changed "
-          f"for the worse within the last {counted(since, 'run')} (change points at false-alarm level {alpha:g} per check).",
+          f"or drifting for the worse within the last {counted(since, 'run')} (change points "
+          f"at false-alarm level {alpha:g} per check, drifts at {DEFAULT_DRIFT_ALPHA:g}).",
           file=out)
     for trend in worse:
         change = trend.worsening
-        assert change is not None
-        print(f"WORSE {trend.identity.claim} {trend.identity.what} on {trend.identity.host}: "
-              f"{format_quantity(change.before, trend.identity.unit)} -> "
-              f"{format_quantity(change.after, trend.identity.unit)} "
-              f"({change.relative * 100:+.1f} %) from run "
-              f"{trend.points[change.index].run_id}", file=out)
+        where = f"{trend.identity.claim} {trend.identity.what} on {trend.identity.host}"
+        if change is not None:
+            print(f"WORSE {where}: {format_quantity(change.before, trend.identity.unit)} -> "
+                  f"{format_quantity(change.after, trend.identity.unit)} "
+                  f"({change.relative * 100:+.1f} %) from run "
+                  f"{trend.points[change.index].run_id}", file=out)
+        if trend.drift is not None:
+            print(f"DRIFT {where}: {describe_drift(trend)}, by "
+                  f"{trend.drift.method}", file=out)
     if args.html:
         from pytest_ebsperf.trends.page import render
 

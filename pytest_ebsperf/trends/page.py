@@ -45,7 +45,7 @@ document.body.dataset.charts = document.querySelectorAll('svg.chart[data-drawn=y
 
 
 def render(trends: Sequence[Trend], *, title: str, since: int, alpha: float) -> str:
-    worse = sum(1 for t in trends if t.worsening is not None)
+    worse = sum(1 for t in trends if t.worse)
     parts = [(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
              f"</title><style>{STYLE}</style></head><body>"),
              f"<h1>{html.escape(title)}</h1>",
@@ -55,7 +55,7 @@ def render(trends: Sequence[Trend], *, title: str, since: int, alpha: float) -> 
     for index, trend in enumerate(trends):
         ident = trend.identity
         said = describe(trend)
-        cls = " class='worse'" if trend.worsening is not None else ""
+        cls = " class='worse'" if trend.worse else ""
         parts.append(f"<h2 id='check-{index}'>{html.escape(ident.claim)} "
                      f"{html.escape(ident.what)} <span{cls}>{html.escape(said)}</span></h2>")
         parts.append(f"<p class='what'>{html.escape(ident.host)} | {html.escape(ident.volume)}"

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-import statistics
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -328,12 +327,15 @@ def interval(measurement: Mapping[str, Any], unit: str, measured: Any
     values = [float(v) for v in values or () if isinstance(v, (int, float))]
     if len(values) < 2 or not isinstance(measured, (int, float)):
         return None, None, len(values)
-    from pytest_ebsperf.results.stats import t_quantile
+    from pytest_ebsperf.results.stats import summarize
 
-    half = t_quantile(0.975, len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
-    mean = statistics.fmean(values)
+    summary = summarize(values)
+    low, high = summary.bounds(0.025)  # two-sided 95 %: 2.5 % each way, from batch means
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return None, None, len(values)
+    mean = summary.mean
     scale = measured / mean if mean else 1.0  # the check's figure may be fio's whole-run mean
-    return (mean - half) * scale, (mean + half) * scale, len(values)
+    return low * scale, high * scale, len(values)
 
 
 def _latency(measurement: Mapping[str, Any]) -> tuple[float | None, float | None]:

@@ -43,6 +43,7 @@ def test_bandwidth_doubles_then_saturates_at_the_instance_limit(ebsperf, volumes
                                     ebsperf.workload("randread", "16k"), metric="throughput")
 
 
+@pytest.mark.ebsperf(records=True)
 def test_sequential_small_block_iops_are_recorded_not_judged(ebsperf):
     """S4-05: sequential 4 KiB IOPS hardly change with the number of volumes and run above
     the provisioned IOPS (seed 004: 3,545-4,347): EBS merges sequential I/O, so fio's count is
