@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import math
 import random
-import statistics
 from collections.abc import Sequence
-
-import pytest
 
 from pytest_ebsperf import evidence, latency
 from pytest_ebsperf.fio.result import DirectionStats, FioResult, Latency, Series

@@ -9,9 +9,9 @@ import pytest
 
 from pytest_ebsperf import comparison, passes
 from pytest_ebsperf.checks import paired
-from pytest_ebsperf.results import stats
 from pytest_ebsperf.fio import jobs
 from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.results import stats
 from pytest_ebsperf.verdict_types import Outcome
 
 
