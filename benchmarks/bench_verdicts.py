@@ -281,8 +281,8 @@ def decide_vectorized(np: Any, design: Any, d: Any) -> tuple[Any, Any]:
     return outcome, used
 
 
-def oc(runs_at_bar: int = 200_000, runs_power: int = 10_000, seed: int = 5,
-       check_against: int = 2_000) -> dict[str, Any]:
+def oc(runs_at_bar: int = 1_000_000, runs_power: int = 10_000, seed: int = 5,
+       check_against: int = 2_000, calibration_runs: int = 200_000) -> dict[str, Any]:
     """Operating characteristics of the whole comparison procedure: for each cell of AR(1)
     noise (phi 0, 0.3, 0.8 x CV 2, 5, 10 %), without and with a neighbour's level steps,
     the false FAIL at the bar (``runs_at_bar`` runs a cell), and the power for a healthy
@@ -321,6 +321,12 @@ def oc(runs_at_bar: int = 200_000, runs_power: int = 10_000, seed: int = 5,
                         done += n
                     row["at_bar_runs"], row["at_bar_fails"] = done, fails
                     row["at_bar_fail_rate"] = fails / done
+                    # the same at a level whose rate a simulation can measure closely
+                    loose = comparison.ratio_design(comparison.AT_LEAST, bar, fail_alpha=0.01)
+                    out, _ = decide_vectorized(np, loose, _oc_differences(
+                        np, rng, calibration_runs, pairs, at_bar, cv, phi, neighbour))
+                    row["calibration_bound"] = loose.false_fail_bound
+                    row["calibration_rate"] = float((out == -1).mean())
                     for name, ratio, want in (("healthy", healthy, 1), ("defect", defect, -1)):
                         out, used = decide_vectorized(np, design, _oc_differences(
                             np, rng, runs_power, pairs, ratio, cv, phi, neighbour))

@@ -1,38 +1,50 @@
-"""Judge a fio report someone already has against a volume's documented limits.
+"""Judge fio output someone already has against a volume's documented limits.
 
-    python3 -m pytest_ebsperf judge run.json --volume-type=io1 --volume-size=100 \
-        --volume-iops=4000 [--logs=PREFIX] [--group=N] [--host=H] [--device=PATH] \
-        [--rw=PATTERN --bs=SIZE --iodepth=N] [--instance-type=m5.large]
+    ebsperf judge run.json --volume-type=io1 --volume-size=100 --volume-iops=4000
+    ebsperf judge fio.txt --volume-type=gp2 --volume-size=100 --instance-type=c4.xlarge
+    ebsperf judge results/ --volume-type=gp3 --volume-size=500 --json
+    ebsperf judge raid.txt --volume-type=gp3 --volume-size=202 --volume-iops=4000 \
+        --volume-throughput=1000 --volume-count=2 --instance-type=r5b.large
 
-The workload (pattern, block size, queue depth, jobs) is read from fio's own report (fio's
-aliases too: ``rw=readwrite`` is ``rw``, ``randread:8`` a random read with holes); fio 2.1
-wrote no job options, so ``--rw`` and ``--bs`` say what ran. The expectation is the
-documented cap for that workload on that volume (the same model as the suites).
+What is read: fio's JSON (``json``, ``json+``), its normal output (fio 1.x, 2.x, 3.x: what
+people paste into READMEs, blog posts and issues, a command line before it included) and its
+terse output, alike (:mod:`pytest_ebsperf.fio.text`). A directory is searched for fio output
+(bench-fio / fio-plot layouts included); each file gets its lines. The workload (pattern,
+block size, queue depth, jobs) is read from the output's job options, header lines or command
+line; fio 2.1 wrote no job options, so ``--rw`` and ``--bs`` say what ran. The expectation is
+the documented cap for that workload on that volume (the same model as the suites), of
+``--volume-count`` such volumes behind md RAID0 (``--member`` for members that differ), then
+the instance's EBS limit.
 
-What the report holds is said, never blended:
+What the output holds is said, never blended:
 
-* several hosts (fio's client/server mode) or several devices in one report: each is judged
-  on its own against the same volume facts (``--host`` / ``--device`` judges one);
-* a run that stopped early (fio's ``terminating on signal`` notice, or a time-based job that
-  ran short of its ``runtime``): said, and judged on the seconds that ran;
-* interval logs (``--logs``, else the ``write_iops_log`` prefixes the job options name): any
-  window length. Windows shorter than a second are averaged to seconds; longer ones are
-  judged at their own length (each window one trial); a log of every I/O
-  (``log_avg_msec`` unset) is counted per second. Without logs only the mean is judged.
+* several hosts (client/server), devices or stonewalled groups: each judged on its own;
+* a run that stopped early (fio's signal notice, an error, a runtime short of the job's):
+  said, and judged on what ran; fio's errors are said as fio said them;
+* the device's own count (``Disk stats`` / ``disk_util``): when fio reports more I/O than
+  the device served (by more than 5 %), reads were answered without device I/O (unwritten
+  extents, the page cache, a sparse file): said, and judged on the device's figure;
+* the job's own limits (``rate_iops``, ``rate``, ``thinktime``...): named as the binding
+  limit when the run sat at them, never "raise the queue depth";
+* interval logs (``--logs``, else the ``write_iops_log`` prefixes of the job options): any
+  window length. Without logs the mean is judged.
 
-Exit status: 0 pass, 1 fail (any unit), 2 inconclusive, 4 bad input (a sentence).
+Exit status: 0 pass, 1 fail, 2 inconclusive, 4 bad input (a sentence, no traceback). With
+several files or units: 1 when any failed, else 4 when any file was refused, else 2 when any
+was inconclusive, else 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.fio.result import FioResult
@@ -41,6 +53,13 @@ from pytest_ebsperf.verdict_types import Outcome, Verdict
 
 EXIT = {Outcome.PASS: 0, Outcome.FAIL: 1, Outcome.INCONCLUSIVE: 2, Outcome.INFO: 0}
 USAGE_EXIT = 4
+#: fio's output read as it is written: JSON, normal, terse.
+FORMATS = ("json", "normal", "terse")
+#: When fio reports this much more I/O than the device served, the figure is not the volume's.
+WITNESS_TOLERANCE = 0.05
+#: Job options that cap a job's own rate.
+JOB_LIMITS = ("rate_iops", "rate", "rate_min", "rate_iops_min", "thinktime", "iodepth_low",
+              "rate_process", "flow")
 #: fio's names for the patterns the checks judge (``rw=`` values, fio's HOWTO).
 PATTERN_ALIASES = {"readwrite": "rw", "sequential": "read"}
 #: Patterns fio runs that no volume claim describes.
@@ -50,22 +69,41 @@ _AGGREGATE = "All clients"
 _SIGNAL = re.compile(r"fio: terminating on signal (\d+)")
 
 
+class UsageError(EbsperfError):
+    """A command line that cannot be run: said in one sentence, exit 4."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are sentences with exit 4 (argparse's own is 2, which is
+    INCONCLUSIVE here)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python3 -m pytest_ebsperf judge",
-                                description="Judge a fio JSON report against a volume's "
-                                "documented limits (the model the suites use).")
-    p.add_argument("report", help="fio --output-format=json (or json+) file")
+    p = _Parser(prog="ebsperf judge",
+                description="Judge fio output (JSON, normal or terse; a file or a directory "
+                "of them) against a volume's documented limits (the model the suites use).",
+                epilog="exit status: 0 pass, 1 fail, 2 inconclusive, 4 bad input.")
+    p.add_argument("report", help="fio output: a file (json, json+, normal or terse), or a "
+                   "directory searched for them")
     p.add_argument("--volume-type", required=True)
     p.add_argument("--volume-size", type=int)
     p.add_argument("--volume-iops", type=int)
     p.add_argument("--volume-throughput", type=float)
+    p.add_argument("--volume-count", type=int, metavar="N", help="the output was measured on "
+                   "md RAID0 of N such volumes: the expectation is their sum, then the "
+                   "instance's limit")
+    p.add_argument("--member", action="append", metavar="TYPE:GIB[:IOPS[:MIBPS]]",
+                   help="one member of the set, when they differ (repeat for each)")
     p.add_argument("--instance-type")
     p.add_argument("--burst-balance", type=float, help="BurstBalance percent (gp2/st1/sc1)")
     p.add_argument("--logs", metavar="PREFIX", help="the prefix fio's interval logs were "
                    "written with (PREFIX_iops.N.log ...); default: the write_iops_log / "
                    "write_bw_log / write_lat_log prefixes in the report's job options, "
                    "looked up beside the report")
-    p.add_argument("--group", type=int, help="the group to judge in a stonewalled report")
+    p.add_argument("--group", type=int, help="judge only this group of a stonewalled report")
     p.add_argument("--host", help="judge only this host of a client/server report "
                    "(HOSTNAME or HOSTNAME:PORT)")
     p.add_argument("--device", help="judge only the jobs on this file or device")
@@ -76,7 +114,10 @@ def _parser() -> argparse.ArgumentParser:
                    "does not say)")
     p.add_argument("--metric", choices=("iops", "throughput"), help="default: throughput for "
                    "blocks of 256 KiB or more, else IOPS")
+    p.add_argument("--format", choices=("auto", *FORMATS), default="auto",
+                   help="what the file holds (default: found out)")
     p.add_argument("--claim", default="B-SLA", help="claim ID for the message")
+    p.add_argument("--json", action="store_true", help="the verdicts as JSON on stdout")
     return p
 
 
@@ -98,6 +139,7 @@ class Judged:
     unit: Unit
     verdict: Verdict
     workload: Workload
+    path: str = ""
 
 
 def _options(data: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, str]:
@@ -108,14 +150,30 @@ def _options(data: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, str
     return merged
 
 
-def units_of(data: Mapping[str, Any], *, host: str | None = None, device: str | None = None
-             ) -> list[Unit]:
-    """The report split into what it measured: each host of a client/server report, else
-    each device its jobs ran on (one unit when there is one)."""
+def units_of(data: Mapping[str, Any], *, host: str | None = None, device: str | None = None,
+             group: int | None = None) -> list[Unit]:
+    """The report split into what it measured: each stonewalled group (``group``: only
+    that one), then each host of a client/server report, else each device its jobs ran on
+    (one unit when there is one)."""
     key = "client_stats" if "client_stats" in data else "jobs"
     raw = data.get(key)
     entries = [e for e in (raw if isinstance(raw, list) else [])
                if isinstance(e, dict) and e.get("jobname") != _AGGREGATE]
+    groups = sorted({int(e.get("groupid") or 0) for e in entries})
+    if group is not None:
+        if group not in groups:
+            raise EbsperfError(f"--group={group}: the report's groups are "
+                               f"{', '.join(map(str, groups))}; pass one of them.")
+        entries = [e for e in entries if int(e.get("groupid") or 0) == group]
+    elif len(groups) > 1:
+        found = []
+        for gid in groups:
+            chosen = [e for e in entries if int(e.get("groupid") or 0) == gid]
+            name = str(chosen[0].get("jobname") or "")
+            for made in units_of({**data, key: chosen}, host=host, device=device):
+                made.label = f"group {gid} {name}" + (f", {made.label}" if made.label else "")
+                found.append(made)
+        return found
     base = {k: v for k, v in data.items() if k not in ("jobs", "client_stats")}
 
     def unit(label: str, chosen: list[dict[str, Any]], **extra: Any) -> Unit:
@@ -218,11 +276,30 @@ def workload_of(result: FioResult, where: str, *, rw: str | None = None,
         notes.append("the report names no block size: fio's default, 4 KiB")
     size = parse_size(size_text, what=f"block size in {where}")
     mix = options.get("rwmixread")
-    depth = iodepth or int(options.get("iodepth", "1") or 1)
+    depth = iodepth or _int(options.get("iodepth"), 1)
+    engine = (options.get("ioengine") or "").lower()
+    if engine in SYNC_ENGINES and depth > 1 and not iodepth:
+        notes.append(f"ioengine={engine} is synchronous: one I/O at a time per job, whatever "
+                     f"iodepth={depth} says")
+        depth = 1
+    elif not engine and "iodepth" not in options and not iodepth:
+        notes.append("the output names no ioengine or iodepth: fio's defaults, psync at one "
+                     "I/O at a time per job")
     runtime = max(result.read.runtime_ms, result.write.runtime_ms) / 1000.0
     return Workload(pattern, bs=size, iodepth=depth, numjobs=result.jobs,
                     rwmixread=int(mix) if mix else None, engine="libaio",
                     runtime_s=runtime), notes
+
+
+#: fio engines that complete each I/O before the next is issued (a queue depth of one).
+SYNC_ENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "ftruncate"})
+
+
+def _int(text: str | None, default: int) -> int:
+    try:
+        return int(str(text).strip()) if text not in (None, "") else default
+    except ValueError:
+        return default
 
 
 def stopped_early(data: Mapping[str, Any], preamble: str) -> str | None:
@@ -357,55 +434,381 @@ def _series(logs: dict[str, list[str]], workload: Workload, result: FioResult
     return series, notes
 
 
-def judge_report(argv: Sequence[str]) -> list[Judged]:
-    """Every unit of the report judged (see the module's doc)."""
-    from pytest_ebsperf import models, verdict
-    from pytest_ebsperf.fio.parse import extract_json, result_from_data
-    from pytest_ebsperf.volume import Volume
+# -- reading the output ------------------------------------------------------------------------
+@dataclass
+class Report:
+    """One fio run read from a file: its data in the shape of fio's JSON, the text around
+    it, the format it was written in, and a label when the file holds several runs."""
 
-    args = _parser().parse_args(argv)
+    path: str
+    data: dict[str, Any]
+    text: str
+    form: str
+    label: str = ""
+
+
+def read_reports(path: str, form: str = "auto") -> list[Report]:
+    """Every fio run in ``path`` (JSON, normal or terse output), or a sentence."""
+    from pytest_ebsperf.errors import FioOutputError
+    from pytest_ebsperf.fio import text as fio_text
+    from pytest_ebsperf.fio.parse import extract_json
+
     try:
-        with open(args.report, encoding="utf-8", errors="replace") as handle:
+        with open(path, encoding="utf-8", errors="replace") as handle:
             text = handle.read()
     except OSError as exc:
-        raise EbsperfError(f"{args.report} cannot be read ({exc.strerror}).") from None
-    data = extract_json(text)
-    preamble = text[:text.find("{")] if "{" in text else text
-    volume = models.validate(Volume(
-        args.volume_type, size_gib=args.volume_size, iops=args.volume_iops,
-        throughput_mibps=args.volume_throughput, instance_type=args.instance_type,
-        burst_balance_pct=args.burst_balance))
-    units = units_of(data, host=args.host, device=args.device)
-    judged = []
+        raise EbsperfError(f"{path} cannot be read ({exc.strerror}).") from None
+    if form in ("auto", "json"):
+        try:
+            return [Report(path, extract_json(text), text, "json")]
+        except FioOutputError as exc:
+            if form == "json":
+                raise EbsperfError(f"{path}: {exc}") from None
+    if form in ("auto", "terse") and fio_text.looks_like_terse(text):
+        return [Report(path, fio_text.terse_to_data(text), text, "terse")]
+    if form in ("auto", "normal") and fio_text.looks_like_normal(text):
+        runs = fio_text.split_runs(text)
+        return [Report(path, fio_text.normal_to_data(run), run, "normal",
+                       f"run {n} of {len(runs)}" if len(runs) > 1 else "")
+                for n, run in enumerate(runs, 1)]
+    said = _fio_error(text)
+    if said:
+        raise EbsperfError(f"{path}: fio measured nothing: {said}")
+    raise EbsperfError(f"{path} holds no fio output fio's JSON, normal or terse form: no "
+                       "report object, no 'NAME: (groupid=N, jobs=N): err=' result block and "
+                       "no '3;fio-...' terse line. Pass fio's output file (--output), or what "
+                       "fio printed.")
+
+
+def _fio_error(text: str) -> str:
+    """fio's own error lines (``fio: pid=1, err=13/file:..., error=Permission denied``)."""
+    lines = [line.strip() for line in text.splitlines()
+             if re.search(r"\berr(?:or)?=|^fio: ", line.strip())]
+    return "; ".join(lines[:3])
+
+
+def files_in(directory: Path) -> list[Path]:
+    """The files of a directory tree that may hold fio output (bench-fio / fio-plot write
+    ``.json`` reports beside ``.log`` interval logs, pictures and CSV)."""
+    skip = {".log", ".png", ".svg", ".csv", ".gz", ".html", ".pdf", ".jpg", ".py", ".sh"}
+    found = []
+    for path in sorted(directory.rglob("*")):
+        if not path.is_file() or path.suffix.lower() in skip or ".log." in path.name:
+            continue
+        if re.search(r"_(?:iops|bw|clat|lat|slat)\.\d+\.log", path.name):
+            continue
+        found.append(path)
+    return found
+
+
+# -- the facts ----------------------------------------------------------------------------------
+def volumes_of(args: argparse.Namespace) -> list[Any]:
+    """The volume, or the set's members (``--volume-count``, ``--member``), validated."""
+    from pytest_ebsperf import models
+    from pytest_ebsperf.volume import Volume
+
+    def volume(vtype: str, size: int | None, iops: int | None, mibps: float | None) -> Any:
+        return models.validate(Volume(vtype, size_gib=size, iops=iops, throughput_mibps=mibps,
+                                      instance_type=args.instance_type,
+                                      burst_balance_pct=args.burst_balance))
+
+    if args.member:
+        members = []
+        for text in args.member:
+            parts = text.split(":")
+            try:
+                members.append(volume(parts[0], int(parts[1]) if len(parts) > 1 else None,
+                                      int(parts[2]) if len(parts) > 2 and parts[2] else None,
+                                      float(parts[3]) if len(parts) > 3 and parts[3] else None))
+            except (ValueError, IndexError):
+                raise UsageError(f"--member={text} is not TYPE:GIB[:IOPS[:MIBPS]] (e.g. "
+                                 "gp3:202:4000:1000).") from None
+        if args.volume_count not in (None, len(members)):
+            raise UsageError(f"--volume-count={args.volume_count} but {len(members)} "
+                             "--member given: give one or the other, or as many members.")
+        return members
+    count = args.volume_count or 1
+    if count < 1 or count > 64:
+        raise UsageError(f"--volume-count={count}: a set holds 1 to 64 volumes.")
+    one = volume(args.volume_type, args.volume_size, args.volume_iops, args.volume_throughput)
+    return [one] * count
+
+
+def _expectation(args: argparse.Namespace, members: Sequence[Any], workload: Workload,
+                 what: str, metric: str) -> Any:
+    from pytest_ebsperf import models
+
+    first = members[0]
+    credits = first.burst_balance_pct != 0
+    if first.type == "instance-store":
+        # AWS publishes one figure for all of an instance's instance-store devices (B-IS)
+        return models.floor_expectation(args.claim, what, first, workload,
+                                        devices=len(members))
+    if len(members) == 1:
+        return models.cap_expectation(args.claim, what, first, workload, metric=metric,
+                                      credits=credits)
+    from pytest_ebsperf.models.sets import set_expectation
+
+    return set_expectation(args.claim, what, list(members), workload, credits=credits,
+                           metric=metric)
+
+
+# -- the device's own count --------------------------------------------------------------------
+@dataclass(frozen=True)
+class Witness:
+    """What the device served while fio ran (``Disk stats`` / ``disk_util``)."""
+
+    device: str
+    read_ios: int
+    write_ios: int
+    seconds: float
+    read_bytes: float | None = None
+    write_bytes: float | None = None
+
+    def iops(self, side: str) -> float:
+        return (self.read_ios if side == "read" else self.write_ios) / self.seconds
+
+
+def witness_of(data: Mapping[str, Any], result: FioResult) -> Witness | None:
+    """The device whose count stands beside fio's: the top of a stack (md, dm) or the one
+    device listed; None when the output has no device count or its run time is unknown."""
+    disks = [d for d in data.get("disk_util") or [] if isinstance(d, Mapping)]
+    seconds = max(result.read.runtime_ms, result.write.runtime_ms) / 1000.0
+    if not disks or seconds <= 0:
+        return None
+    top = disks[0] if disks[0].get("aggregate") or "aggr_read_ios" in disks[0] else max(
+        disks, key=lambda d: int(d.get("read_ios") or 0) + int(d.get("write_ios") or 0))
+    reads = int(top.get("read_ios") or 0) + int(top.get("read_merges") or 0)
+    writes = int(top.get("write_ios") or 0) + int(top.get("write_merges") or 0)
+    rs, ws = top.get("read_sectors"), top.get("write_sectors")
+    return Witness(str(top.get("name") or "?"), reads, writes, seconds,
+                   None if rs is None else int(rs) * 512.0,
+                   None if ws is None else int(ws) * 512.0)
+
+
+def apply_witness(result: FioResult, workload: Workload, seen: Witness
+                  ) -> tuple[FioResult, str]:
+    """``result`` judged on the device's figure when fio reports more I/O than the device
+    served (beyond :data:`WITNESS_TOLERANCE`), with the sentence that says so; else as is."""
+    changed = result
+    said = []
+    for side in ("read", "write"):
+        stats = getattr(result, side)
+        if stats.total_ios <= 0:
+            continue
+        served = seen.read_ios if side == "read" else seen.write_ios
+        if stats.total_ios <= served * (1 + WITNESS_TOLERANCE):
+            continue
+        iops = seen.iops(side)
+        bytes_served = seen.read_bytes if side == "read" else seen.write_bytes
+        bw = (bytes_served / seen.seconds) if bytes_served else iops * workload.bs
+        changed = replace(changed, **{side: replace(stats, iops=iops, bw_bytes=bw,
+                                                    total_ios=served)})
+        said.append(f"fio counted {stats.total_ios:,} {side}s ({stats.iops:,.0f} IOPS) but "
+                    f"{seen.device} served {served:,} in the same {seen.seconds:,.0f} s "
+                    f"({iops:,.0f} IOPS): the rest were answered without device I/O "
+                    "(extents never written, the page cache, a sparse file), so the "
+                    "device's figure is judged")
+    if not said:
+        return result, ""
+    return replace(changed, series={}), "; ".join(said)
+
+
+# -- the job's own limits -------------------------------------------------------------------------
+def job_limit(options: Mapping[str, str], workload: Workload, measured: float, unit: str
+              ) -> str:
+    """A sentence naming the job's own option that bound the run (its rate, its think
+    time), or "" when none is set or the run was not at it."""
+    jobs = max(1, workload.numjobs)
+    side = 0 if workload.read_fraction >= 0.5 else 1
+    rate_iops = _per_side(options.get("rate_iops"), side)
+    if rate_iops:
+        total = rate_iops * jobs
+        ceiling = total if unit == "IOPS" else total * workload.bs
+        if measured >= 0.9 * ceiling:
+            return (f"the job's own rate_iops={options['rate_iops']} ({jobs} job(s): "
+                    f"{total:,.0f} IOPS) held it there")
+    rate = _per_side(options.get("rate"), side, size=True)
+    if rate:
+        total_bps = rate * jobs
+        ceiling = total_bps if unit == "B/s" else total_bps / workload.bs
+        if measured >= 0.9 * ceiling:
+            return (f"the job's own rate={options['rate']} ({jobs} job(s): "
+                    f"{total_bps / 2**20:,.1f} MiB/s) held it there")
+    think = options.get("thinktime")
+    if think:
+        try:
+            seconds = parse_seconds(think if re.search(r"[a-z]", think) else f"{think}us")
+        except ValueError:
+            seconds = 0.0
+        if seconds > 0:
+            per_job = _int(options.get("thinktime_blocks"), 1) / seconds
+            ceiling = per_job * jobs * (1 if unit == "IOPS" else workload.bs)
+            if measured <= 1.1 * ceiling:
+                return (f"the job's own thinktime={think} (an idle pause every "
+                        f"{_int(options.get('thinktime_blocks'), 1)} I/O(s), at most "
+                        f"{per_job * jobs:,.0f} IOPS over {jobs} job(s)) held it there")
+    for option in ("iodepth_low", "rate_min", "rate_iops_min", "flow"):
+        if options.get(option):
+            return (f"the job set {option}={options[option]}, which paces or holds back "
+                    "its queue: the run measured the job as written, not the volume's "
+                    "limit")
+    return ""
+
+
+def _per_side(text: str | None, side: int, *, size: bool = False) -> float:
+    """``rate_iops=600`` / ``600,300`` (reads, writes): the value for ``side``."""
+    if not text:
+        return 0.0
+    parts = [p.strip() for p in str(text).split(",")]
+    chosen = parts[side] if side < len(parts) and parts[side] else parts[0]
+    try:
+        return float(parse_size(chosen, what="rate")) if size else float(chosen)
+    except (EbsperfError, ValueError):
+        return 0.0
+
+
+def _magnetic(expectation: Any, result: FioResult, workload: Workload) -> Verdict:
+    """Magnetic (standard) is best effort (B-STD): recorded, as the suites record it; a
+    figure far above what a Magnetic volume can deliver is named as not the volume's."""
+    from pytest_ebsperf import verdict
+
+    found = verdict.judge_info(expectation.claim, expectation.what, result, workload,
+                               notes=(MAGNETIC_NOTE,))
+    measured = found.measured or 0.0
+    if workload.is_random and measured > MAGNETIC_MOST_IOPS:
+        extra = (f" {measured:,.0f} IOPS of random I/O is more than a Magnetic volume "
+                 f"delivers (about {MAGNETIC_MOST_IOPS // 2:,} at most): the figure is not the "
+                 "volume's (the page cache, or another volume).")
+        found = replace(found, message=found.message + extra)
+    return found
+
+
+#: Twice Magnetic's documented best (about 200 random IOPS, B-STD).
+MAGNETIC_MOST_IOPS = 400
+MAGNETIC_NOTE = "Magnetic is best effort: AWS documents about 40-200 IOPS for random I/O (B-STD)"
+
+
+# -- judging --------------------------------------------------------------------------------------
+@dataclass
+class Refused:
+    """A file that could not be judged, and why."""
+
+    path: str
+    reason: str
+
+
+def judge_report(argv: Sequence[str]) -> list[Judged | Refused]:
+    """Every unit of every fio output ``argv`` names, judged (see the module's doc)."""
+    args = _parser().parse_args(argv)
+    members = volumes_of(args)
+    target = Path(args.report)
+    if target.is_dir():
+        found: list[Judged | Refused] = []
+        for path in files_in(target):
+            try:
+                reports = read_reports(str(path), args.format)
+            except EbsperfError as exc:
+                if "holds no fio output" in str(exc):
+                    continue  # a file of another kind beside the reports
+                found.append(Refused(str(path), str(exc)))
+                continue
+            for report in reports:
+                try:
+                    found += judge_one(args, members, report)
+                except EbsperfError as exc:
+                    found.append(Refused(str(path), str(exc)))
+        if not found:
+            raise EbsperfError(f"{target}: no file in it holds fio output (JSON, normal or "
+                               "terse).")
+        return found
+    judged: list[Judged | Refused] = []
+    for report in read_reports(args.report, args.format):
+        judged += judge_one(args, members, report)
+    return judged
+
+
+def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
+              ) -> list[Judged | Refused]:
+    """The units of one fio run, judged."""
+    from pytest_ebsperf import verdict
+    from pytest_ebsperf.fio.parse import result_from_data
+
+    data, text = report.data, report.text
+    preamble = text[:text.find("{")] if report.form == "json" and "{" in text else text
+    units = units_of(data, host=args.host, device=args.device, group=args.group)
+    name = os.path.basename(report.path) + (f", {report.label}" if report.label else "")
+    judged: list[Judged | Refused] = []
     for unit in units:
-        where = f"{args.report}{' (' + unit.label + ')' if unit.label else ''}"
-        result = result_from_data(unit.data, args.group, text)
+        where = f"{report.path}{' (' + unit.label + ')' if unit.label else ''}"
+        result = result_from_data(unit.data, None, text)
+        if result.errors and result.total_iops <= 0:
+            said = _fio_error(preamble) or "fio's output gives no message"
+            judged.append(Refused(where, f"fio reported error {', '.join(map(str, result.errors))} "
+                                  f"and measured nothing: {said}"))
+            continue
         workload, notes = workload_of(result, where, rw=args.rw, bs=args.bs,
                                       iodepth=args.iodepth)
         notes = [*unit.notes, *notes]
+        if report.form != "json":
+            notes.insert(0, f"read from fio's {report.form} output"
+                         + (f" ({result.fio_version})" if result.fio_version else ""))
         if len(units) > 1:
-            notes.insert(0, f"the report holds {len(units)} {unit.label.split()[0]}s, each "
-                         "judged on its own against the same volume facts "
-                         f"(--{unit.label.split()[0]} judges one)")
+            kind = unit.label.split()[0]
+            notes.insert(0, f"the report holds {len(units)} {kind}s, each judged on its own "
+                         f"against the same volume facts (--{kind} judges one)")
         early = stopped_early(unit.data, preamble)
         if early:
             notes.append(f"{early}: judged on what ran")
-        logs, logs_from = _log_texts(args, unit, result)
+        if result.errors:
+            said = _fio_error(preamble)
+            notes.append(f"fio reported error {', '.join(map(str, result.errors))}"
+                         + (f" ({said})" if said else ""))
+        seen = witness_of(data, result) if len(units) == 1 else None
+        witnessed = ""
+        if seen is not None:
+            result, witnessed = apply_witness(result, workload, seen)
+            if witnessed:
+                notes.append(witnessed)
+            else:
+                notes.append(f"{seen.device}'s own count agrees with fio's (Disk stats)")
+        logs, logs_from = ({}, None) if witnessed else _log_texts(args, unit, result)
         if logs:
-            series, said = _series(logs, workload, result)
+            series, said_logs = _series(logs, workload, result)
             result = replace(result, series=series)
-            notes += [f"per-second figures from {logs_from}_*", *said]
+            notes += [f"per-second figures from {logs_from}_*", *said_logs]
         metric = args.metric or ("throughput" if workload.bs >= 256 * 1024 else "iops")
-        what = (f"{volume.label()}, {workload.label()} (from "
-                f"{os.path.basename(args.report)}{', ' + unit.label if unit.label else ''})")
-        expectation = models.cap_expectation(args.claim, what, volume, workload,
-                                             metric=metric,
-                                             credits=volume.burst_balance_pct != 0)
-        found = verdict.judge_cap(expectation, result, workload, metric=metric,
-                                  cpu_count=None)
+        count = f"{len(members)} x " if len(members) > 1 else ""
+        what = (f"{count}{members[0].label()}, {workload.label()} (from "
+                f"{name}{', ' + unit.label if unit.label else ''})")
+        expectation = _expectation(args, members, workload, what, metric)
+        if expectation.unit == "IOPS":
+            metric = "iops"  # a floor is published in IOPS only
+        if members[0].type == "standard":
+            found = _magnetic(expectation, result, workload)
+        else:
+            judge = verdict.judge_floor if expectation.policy == "FLOOR" else verdict.judge_cap
+            found = judge(expectation, result, workload, metric=metric, cpu_count=None)
+            # offline, the queue depth to raise is fio's own option, not the plugin's
+            found = replace(found, message=found.message.replace("--ebsperf-iodepth",
+                                                                 "fio's iodepth"),
+                            reason=found.reason.replace("--ebsperf-iodepth", "fio's iodepth"))
+        if (result.job_options.get("direct") or "0") in ("0", "false") and \
+                workload.read_fraction > 0:
+            notes.append("the job ran buffered (direct=0, fio's default): reads may have "
+                         "come from the page cache, not the volume")
+        if found.outcome is not Outcome.PASS and found.measured is not None:
+            limit = job_limit(result.job_options, workload, found.measured, found.unit)
+            if limit:
+                reason = f"inconclusive: {limit}, below what the volume was to show"
+                found = replace(found, outcome=Outcome.INCONCLUSIVE, binding="job's own limit",
+                                reason=reason, message=(
+                                    f"{expectation.what}: {found.measured:,.0f} {found.unit} "
+                                    f"measured, {expectation.value:,.0f} {expectation.unit} "
+                                    f"expected - {reason}. Claim {expectation.claim}"))
         if notes:
             found = replace(found, details={**found.details, "notes": notes})
-        judged.append(Judged(unit, found, workload))
+        judged.append(Judged(unit, found, workload, report.path))
     return judged
 
 
@@ -419,14 +822,45 @@ def worst(outcomes: Sequence[Outcome]) -> Outcome:
 
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     try:
-        judged = judge_report(list(sys.argv[1:] if argv is None else argv))
+        found = judge_report(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:  # --help: argparse prints it and exits 0
+        return int(exc.code or 0)
     except EbsperfError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return USAGE_EXIT
-    for item in judged:
-        found = item.verdict
-        where = f" [{item.unit.label}]" if item.unit.label else ""
-        print(f"{found.outcome.value.upper()} {found.claim}{where}: {found.message}", file=out)
-        for note in found.details.get("notes", ()):
-            print(f"  note: {note}", file=out)
-    return EXIT[worst([item.verdict.outcome for item in judged])]
+    as_json = "--json" in (sys.argv[1:] if argv is None else argv)
+    judged = [item for item in found if isinstance(item, Judged)]
+    refused = [item for item in found if isinstance(item, Refused)]
+    if as_json:
+        print(json.dumps({"verdicts": [_as_json(item) for item in judged],
+                          "refused": [{"path": r.path, "reason": r.reason} for r in refused]},
+                         indent=2), file=out)
+    else:
+        many = len({item.path for item in judged}) + len(refused) > 1
+        for item in judged:
+            found_v = item.verdict
+            where = f" [{item.unit.label}]" if item.unit.label else ""
+            if many:
+                label = f": {item.unit.label}" if item.unit.label else ""
+                where = f" [{os.path.basename(item.path)}{label}]"
+            print(f"{found_v.outcome.value.upper()} {found_v.claim}{where}: {found_v.message}",
+                  file=out)
+            for note in found_v.details.get("notes", ()):
+                print(f"  note: {note}", file=out)
+        for gone in refused:
+            print(f"REFUSED {gone.path}: {gone.reason}", file=out)
+    outcomes = [item.verdict.outcome for item in judged]
+    if Outcome.FAIL in outcomes:
+        return EXIT[Outcome.FAIL]
+    if refused:
+        return USAGE_EXIT
+    return EXIT[worst(outcomes)] if outcomes else USAGE_EXIT
+
+
+def _as_json(item: Judged) -> dict[str, Any]:
+    found = item.verdict
+    return {"path": item.path, "unit": item.unit.label, "outcome": found.outcome.value,
+            "claim": found.claim, "what": found.what, "expected": found.expected,
+            "measured": found.measured, "unit_of_measure": found.unit,
+            "binding": found.binding, "reason": found.reason, "message": found.message,
+            "workload": item.workload.label(), "notes": list(found.details.get("notes", ()))}

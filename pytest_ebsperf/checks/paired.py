@@ -147,8 +147,8 @@ def ratio_verdict(seq: Sequential, blocks: Blocks, *, claim: str, what: str, a_l
         else:
             reason = f"{a_label} / {b_label} = {shown}, outside the band"
         level = (f"A pair exactly at the bar fails both stages with probability at most "
-                 f"{comparison.level_text(d.false_fail_bound)} (this check's share of the run's "
-                 "false-red budget).")
+                 f"{comparison.level_text(d.false_fail_bound)} (half this check's share of the "
+                 "run's false-red budget).")
     else:
         why = blocks.stopped or (f"after {len(blocks.a)} pairs the interval still straddles "
                                  "the bar")

@@ -103,6 +103,9 @@ def nitro(instance_type: str) -> bool | None:
         return None
     if instance_type in data.NITRO_EXCEPTIONS:
         return True
+    hypervisor = data.HYPERVISOR.get(instance_type)
+    if hypervisor in ("nitro", "xen"):
+        return hypervisor == "nitro"
     return _family(instance_type) not in data.XEN_FAMILIES
 
 

@@ -1,0 +1,504 @@
+"""Read fio's normal (human-readable) and terse output into the shape of its JSON report.
+
+People paste fio's normal output into READMEs, blog posts and issues; that is what exists of
+most measurements on real volumes. fio 1.x, 2.x and 3.x each print it differently:
+
+* fio 3.x: ``read: IOPS=37.1k, BW=580MiB/s (608MB/s)(102GiB/180001msec)``;
+* fio 2.x: ``read : io=17555MB, bw=99839KB/s, iops=24959, runt=180053msec`` (``KB`` and
+  ``MB`` are KiB and MiB: fio's ``kb_base`` is 1024 unless set);
+* fio 1.x: the same with a space before each comma (``iops=13429 , runt=  2440msec``);
+* latencies ``clat (usec): min=1, max=1711.6K, avg=20022.82, stdev=53882.53`` in nsec, usec
+  or msec, a ``K``/``M`` suffix meaning thousands/millions of that unit; percentile blocks
+  ``clat percentiles (usec): |  1.00th=[   79], ...``;
+* ``issued rwts: total=83822,35922,0,0`` (3.x), ``issued    : total=r=4494079/w=0/d=0``
+  (2.x), ``issued r/w/d: total=32768/0/0`` (1.x): the exact I/O counts;
+* ``Run status group N`` lines, and ``Disk stats (read/write):`` with what each device
+  served (``ios=553523/6, merge=37/0, ...``): the device's own count.
+
+The job header lines (``name: (g=0): rw=randread, bs=(R) 16.0KiB-..., ioengine=psync,
+iodepth=1``) and a fio command line before the output (``sudo fio --rw=... --bs=...``) give
+the job options. Everything becomes the dictionary :func:`pytest_ebsperf.fio.parse.
+result_from_data` reads from fio's JSON (``jobs`` with ``read``/``write`` entries,
+``job options``, ``disk_util``), so every later step is the same for all three formats.
+A figure printed with fewer digits keeps its printed precision (``IOPS=37.1k`` is 37,100;
+the exact I/O count and runtime, when printed, give the rate to the I/O).
+
+Terse output (``--output-format=terse``, versions 2 to 5) is read by position, as fio's
+documentation lists its fields.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pytest_ebsperf.errors import FioOutputError
+
+#: Binary multiples in fio's normal output (fio 2.x's KB/MB are KiB/MiB: kb_base=1024).
+_BYTES = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024 ** 2, "mb": 1024 ** 2,
+          "mib": 1024 ** 2, "g": 1024 ** 3, "gb": 1024 ** 3, "gib": 1024 ** 3,
+          "t": 1024 ** 4, "tb": 1024 ** 4, "tib": 1024 ** 4, "p": 1024 ** 5, "pb": 1024 ** 5,
+          "pib": 1024 ** 5}
+#: Decimal multiples of counts (``IOPS=37.1k``, ``max=1711.6K``).
+_COUNT = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9}
+_TIME_NS = {"nsec": 1.0, "usec": 1e3, "msec": 1e6, "sec": 1e9}
+
+_VERSION = re.compile(r"^\s*fio[- ](\d+\.\d+[\w.\-]*)\s*$")
+_HEADER = re.compile(r"^(?P<name>\S.*?): \(g=(?P<g>\d+)\): rw=(?P<rw>[\w:]+), "
+                     r"bs=(?P<bs>.*?), ioengine=(?P<engine>[\w-]+), iodepth=(?P<qd>\d+)")
+_RESULT = re.compile(r"^(?P<name>\S.*?): \(groupid=(?P<g>\d+), jobs=(?P<jobs>\d+)\): "
+                     r"err=\s*(?P<err>-?\d+)(?P<rest>.*)$")
+_DIR3 = re.compile(r"^\s*(?P<dir>read|write|trim|mixed)\s*:\s*IOPS=(?P<iops>[\d.]+[kKmMgG]?),"
+                   r"\s*BW=(?P<bw>[\d.]+)(?P<bwu>[KMGTP]i?B|B)/s.*?\((?P<io>[\d.]+)"
+                   r"(?P<iou>[KMGTP]i?B|B)/(?P<run>\d+)msec\)")
+_DIR2 = re.compile(r"^\s*(?P<dir>read|write|trim|mixed)\s*:\s*io=\s*(?P<io>[\d.]+)"
+                   r"(?P<iou>[KMGTP]i?B|B),\s*bw=\s*(?P<bw>[\d.]+)(?P<bwu>[KMGTP]i?B|B)/s,"
+                   r"\s*iops=\s*(?P<iops>[\d.]+[kKmM]?)\s*,\s*runt=\s*(?P<run>\d+)\s*msec")
+_LAT = re.compile(r"^\s*(?P<kind>slat|clat|lat)\s*\((?P<unit>nsec|usec|msec|sec)\)\s*:\s*"
+                  r"min=\s*(?P<min>[\d.]+[kKmM]?)\s*,\s*max=\s*(?P<max>[\d.]+[kKmM]?)\s*,\s*"
+                  r"avg=\s*(?P<avg>[\d.]+[kKmM]?)\s*,\s*stdev=\s*(?P<sd>[\d.]+[kKmM]?)")
+_PCT_HEAD = re.compile(r"^\s*(?P<kind>clat|lat|slat) percentiles \((?P<unit>nsec|usec|msec)\)")
+_PCT = re.compile(r"([\d.]+)th=\[\s*([\d.]+)([kKmM]?)\s*\]")
+_CPU = re.compile(r"^\s*cpu\s*:\s*usr=([\d.]+)%,\s*sys=([\d.]+)%")
+_ISSUED3 = re.compile(r"issued rwts?:\s*total=([\d,]+)")
+_ISSUED2 = re.compile(r"issued\s*:\s*total=r=(\d+)/w=(\d+)(?:/d=(\d+))?")
+_ISSUED1 = re.compile(r"issued r/w(?:/d)?:\s*total=(\d+)/(\d+)(?:/(\d+))?")
+_DISK = re.compile(r"^\s*(?P<name>[\w.\-/]+):\s*ios=(?P<r>\d+)/(?P<w>\d+),\s*"
+                   r"(?:sectors=(?P<rs>\d+)/(?P<ws>\d+),\s*)?merge=(?P<rm>\d+)/(?P<wm>\d+),\s*"
+                   r"ticks=(?P<rt>\d+)/(?P<wt>\d+),\s*in_queue=(?P<q>\d+),\s*"
+                   r"util=(?P<util>[\d.]+)%(?P<aggr>,\s*aggrios=)?")
+_ERROR = re.compile(r"fio: pid=\d+, err=(?P<code>\d+)/(?P<where>.*?), error=(?P<text>.*)$")
+_SIGNAL = re.compile(r"fio: terminating on signal (\d+)")
+_COMMAND = re.compile(r"(?:^|[\s$#>])(?:sudo\s+)?fio\s+(?P<args>--?\S.*)$")
+_STATUS = re.compile(r"^Jobs: \d+")
+
+
+def looks_like_normal(text: str) -> bool:
+    """True when ``text`` holds fio's normal output (a result block)."""
+    return any(_RESULT.match(_clean(line)) for line in text.splitlines())
+
+
+def looks_like_terse(text: str) -> bool:
+    """True when ``text`` holds fio terse lines (``3;fio-3.33;job;0;0;...``)."""
+    return any(_terse_fields(line) for line in text.splitlines())
+
+
+def _clean(line: str) -> str:
+    """A line as fio printed it: markdown emphasis (``**write: IOPS=40.1k**``) and quoting
+    (``> ``) some publishers added, and carriage returns, taken off."""
+    line = line.replace("\r", "").replace("**", "").replace("`", "")
+    return re.sub(r"^\s*>\s?", "", line)
+
+
+# -- numbers -----------------------------------------------------------------------------------
+def _count(text: str) -> float:
+    match = re.fullmatch(r"([\d.]+)([kKmMgG]?)", text.strip())
+    if not match:
+        raise ValueError(text)
+    return float(match.group(1)) * _COUNT[match.group(2).lower()]
+
+
+def _bytes(number: str, unit: str) -> float:
+    return float(number) * _BYTES[unit.lower().rstrip("/s")]
+
+
+def _latency(match: re.Match[str]) -> dict[str, float]:
+    scale = _TIME_NS[match.group("unit")]
+    return {"min": _count(match.group("min")) * scale, "max": _count(match.group("max")) * scale,
+            "mean": _count(match.group("avg")) * scale,
+            "stddev": _count(match.group("sd")) * scale}
+
+
+# -- the command line ------------------------------------------------------------------------------
+def command_options(text: str) -> dict[str, str]:
+    """The options of a fio command line printed with the output (``sudo fio --rw=...
+    --name job ...``): ``--key=value``, ``--key value`` for the options that take one,
+    ``--flag`` as "1"; the first such line wins."""
+    for line in text.splitlines():
+        match = _COMMAND.search(_clean(line).strip())
+        if not match:
+            continue
+        try:
+            words = shlex.split(match.group("args"))
+        except ValueError:
+            words = match.group("args").split()
+        options: dict[str, str] = {}
+        index = 0
+        while index < len(words):
+            word = words[index]
+            index += 1
+            if not word.startswith("-"):
+                continue
+            key, eq, value = word.lstrip("-").partition("=")
+            if not eq and index < len(words) and not words[index].startswith("-") and \
+                    key in ("name", "filename", "directory", "output", "output-format"):
+                value, eq = words[index], "="
+                index += 1
+            options[key] = value if eq else "1"
+        if options:
+            return options
+    return {}
+
+
+# -- normal output ---------------------------------------------------------------------------------
+def split_runs(text: str) -> list[str]:
+    """The separate fio runs in one text (each prints its version line, or its own job
+    header for group 0 after a report): one run usually."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    seen_result = False
+    for index, line in enumerate(lines):
+        clean = _clean(line)
+        if _RESULT.match(clean):
+            seen_result = True
+        header = _HEADER.match(clean)
+        if seen_result and ((header and header.group("g") == "0") or _VERSION.match(clean)):
+            # a new run begins: go back to its command line, if one comes just before
+            start = index
+            while start > starts[-1] and start - 1 >= 0 and (
+                    _COMMAND.search(_clean(lines[start - 1]).strip()) or
+                    not lines[start - 1].strip() or _HEADER.match(_clean(lines[start - 1]))):
+                start -= 1
+            starts.append(start)
+            seen_result = False
+    starts.append(len(lines))
+    runs = ["".join(lines[a:b]) for a, b in zip(starts, starts[1:]) if a < b]
+    return [run for run in runs if looks_like_normal(run)] or [text]
+
+
+def normal_to_data(text: str) -> dict[str, Any]:
+    """fio's normal output as the dictionary its JSON report would be (one run; see
+    :func:`split_runs` for a text with several)."""
+    lines = [_clean(line) for line in text.splitlines()]
+    version = ""
+    headers: dict[str, dict[str, str]] = {}
+    jobs: list[dict[str, Any]] = []
+    disks: list[dict[str, Any]] = []
+    groups: dict[int, dict[str, Any]] = {}
+    errors: list[str] = []
+    entry: dict[str, Any] | None = None
+    side: dict[str, Any] | None = None
+    pct_target: dict[str, Any] | None = None
+    in_disk = False
+    group_now: int | None = None
+    for raw in lines:
+        line = raw.rstrip()
+        if not line.strip():
+            pct_target = None
+            continue
+        found = _VERSION.match(line)
+        if found and not version:
+            version = f"fio-{found.group(1)}"
+            continue
+        header = _HEADER.match(line)
+        if header:
+            headers.setdefault(header.group("name"), {
+                "rw": header.group("rw"), "bs": _header_bs(header.group("bs")),
+                "ioengine": header.group("engine"), "iodepth": header.group("qd"),
+                "groupid": header.group("g")})
+            continue
+        error = _ERROR.search(line)
+        if error:
+            errors.append(line.strip())
+            continue
+        result = _RESULT.match(line)
+        if result:
+            name = result.group("name")
+            entry = {"jobname": name, "groupid": int(result.group("g")),
+                     "error": int(result.group("err")), "jobs_in_entry":
+                     int(result.group("jobs")), "job options": dict(headers.get(name, {}))}
+            entry["job options"].pop("groupid", None)
+            jobs.append(entry)
+            side, pct_target, in_disk, group_now = None, None, False, None
+            continue
+        if line.startswith("Run status group"):
+            match = re.match(r"Run status group (\d+)", line)
+            group_now = int(match.group(1)) if match else None
+            entry = side = pct_target = None
+            continue
+        if line.startswith("Disk stats"):
+            in_disk, entry, side, pct_target = True, None, None, None
+            continue
+        if in_disk:
+            disk = _DISK.match(line)
+            if disk:
+                disks.append(_disk(disk))
+            continue
+        if group_now is not None:
+            _group_line(line, groups.setdefault(group_now, {}))
+            continue
+        if entry is None:
+            continue
+        if pct_target is not None:
+            values = _PCT.findall(line)
+            if values and line.lstrip().startswith("|"):
+                scale = pct_target["_scale"]
+                for pct, value, suffix in values:
+                    pct_target["percentile"][f"{float(pct):f}"] = \
+                        float(value) * _COUNT[suffix.lower()] * scale
+                continue
+            pct_target = None
+        direction = _DIR3.match(line) or _DIR2.match(line)
+        if direction:
+            side = _direction(direction)
+            entry[direction.group("dir")] = side
+            continue
+        latency = _LAT.match(line)
+        if latency and side is not None:
+            side[f"{latency.group('kind')}_ns"] = _latency(latency)
+            continue
+        head = _PCT_HEAD.match(line)
+        if head and side is not None:
+            target = side.setdefault(f"{head.group('kind')}_ns", {})
+            target["percentile"] = {}
+            target["_scale"] = _TIME_NS[head.group("unit")]
+            pct_target = target
+            continue
+        cpu = _CPU.match(line)
+        if cpu:
+            entry["usr_cpu"], entry["sys_cpu"] = float(cpu.group(1)), float(cpu.group(2))
+            continue
+        issued = _issued(line)
+        if issued is not None:
+            for name, count in zip(("read", "write", "trim"), issued):
+                if name in entry:
+                    entry[name]["total_ios"] = count
+            continue
+    if not jobs:
+        raise FioOutputError("the text holds no fio result block ('NAME: (groupid=0, jobs=1): "
+                             "err= 0: ...'): it is not fio's normal output.")
+    for job in jobs:
+        _finish_entry(job)
+    data: dict[str, Any] = {"fio version": version, "jobs": jobs, "format": "normal"}
+    options = command_options(text)
+    if options:
+        data["global options"] = {k: v for k, v in options.items() if k != "name"}
+    if disks:
+        data["disk_util"] = disks
+    if groups:
+        data["group_status"] = {str(k): v for k, v in groups.items()}
+    if errors:
+        data["errors_said"] = errors
+    signal = _SIGNAL.search(text)
+    if signal:
+        data["signal"] = int(signal.group(1))
+    return data
+
+
+def _header_bs(text: str) -> str:
+    """``(R) 16.0KiB-16.0KiB, (W) ...`` / ``4K-4K/4K-4K`` -> ``16k`` style: the read side's
+    smallest block size as fio's option would name it."""
+    match = re.search(r"([\d.]+)\s*([KMG]i?B?|B)?", text)
+    if not match:
+        return text
+    number, unit = float(match.group(1)), (match.group(2) or "B").upper()
+    factor = {"B": 1, "K": 1024, "KB": 1024, "KIB": 1024, "M": 1024 ** 2, "MB": 1024 ** 2,
+              "MIB": 1024 ** 2, "G": 1024 ** 3, "GB": 1024 ** 3, "GIB": 1024 ** 3}[unit]
+    return str(round(number * factor))
+
+
+def _direction(match: re.Match[str]) -> dict[str, Any]:
+    io_bytes = _bytes(match.group("io"), match.group("iou"))
+    runtime = int(match.group("run"))
+    bw = _bytes(match.group("bw"), match.group("bwu"))
+    return {"io_bytes": int(io_bytes), "io_kbytes": int(io_bytes // 1024), "bw_bytes": bw,
+            "bw": bw / 1024, "iops": _count(match.group("iops")), "runtime": runtime,
+            "_printed_iops": match.group("iops")}
+
+
+def _issued(line: str) -> tuple[int, ...] | None:
+    match = _ISSUED3.search(line)
+    if match:
+        return tuple(int(x) for x in match.group(1).split(",") if x)
+    match = _ISSUED2.search(line) or _ISSUED1.search(line)
+    if match:
+        return tuple(int(x or 0) for x in match.groups())
+    return None
+
+
+def _disk(match: re.Match[str]) -> dict[str, Any]:
+    disk: dict[str, Any] = {
+        "name": match.group("name"), "read_ios": int(match.group("r")),
+        "write_ios": int(match.group("w")), "read_merges": int(match.group("rm")),
+        "write_merges": int(match.group("wm")), "read_ticks": int(match.group("rt")),
+        "write_ticks": int(match.group("wt")), "in_queue": int(match.group("q")),
+        "util": float(match.group("util")), "aggregate": bool(match.group("aggr"))}
+    if match.group("rs") is not None:
+        disk["read_sectors"] = int(match.group("rs"))
+        disk["write_sectors"] = int(match.group("ws"))
+    return disk
+
+
+def _group_line(line: str, group: dict[str, Any]) -> None:
+    """``READ: bw=436MiB/s ..., io=1310MiB (1373MB), run=3001-3001msec`` (3.x) or
+    ``READ: io=17555MB, aggrb=99839KB/s, ..., mint=180053msec, maxt=180053msec``."""
+    match = re.match(r"^\s*(READ|WRITE|TRIM|MIXED):\s*(.*)$", line)
+    if not match:
+        return
+    side = match.group(1).lower()
+    rest = match.group(2)
+    io = re.search(r"io=([\d.]+)([KMGTP]i?B|B)", rest)
+    run = re.search(r"run=(\d+)-(\d+)msec", rest) or re.search(
+        r"mint=(\d+)msec,\s*maxt=(\d+)msec", rest)
+    group[side] = {"io_bytes": _bytes(io.group(1), io.group(2)) if io else None,
+                   "max_runtime_ms": int(run.group(2)) if run else None}
+
+
+def _finish_entry(entry: dict[str, Any]) -> None:
+    """Fill what the JSON report has and the text gave in other words: I/O counts from the
+    printed rate when no ``issued`` line said them, IOPS to the I/O when it did, the job's
+    runtime, and numjobs from ``jobs=N`` of a merged (group_reporting) entry."""
+    runtime = 0
+    for name in ("read", "write", "trim", "mixed"):
+        side = entry.get(name)
+        if not isinstance(side, dict):
+            continue
+        for key in ("slat_ns", "clat_ns", "lat_ns"):
+            side.get(key, {}).pop("_scale", None)
+        ms = float(side.get("runtime") or 0)
+        runtime = max(runtime, int(ms))
+        printed = side.pop("_printed_iops", "")
+        if "total_ios" not in side:
+            side["total_ios"] = round(side["iops"] * ms / 1000)
+        elif ms and side["total_ios"] and _rounded(printed):
+            # a rate printed to three digits (IOPS=37.1k): the count over the runtime says
+            # it to the I/O, when it agrees with the printed figure to its precision
+            exact = side["total_ios"] / (ms / 1000)
+            if abs(exact - side["iops"]) <= 0.0051 * max(side["iops"], 1.0):
+                side["iops"] = exact
+        for key in ("clat_ns", "lat_ns", "slat_ns"):
+            if key in side:
+                side[key].setdefault("N", side["total_ios"])
+    entry["job_runtime"] = runtime
+    jobs = entry.pop("jobs_in_entry", 1)
+    if jobs > 1:
+        entry["job options"].setdefault("numjobs", str(jobs))
+        entry["job options"].setdefault("group_reporting", "1")
+
+
+def _rounded(printed: str) -> bool:
+    """A printed IOPS figure with a k/M suffix or a decimal point was rounded."""
+    return bool(re.search(r"[kKmM.]", printed))
+
+
+# -- terse output ---------------------------------------------------------------------------------
+def _terse_fields(line: str) -> list[str] | None:
+    fields = _clean(line).strip().split(";")
+    if len(fields) < 50 or fields[0] not in ("2", "3", "4", "5"):
+        return None
+    if fields[0] != "2" and not fields[1].startswith("fio"):
+        return None
+    return fields
+
+
+def terse_to_data(text: str) -> dict[str, Any]:
+    """fio's terse output (versions 2-5) as the dictionary its JSON report would be."""
+    jobs: list[dict[str, Any]] = []
+    disks: list[dict[str, Any]] = []
+    version = ""
+    for line in text.splitlines():
+        fields = _terse_fields(line)
+        if fields is None:
+            continue
+        entry, found_version, disk = _terse_entry(fields)
+        version = version or found_version
+        jobs.append(entry)
+        disks.extend(disk)
+    if not jobs:
+        raise FioOutputError("the text holds no fio terse line ('3;fio-3.33;NAME;0;0;...').")
+    data: dict[str, Any] = {"fio version": version, "jobs": jobs, "format": "terse"}
+    options = command_options(text)
+    if options:
+        data["global options"] = {k: v for k, v in options.items() if k != "name"}
+    if disks:
+        data["disk_util"] = disks
+    return data
+
+
+def _terse_entry(fields: Sequence[str]) -> tuple[dict[str, Any], str, list[dict[str, Any]]]:
+    terse = int(fields[0])
+    if terse == 2:
+        version, rest = "", list(fields[1:])
+    else:
+        version, rest = fields[1], list(fields[2:])
+    name, group, error = rest[0], int(rest[1] or 0), int(rest[2] or 0)
+    position = 3
+    entry: dict[str, Any] = {"jobname": name, "groupid": group, "error": error,
+                             "job options": {}}
+    sides = ("read", "write") if terse == 3 else ("read", "write", "trim")
+    for side in sides:
+        block, position = _terse_side(rest, position, bw_samples=terse == 5,
+                                      iops_block=terse == 5)
+        entry[side] = block
+    entry["usr_cpu"] = _pct(rest[position])
+    entry["sys_cpu"] = _pct(rest[position + 1])
+    position += 5 + 7 + 10 + 12  # cpu, io depths, latency buckets (us, ms)
+    entry["job_runtime"] = max(int(float(entry[s].get("runtime") or 0)) for s in sides)
+    disks: list[dict[str, Any]] = []
+    while position + 9 <= len(rest) and rest[position] and not _is_number(rest[position]):
+        values = rest[position:position + 9]
+        try:
+            disks.append({"name": values[0], "read_ios": int(values[1]),
+                          "write_ios": int(values[2]), "read_merges": int(values[3]),
+                          "write_merges": int(values[4]), "read_ticks": int(values[5]),
+                          "write_ticks": int(values[6]), "in_queue": int(values[7]),
+                          "util": _pct(values[8]), "aggregate": False})
+        except ValueError:
+            break
+        position += 9
+    return entry, version, disks
+
+
+def _terse_side(rest: Sequence[str], at: int, *, bw_samples: bool, iops_block: bool
+                ) -> tuple[dict[str, Any], int]:
+    kib, bw_kib, iops, runtime = (float(rest[at]), float(rest[at + 1]), float(rest[at + 2]),
+                                  float(rest[at + 3]))
+    at += 4
+    slat = _terse_lat(rest[at:at + 4])
+    clat = _terse_lat(rest[at + 4:at + 8])
+    at += 8
+    percentiles: dict[str, float] = {}
+    for field in rest[at:at + 20]:
+        pct, _, value = field.partition("%=")
+        try:
+            q, v = float(pct), float(value)
+        except ValueError:
+            continue
+        if q > 0:
+            percentiles[f"{q:f}"] = v * 1000.0
+    at += 20
+    clat["percentile"] = percentiles
+    lat = _terse_lat(rest[at:at + 4])
+    at += 4 + 5 + (1 if bw_samples else 0)  # bw min, max, agg %, mean, dev [, samples]
+    if iops_block:
+        at += 5
+    total = round(iops * runtime / 1000)
+    for block in (slat, clat, lat):
+        block["N"] = total
+    return {"io_bytes": int(kib * 1024), "io_kbytes": int(kib), "bw_bytes": bw_kib * 1024,
+            "bw": bw_kib, "iops": iops, "runtime": runtime, "total_ios": total,
+            "slat_ns": slat, "clat_ns": clat, "lat_ns": lat}, at
+
+
+def _terse_lat(values: Iterable[str]) -> dict[str, Any]:
+    numbers = [float(v) if _is_number(v) else 0.0 for v in values]
+    numbers += [0.0] * (4 - len(numbers))
+    return {"min": numbers[0] * 1000, "max": numbers[1] * 1000, "mean": numbers[2] * 1000,
+            "stddev": numbers[3] * 1000}
+
+
+def _pct(text: str) -> float:
+    try:
+        return float(text.rstrip("%"))
+    except ValueError:
+        return 0.0
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.rstrip("%"))
+    except ValueError:
+        return False
+    return True
