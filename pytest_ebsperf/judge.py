@@ -116,6 +116,8 @@ def _parser() -> argparse.ArgumentParser:
                    "blocks of 256 KiB or more, else IOPS")
     p.add_argument("--format", choices=("auto", *FORMATS), default="auto",
                    help="what the file holds (default: found out)")
+    p.add_argument("--trust-fio", action="store_true", help="judge fio's own figures even "
+                   "where the device's count (Disk stats) shows fewer I/Os reached it")
     p.add_argument("--claim", default="B-SLA", help="claim ID for the message")
     p.add_argument("--json", action="store_true", help="the verdicts as JSON on stdout")
     return p
@@ -487,6 +489,11 @@ def _fio_error(text: str) -> str:
     return "; ".join(lines[:3])
 
 
+def _errno_text(errors: Sequence[int]) -> str:
+    """fio's error numbers are the system's errno values: ``13`` -> ``Permission denied``."""
+    return "; ".join(f"error={code} is {os.strerror(code)}" for code in dict.fromkeys(errors))
+
+
 def files_in(directory: Path) -> list[Path]:
     """The files of a directory tree that may hold fio output (bench-fio / fio-plot write
     ``.json`` reports beside ``.log`` interval logs, pictures and CSV)."""
@@ -701,8 +708,10 @@ class Refused:
 def judge_report(argv: Sequence[str]) -> list[Judged | Refused]:
     """Every unit of every fio output ``argv`` names, judged (see the module's doc)."""
     args = _parser().parse_args(argv)
-    members = volumes_of(args)
     target = Path(args.report)
+    if not target.exists():
+        raise EbsperfError(f"{target} cannot be read (No such file or directory).")
+    members = volumes_of(args)
     if target.is_dir():
         found: list[Judged | Refused] = []
         for path in files_in(target):
@@ -743,7 +752,7 @@ def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
         where = f"{report.path}{' (' + unit.label + ')' if unit.label else ''}"
         result = result_from_data(unit.data, None, text)
         if result.errors and result.total_iops <= 0:
-            said = _fio_error(preamble) or "fio's output gives no message"
+            said = _fio_error(preamble) or _errno_text(result.errors)
             judged.append(Refused(where, f"fio reported error {', '.join(map(str, result.errors))} "
                                   f"and measured nothing: {said}"))
             continue
@@ -761,10 +770,12 @@ def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
         if early:
             notes.append(f"{early}: judged on what ran")
         if result.errors:
-            said = _fio_error(preamble)
+            said = _fio_error(preamble) or _errno_text(result.errors)
             notes.append(f"fio reported error {', '.join(map(str, result.errors))}"
                          + (f" ({said})" if said else ""))
-        seen = witness_of(data, result) if len(units) == 1 else None
+        # the device's count stands for the run as a whole: one unit of a local run
+        alone = len(units) == 1 and "client_stats" not in data and not args.device
+        seen = witness_of(data, result) if alone and not args.trust_fio else None
         witnessed = ""
         if seen is not None:
             result, witnessed = apply_witness(result, workload, seen)

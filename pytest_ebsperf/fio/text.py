@@ -362,11 +362,12 @@ def _finish_entry(entry: dict[str, Any]) -> None:
         printed = side.pop("_printed_iops", "")
         if "total_ios" not in side:
             side["total_ios"] = round(side["iops"] * ms / 1000)
-        elif ms and side["total_ios"] and _rounded(printed):
-            # a rate printed to three digits (IOPS=37.1k): the count over the runtime says
-            # it to the I/O, when it agrees with the printed figure to its precision
+        elif ms and side["total_ios"]:
+            # a rate printed to a few digits (IOPS=37.1k, IOPS=39): the count over the
+            # runtime says it to the I/O, when it agrees with the printed figure to the
+            # printed figure's last digit
             exact = side["total_ios"] / (ms / 1000)
-            if abs(exact - side["iops"]) <= 0.0051 * max(side["iops"], 1.0):
+            if abs(exact - side["iops"]) <= _last_digit(printed):
                 side["iops"] = exact
         for key in ("clat_ns", "lat_ns", "slat_ns"):
             if key in side:
@@ -378,9 +379,14 @@ def _finish_entry(entry: dict[str, Any]) -> None:
         entry["job options"].setdefault("group_reporting", "1")
 
 
-def _rounded(printed: str) -> bool:
-    """A printed IOPS figure with a k/M suffix or a decimal point was rounded."""
-    return bool(re.search(r"[kKmM.]", printed))
+def _last_digit(printed: str) -> float:
+    """What one unit of the last printed digit is worth: ``37.1k`` -> 100, ``39`` -> 1,
+    ``24959`` -> 1 (0 when nothing was printed)."""
+    match = re.fullmatch(r"(\d+)(?:\.(\d+))?([kKmMgG]?)", printed.strip())
+    if not match:
+        return 0.0
+    decimals = len(match.group(2) or "")
+    return 10.0 ** -decimals * _COUNT[match.group(3).lower()]
 
 
 # -- terse output ---------------------------------------------------------------------------------
