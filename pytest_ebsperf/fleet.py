@@ -325,11 +325,12 @@ def plan_main(argv: Sequence[str]) -> int:
     import argparse
 
     from pytest_ebsperf.aws.pricing import builtin_prices, estimate_cost
+    from pytest_ebsperf.cli import EXIT_CODES, Parser
     from pytest_ebsperf.volume import Volume
 
-    parser = argparse.ArgumentParser(prog="python3 -m pytest_ebsperf plan-fleet",
-                                     description="How long a fleet run takes, and what the "
-                                                 "volumes cost while it runs.")
+    parser = Parser(prog="ebsperf plan-fleet", description="How long a fleet run takes, and "
+                    "what the volumes cost while it runs.", epilog=EXIT_CODES,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hosts", type=int, required=True)
     parser.add_argument("--checks", type=int, required=True,
                         help="checks per host (pytest --collect-only -q | wc -l, divided by "

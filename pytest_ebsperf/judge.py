@@ -44,7 +44,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, TextIO
 
 from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.fio.result import FioResult
@@ -69,23 +69,14 @@ _AGGREGATE = "All clients"
 _SIGNAL = re.compile(r"fio: terminating on signal (\d+)")
 
 
-class UsageError(EbsperfError):
-    """A command line that cannot be run: said in one sentence, exit 4."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse whose usage errors are sentences with exit 4 (argparse's own is 2, which is
-    INCONCLUSIVE here)."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see {self.prog} --help)")
-
-
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="ebsperf judge",
+    from pytest_ebsperf.cli import EXIT_CODES, Parser
+
+    p = Parser(prog="ebsperf judge", formatter_class=argparse.RawDescriptionHelpFormatter,
                 description="Judge fio output (JSON, normal or terse; a file or a directory "
                 "of them) against a volume's documented limits (the model the suites use).",
-                epilog="exit status: 0 pass, 1 fail, 2 inconclusive, 4 bad input.")
+                epilog=EXIT_CODES + "\n  several files or units: 1 when any failed, else 4 "
+                "when any file was refused, else 2 when any was inconclusive, else 0")
     p.add_argument("report", help="fio output: a file (json, json+, normal or terse), or a "
                    "directory searched for them")
     p.add_argument("--volume-type", required=True)
@@ -528,15 +519,15 @@ def volumes_of(args: argparse.Namespace) -> list[Any]:
                                       int(parts[2]) if len(parts) > 2 and parts[2] else None,
                                       float(parts[3]) if len(parts) > 3 and parts[3] else None))
             except (ValueError, IndexError):
-                raise UsageError(f"--member={text} is not TYPE:GIB[:IOPS[:MIBPS]] (e.g. "
+                raise EbsperfError(f"--member={text} is not TYPE:GIB[:IOPS[:MIBPS]] (e.g. "
                                  "gp3:202:4000:1000).") from None
         if args.volume_count not in (None, len(members)):
-            raise UsageError(f"--volume-count={args.volume_count} but {len(members)} "
+            raise EbsperfError(f"--volume-count={args.volume_count} but {len(members)} "
                              "--member given: give one or the other, or as many members.")
         return members
     count = args.volume_count or 1
     if count < 1 or count > 64:
-        raise UsageError(f"--volume-count={count}: a set holds 1 to 64 volumes.")
+        raise EbsperfError(f"--volume-count={count}: a set holds 1 to 64 volumes.")
     one = volume(args.volume_type, args.volume_size, args.volume_iops, args.volume_throughput)
     return [one] * count
 

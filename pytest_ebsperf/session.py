@@ -554,6 +554,13 @@ class EbsperfSession:
         return self._targets[key]
 
     def _make_target(self, volume: Volume, role: str) -> Target:
+        if self.settings.plan:  # a dry run makes no device and inspects none
+            where = (f"emulated-{volume.type}{'-twin' if role != 'device' else ''}"
+                     if self.settings.emulate else
+                     (self.settings.device if role == "device" else
+                      self.settings.reference_device) or f"{role}-device")
+            return Target(f"/dev/{where}" if not where.startswith("/") else where, volume,
+                          role=role)
         if self.settings.emulate:
             device = self.emulation.start(volume, role)
             return Target(device.path, volume, emulated=device, role=role)
@@ -595,6 +602,10 @@ class EbsperfSession:
         key = (volume, f"set{count}")
         if key in self._targets:
             return self._targets[key]
+        if self.settings.plan:  # a dry run makes no device
+            names = (tuple(f"/dev/emulated-{volume.type}-{n + 1}" for n in range(count))
+                     if self.settings.emulate else tuple(self.settings.devices[:count]))
+            return Target(names[0], volume, role=f"set{count}", members=names)
         if self.settings.emulate:
             pool = self.emulation.emulated_set(volume)
             members = pool.paths[:count]

@@ -85,6 +85,9 @@ OPTIONS: tuple[Option, ...] = (
            "SECONDS", "the most a check measures, ramp excluded (it stops earlier once its verdict is "
            "settled). Default: 60 on a device, 5 on "
            "an emulated volume."),
+    Option("plan", "--ebsperf-plan", None, None, "bool", None,
+           "a dry run: list each selected check with its fio command line, the figure the "
+           "model expects and how long it takes; start no fio.", False),
     Option("block", "--ebsperf-block", "ebsperf_block", "EBSPERF_BLOCK", "float", "SECONDS",
            "measuring seconds of one block of a comparison (gp2 vs Magnetic, first vs second "
            "write, encrypted vs plain): the two sides run in alternating blocks, a fresh fio "
@@ -272,6 +275,7 @@ class Settings:
     runtime: float | None = None
     runs: int = 10
     block: float | None = None
+    plan: bool = False
     hosts_file: str | None = None
     fio_servers: str | None = None
     ramp: float | None = None

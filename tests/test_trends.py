@@ -231,6 +231,32 @@ def test_the_drift_test_holds_its_false_alarm_level_on_flat_series() -> None:
         assert alarms / 1000 <= 2 * DEFAULT_DRIFT_ALPHA  # 0.5 % at most, plus its noise
 
 
+def test_the_matrix_puts_each_run_under_its_own_column(tmp_path: Path) -> None:
+    # runs 1-3 on m5.large, runs 4-5 on m6i.large: each value stands under the run that
+    # measured it (m6i's under runs 4 and 5, m5's under 1-3), blank elsewhere
+    files = _history_files(tmp_path, [1.0, 1.0, 1.0, 0.8, 0.8])
+    for day, path in enumerate(files):
+        document = json.loads(Path(path).read_text())
+        document["instance"]["type"] = "m6i.large" if day >= 3 else "m5.large"
+        document["environment"].pop("instance", None)
+        Path(path).write_text(json.dumps(document))
+    db = str(tmp_path / "h.sqlite")
+    assert _cli("history", "--db", db, "--import", *files).returncode in (0, 1)
+    done = _cli("compare", "--db", db, "--matrix", "S0-02", "--last", "5")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    header = next(line for line in lines if "run 1" in line)
+    starts = [header.index(f"run {n}") for n in range(1, 6)] + [len(header) + 40]
+
+    def cells(prefix: str) -> list[str]:
+        row = next(line for line in lines if line.startswith(prefix))
+        return [row[a:b].strip() for a, b in zip(starts, starts[1:])]
+
+    m5, m6i = cells("m5.large"), cells("m6i.large")
+    assert all(m5[:3]) and m5[3:] == ["", ""], done.stdout
+    assert m6i[:3] == ["", "", ""] and all(m6i[3:]), done.stdout
+
+
 def test_compare_gives_two_files_the_gates_verdicts(tmp_path: Path) -> None:
     base, slow, same = _history_files(tmp_path, [1.0, 0.85, 1.0])
     done = _cli("compare", base, slow)
@@ -251,11 +277,11 @@ def test_the_matrix_lays_one_claim_out_by_instance_type(tmp_path: Path) -> None:
     db = str(tmp_path / "h.sqlite")
     assert _cli("history", "--db", db, "--import", *files).returncode == 0
     done = _cli("compare", "--db", db, "--matrix", "S0-02", "--by", "instance_type",
-                "--last", "3")
+                "--last", "6")
     assert done.returncode == 0, done.stderr
     rows = [line for line in done.stdout.splitlines() if "io1 random read" in line]
     assert len(rows) == 2 and rows[0].startswith("m5.large") and rows[1].startswith("m6i")
-    assert all(line.count("IOPS") == 3 for line in rows)
+    assert all(line.count("IOPS") == 3 for line in rows)  # each type in 3 of the 6 runs
 
 
 @pytest.mark.skipif(shutil.which("chromium-headless-shell") is None,

@@ -164,6 +164,10 @@ class CheckCore:
                       "server mode runs the cap and floor checks of every host at once); run "
                       "it over ssh with --hosts.")
         target = target or self.target
+        if self.settings.plan:  # a dry run: say what would run, start nothing
+            from pytest_ebsperf.plan import Planned
+
+            raise Planned(workload, target)
         # one load per piece of storage at a time; a write claims the device (and every
         # other name of its data) under that lock, and fio inherits lock and claims; the
         # host's measuring lock is shared with other measuring workers (a comparison holds

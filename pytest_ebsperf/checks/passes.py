@@ -51,6 +51,10 @@ def device_bytes(runner: CheckCore) -> int:
     target = runner.target
     if target.emulated is not None:
         return int(target.emulated.size_bytes)
+    if runner.settings.plan:  # a dry run: the size an emulated or a given device would have
+        from pytest_ebsperf.emulate.volumes import EMULATED_INSTANCE_STORE_BYTES
+
+        return EMULATED_INSTANCE_STORE_BYTES
     if target.report is not None and target.report.size_bytes:
         return int(target.report.size_bytes)
     runner.refuse(f"{target.path}: its size is unknown (the device was not inspected), so no "

@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 import pytest
 
 from pytest_ebsperf.claims import ClaimRunner
-from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY
+from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, PLAN_KEY, ROW_KEY
 from pytest_ebsperf.plugin.outcomes import decide, fail_plainly
 from pytest_ebsperf.session import EbsperfSession
 from pytest_ebsperf.settings import Settings
@@ -65,3 +65,57 @@ class Ebsperf(ClaimRunner):
     def decided(self, found: Verdict) -> Verdict:
         self.item.config.hook.pytest_ebsperf_verdict(verdict=found, item=self.item)
         return decide(self.item, found, self.settings.strict)
+
+
+# -- a dry run (--ebsperf-plan): each check says what it would run, and is skipped ------------
+#: The checks whose first fio run a dry run shows.
+PLANNED_CHECKS = (
+    "check_cap", "check_floor", "check_at_least", "check_instance_bound", "check_latency",
+    "check_mean_latency", "check_sweep", "record_info", "check_faster_than", "check_rel",
+    "check_encrypted_twin", "check_first_write", "check_write_after_trim", "check_stability",
+    "check_burst_duration", "check_baseline_after_knee", "check_refill", "check_no_knee",
+    "check_discard",
+)
+
+
+def _planning(name: str) -> Any:
+    base = getattr(ClaimRunner, name)
+
+    def method(self: Ebsperf, *args: Any, **kwargs: Any) -> Any:
+        if not self.settings.plan:
+            return base(self, *args, **kwargs)
+        from pytest_ebsperf.plan import Planned
+
+        if name == "check_discard":
+            _plan(self, name, None, None, args, kwargs)
+        try:
+            return base(self, *args, **kwargs)
+        except Planned as planned:
+            _plan(self, name, planned.workload, planned.target, args, kwargs)
+
+    method.__name__ = name
+    method.__doc__ = base.__doc__
+    return method
+
+
+def _plan(self: Ebsperf, name: str, workload: Any, target: Any, args: tuple[Any, ...],
+          kwargs: dict[str, Any]) -> NoReturn:
+    from pytest_ebsperf import plan
+
+    claim, what = (str(args[0]) if args else ""), (str(args[1]) if len(args) > 1 else "")
+    if workload is None:
+        entry = plan.PlanEntry(self.item.nodeid, claim, what, "(no fio: the device's sysfs)",
+                               "-", 0.0, 0.0)
+    else:
+        typical, longest, note = plan.estimate(name, self, workload, args, kwargs)
+        entry = plan.PlanEntry(self.item.nodeid, claim, what,
+                               plan.fio_command(self, workload, target),
+                               plan.expected_text(self, workload, name, kwargs), typical,
+                               longest,
+                               note)
+    self.item.user_properties.append((PLAN_KEY, entry.as_dict()))
+    pytest.skip(f"planned (--ebsperf-plan): {claim} {what}")
+
+
+for _name in PLANNED_CHECKS:
+    setattr(Ebsperf, _name, _planning(_name))

@@ -13,7 +13,13 @@ import pytest
 
 from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.plugin import outcomes
-from pytest_ebsperf.plugin.keys import FLEET_KEY, MEASUREMENT_KEY, ROW_KEY, marker_kwargs
+from pytest_ebsperf.plugin.keys import (
+    FLEET_KEY,
+    MEASUREMENT_KEY,
+    PLAN_KEY,
+    ROW_KEY,
+    marker_kwargs,
+)
 from pytest_ebsperf.settings import Settings
 
 if TYPE_CHECKING:  # loaded when a check first needs them: a run without checks pays nothing
@@ -38,6 +44,8 @@ class EbsperfPlugin:
         self._setup: list[Callable[[EbsperfSession], None]] = []
         self.rows: list[dict[str, Any]] = []
         self.measurements: list[dict[str, Any]] = []
+        #: A dry run's entries (--ebsperf-plan), one per check.
+        self.planned: list[dict[str, Any]] = []
         #: --ebsperf-keep-fio's directory when this run made it (removed at the end if empty)
         self._made_keep_dir: Path | None = None
         xml = getattr(config.option, "xmlpath", None)
@@ -141,6 +149,13 @@ class EbsperfPlugin:
             return  # pytest's dry runs (IDE discovery, CI listings): no device, no fio
         if self.config.stash.get(FLEET_KEY, None) is not None:
             return  # each host's session is checked before its first check
+        if self.settings.plan:  # a dry run: the plan is checked, no fio and no device touched
+            try:
+                judged = self.session.check_plan([marker_kwargs(item) for item in ours])
+                self.session.checks_planned = max(1, judged)
+            except EbsperfError as exc:
+                raise pytest.UsageError(str(exc)) from None
+            return
         if self.settings.fio_servers:
             try:  # the fio client runs here; the servers answer (or not) per check
                 self.session.runner.version()
@@ -176,6 +191,8 @@ class EbsperfPlugin:
                 self.rows.append(dict(value))
             elif key == MEASUREMENT_KEY and isinstance(value, dict):
                 self.measurements.append(dict(value))
+            elif key == PLAN_KEY and isinstance(value, dict):
+                self.planned.append(dict(value))
 
     def pytest_sessionfinish(self) -> None:
         self.close()
@@ -201,6 +218,15 @@ class EbsperfPlugin:
 
             found += [(CLAIMS_ORDER, title, lines) for title, lines in report.terminal_sections(
                 self.rows, self.measurements, width=terminal_width(self.config))]
+        if self.planned:
+            from pytest_ebsperf.plan import PlanEntry, table
+            from pytest_ebsperf.plugin.terminal import terminal_width
+
+            entries = [PlanEntry(p["nodeid"], p["claim"], p["what"], p["fio"], p["expected"],
+                               p["typical_s"], p["longest_s"], p.get("note", ""))
+                       for p in self.planned]
+            found.append((0, "ebsperf: plan (a dry run: no fio started)",
+                          table(entries, terminal_width(self.config))))
         sections = [(title, lines) for _, title, lines in sorted(found, key=lambda s: s[0])]
         for title, lines in sections:
             terminalreporter.write_sep("=", title)

@@ -27,18 +27,26 @@ from pytest_ebsperf.errors import EbsperfError
 USAGE_EXIT = 4
 
 
-def _db(value: str | None) -> str:
+def _db(value: str | None, *, create: bool = False) -> str:
+    """The history database named (``--db``, else EBSPERF_HISTORY); it must exist unless
+    ``create`` (runs are being imported into it)."""
     found = value or os.environ.get("EBSPERF_HISTORY")
     if not found:
         raise EbsperfError("no history database: pass --db PATH (the file --ebsperf-history "
                            "writes) or set EBSPERF_HISTORY.")
+    if not create and not Path(found).exists():
+        where = "--db" if value else "EBSPERF_HISTORY"
+        raise EbsperfError(f"{found} (from {where}) does not exist: give the database "
+                           "--ebsperf-history wrote, or --import results files to start one.")
     return found
 
 
 def history_main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m pytest_ebsperf history",
-                                     description="Trends and change points of every check "
-                                     "in a history database (--ebsperf-history).")
+    from pytest_ebsperf.cli import EXIT_CODES, Parser
+
+    parser = Parser(prog="ebsperf history", description="Trends, change points and drift of "
+                    "every check in a history database (--ebsperf-history).",
+                    epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", help="the history database (default: $EBSPERF_HISTORY)")
     parser.add_argument("--import", dest="imports", nargs="+", metavar="FILE",
                         help="add results files (--ebsperf-report) or pytest-benchmark JSON "
@@ -50,8 +58,8 @@ def history_main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
     parser.add_argument("--claim", help="only this claim (e.g. S0-04)")
     parser.add_argument("--host", help="only this host (or instance type)")
     parser.add_argument("--html", metavar="FILE", help="write the charts to FILE")
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)
         return _history(args, out)
     except EbsperfError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -70,7 +78,7 @@ def _history(args: argparse.Namespace, out: TextIO) -> int:
     if since < 1 or not 0 < alpha < 1:
         raise EbsperfError("--since is a number of runs (1 or more) and --alpha a probability "
                            "between 0 and 1.")
-    with HistoryStore(_db(args.db)) as store:
+    with HistoryStore(_db(args.db, create=bool(args.imports))) as store:
         for source, document in documents_from(args.imports or ()):
             run_id = store.append(document, source=source)
             print(f"imported {source.split(':', 1)[1]} as run {run_id}", file=out)
@@ -121,10 +129,12 @@ def _width() -> int | None:
 
 # -- compare -------------------------------------------------------------------------------
 def compare_main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m pytest_ebsperf compare",
-                                     description="Two runs' verdicts, as --ebsperf-compare "
-                                     "gives them, without pytest; or one claim across "
-                                     "instance types, AMIs, kernels or hosts.")
+    from pytest_ebsperf.cli import EXIT_CODES, Parser
+
+    parser = Parser(prog="ebsperf compare", description="Two runs' verdicts, as "
+                    "--ebsperf-compare gives them, without pytest; or one claim across "
+                    "instance types, AMIs, kernels or hosts.", epilog=EXIT_CODES,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="*", metavar="RUN",
                         help="BASELINE CANDIDATE: two results files, or two run ids of --db")
     parser.add_argument("--db", help="history database (for run ids and --matrix)")
@@ -135,8 +145,8 @@ def compare_main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
     parser.add_argument("--by", default="instance_type",
                         choices=("instance_type", "ami", "kernel", "host", "fio_version"))
     parser.add_argument("--last", type=int, default=8, help="runs per row in --matrix")
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)
         if args.matrix:
             return _matrix(args, out)
         if len(args.runs) != 2:
@@ -203,23 +213,21 @@ def _matrix(args: argparse.Namespace, out: TextIO) -> int:
         series = store.series(claim=args.matrix)
     if not series:
         raise EbsperfError(f"{args.db} has no runs of claim {args.matrix}.")
-    rows: dict[str, list[str]] = {}
+    # columns are runs (the latest --last of them, oldest first); a row's value stands
+    # under the run that measured it, blank where that run did not measure the row
+    rows: dict[str, dict[int, str]] = {}
     for identity, points in series.items():
-        by_facet: dict[str, list[str]] = {}
         for point in points:
             facet = (identity.host if args.by == "host"
                      else str(point.facets.get(column) or "-"))
-            label = f"{facet} | {identity.what}"
-            by_facet.setdefault(label, []).append(
+            rows.setdefault(f"{facet} | {identity.what}", {})[point.run_id] = (
                 f"{format_quantity(point.measured, identity.unit)} ({point.outcome.upper()})")
-        for label, cells in by_facet.items():
-            rows.setdefault(label, []).extend(cells)
     last = max(1, args.last)
-    table = [[label, *cells[-last:], *[""] * (last - len(cells[-last:]))]
-             for label, cells in sorted(rows.items())]
-    headers = [f"{args.by} | what", *(f"run -{last - i}" if i < last - 1 else "latest"
-                                      for i in range(last))]
-    print(f"{args.matrix}: the latest {last} runs by {args.by}", file=out)
+    runs = sorted({run for cells in rows.values() for run in cells})[-last:]
+    table = [[label, *(cells.get(run, "") for run in runs)]
+             for label, cells in sorted(rows.items()) if any(run in cells for run in runs)]
+    headers = [f"{args.by} | what", *(f"run {run}" for run in runs)]
+    print(f"{args.matrix}: the latest {len(runs)} runs by {args.by}", file=out)
     print(fit_table(table, headers, tablefmt="simple", width=_width(),
                     wrap=(headers[0],)), file=out)
     return 0

@@ -1,0 +1,117 @@
+"""``ebsperf``: the plugin's tools without pytest (also ``python3 -m pytest_ebsperf``).
+
+    ebsperf judge FILE|DIR --volume-type=TYPE ...   judge fio output someone already has
+    ebsperf history --db PATH                        trends, change points and drift
+    ebsperf compare A B                              two runs' verdicts (--ebsperf-compare's)
+    ebsperf plan [PYTEST ARGS]                       what a run would do: no fio starts
+    ebsperf plan-fleet --hosts=N --checks=N          how long a fleet run takes
+
+Every command: help on stdout (exit 0), usage errors as one sentence on stderr (exit 4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from pytest_ebsperf import __version__
+from pytest_ebsperf.errors import EbsperfError
+
+USAGE_EXIT = 4
+EXIT_CODES = """exit status (every command):
+  0  pass: every verdict passed (or nothing to gate on)
+  1  fail: a verdict failed (judge), a regression (compare), a change or drift for the
+     worse (history)
+  2  inconclusive (judge): the output could not decide
+  4  usage: bad input, said in one sentence (no traceback)"""
+
+COMMANDS: dict[str, str] = {
+    "judge": "judge fio output (JSON, normal or terse; a file or a directory) against a "
+             "volume's documented limits",
+    "history": "trends, change points and drift of every check in a history database",
+    "compare": "two runs' verdicts as --ebsperf-compare gives them; --matrix by instance "
+               "type, AMI, kernel or host",
+    "plan": "what a pytest run of the suites would do (checks, fio command lines, expected "
+            "figures, longest time) without starting fio",
+    "plan-fleet": "how long a fleet run takes and what its volumes cost meanwhile",
+}
+
+
+class UsageError(EbsperfError):
+    """A command line that cannot be run: said in one sentence, exit 4."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are sentences with exit 4 (argparse's own exit 2 means
+    INCONCLUSIVE here); help goes to stdout with exit 0, as argparse does."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def run(command: Callable[[Sequence[str]], int], argv: Sequence[str]) -> int:
+    """Run a command's ``main`` with the exit codes every command shares."""
+    try:
+        return command(argv)
+    except SystemExit as exc:  # --help, --version: argparse printed it
+        return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else 0
+    except EbsperfError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return USAGE_EXIT
+
+
+def _parser() -> Parser:
+    parser = Parser(prog="ebsperf", description="pytest-ebsperf's tools without pytest: judge "
+                    "fio output, track history, compare runs, plan runs.",
+                    epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version",
+                        version=f"ebsperf (pytest-ebsperf) {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, text in COMMANDS.items():
+        sub.add_parser(name, help=text, add_help=False)
+    return parser
+
+
+def _command(name: str) -> Callable[[Sequence[str]], int]:
+    if name == "judge":
+        from pytest_ebsperf.judge import main as judge
+
+        return judge
+    if name == "history":
+        from pytest_ebsperf.trends.cli import history_main
+
+        return history_main
+    if name == "compare":
+        from pytest_ebsperf.trends.cli import compare_main
+
+        return compare_main
+    if name == "plan":
+        from pytest_ebsperf.plan import plan_main
+
+        return plan_main
+    from pytest_ebsperf.fleet import plan_main as plan_fleet
+
+    return plan_fleet
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in COMMANDS:
+        return run(_command(args[0]), args[1:])
+    parser = _parser()
+    try:
+        parser.parse_args(args)
+    except SystemExit as exc:
+        return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else 0
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return USAGE_EXIT
+    parser.print_help()
+    return 0 if not args else USAGE_EXIT
+
+
+def console() -> NoReturn:
+    """The ``ebsperf`` console script."""
+    sys.exit(main())
