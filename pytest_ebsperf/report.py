@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeAlias
 
 from pytest_ebsperf.fio.workload import format_size
-from pytest_ebsperf.units import MIB, format_latency, format_number, format_quantity, plain_json
+from pytest_ebsperf.units import (
+    MIB,
+    format_latency,
+    format_number,
+    format_quantity,
+    format_seconds,
+    plain_json,
+)
 from pytest_ebsperf.verdict_types import Outcome, Verdict
 
 #: Seed-table columns in the order the seed documents print them; others follow as seen.
@@ -207,8 +214,8 @@ def ran_text(fio: Mapping[str, Any]) -> str:
     if not isinstance(measured, (int, float)):
         return "-"
     if fio.get("stopped_early") and isinstance(planned, (int, float)):
-        return f"{measured:.1f} of {planned:g} s"
-    return f"{measured:.1f} s"
+        return f"{format_number(round(measured, 1))} of {format_seconds(planned)}"
+    return format_seconds(round(measured, 1))
 
 
 def outcome_counts(rows: Iterable[RowLike]) -> str:
@@ -387,43 +394,157 @@ def _block_sizes(measurements: Iterable[MeasurementLike]) -> str:
 
 
 # -- terminal summary ---------------------------------------------------------------------
+#: The tables the terminal summary shows only when asked (--ebsperf-tables); the results
+#: file, the Markdown summary and the HTML report always have them.
+OPTIONAL_TABLES = ("seed", "runs", "sets", "cost", "facts")
+_VERDICT_STYLE = {"pass": "green", "fail": "bold red", "inconclusive": "yellow",
+                  "info": "cyan"}
+
+
+def claims_lines(rows: Sequence[RowLike], *, width: int | None, color: bool = False
+                 ) -> list[str]:
+    """The claims as a table, one line per check, sized to ``width`` (rich gives each
+    column its own width: the claim, verdict and figures whole, what and the binding limit
+    cut with an ellipsis; at 120 columns the time it ran, at 160 the latency and the
+    volume join)."""
+    import io
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    parsed = [_as_row(r) for r in rows]
+    room = width or 200
+    several = len({row.volume for row in parsed}) > 1
+    hosts = any(row.host for row in parsed)
+    compared = any(row.compare for row in parsed)
+    # two spaces between columns: the box's separator and one of padding on the right
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0),
+                  header_style="bold" if color else "", expand=False)
+    def whole(header: str, values: Iterable[str]) -> int:
+        """A column shown whole: as wide as its widest cell (rich shrinks the others)."""
+        return max([len(header), *(len(v) for v in values)])
+
+    if hosts:
+        table.add_column("Host", no_wrap=True, overflow="ellipsis", ratio=1)
+    table.add_column("Claim", no_wrap=True, min_width=whole("Claim", (r.claim for r in parsed)))
+    table.add_column("What", no_wrap=True, overflow="ellipsis", ratio=4, min_width=12)
+    table.add_column("Expected", no_wrap=True, justify="right",
+                     min_width=whole("Expected", (r.expected for r in parsed)))
+    table.add_column("Measured", no_wrap=True, justify="right",
+                     min_width=whole("Measured", (r.measured for r in parsed)))
+    table.add_column("Verdict", no_wrap=True,
+                     min_width=whole("Verdict", (r.outcome.upper() for r in parsed)))
+    table.add_column("Binding limit", no_wrap=True, overflow="ellipsis", ratio=2, min_width=8)
+    extras = []
+    if room >= 120:
+        extras.append("Ran")
+    if room >= 160:
+        extras.append("Latency p50 / p99 / p99.9")
+        if several:
+            extras.append("Volume")
+    if compared and room >= 140:
+        extras.append("vs baseline")
+    for name in extras:
+        table.add_column(name, no_wrap=True, overflow="ellipsis",
+                         ratio=2 if name in ("Volume", "vs baseline") else None)
+    for row in parsed:
+        verdict = row.outcome.upper()
+        cells = [*([row.host] if hosts else []), row.claim, row.what, row.expected,
+                 row.measured, f"[{_VERDICT_STYLE.get(row.outcome, '')}]{verdict}[/]"
+                 if color else verdict, row.binding]
+        for name in extras:
+            if name == "Ran":
+                cells.append(ran_text(row.fio))
+            elif name == "Volume":
+                cells.append(row.volume)
+            elif name == "vs baseline":
+                cells.append(str((row.compare or {}).get("summary", "-")))
+            else:
+                latency = latency_text(row.fio)
+                if latency != "-" and row.volume.startswith("emulated "):
+                    latency += EMULATED_MARK
+                cells.append(latency)
+        table.add_row(*cells)
+    out = io.StringIO()
+    console = Console(file=out, width=room, color_system="standard" if color else None,
+                      force_terminal=color, highlight=False, emoji=False, markup=True,
+                      legacy_windows=False)
+    # wider than the terminal: rich fits an expanded table by shrinking the columns with a
+    # ratio (what, binding limit) down to their minimum (a collapsed one drops columns)
+    wide = Console(file=io.StringIO(), width=100_000, color_system=None)
+    table.expand = wide.measure(table).maximum > room
+    console.print(table)
+    return [line.rstrip() for line in out.getvalue().splitlines() if line.strip()]
+
+
+def paragraph(text: str, width: int | None, *, color: str = "", markup: bool = False
+              ) -> list[str]:
+    """``text`` wrapped to ``width`` (rich's wrapping: long words such as URLs folded)."""
+    if width is None:
+        return [text]
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    out = io.StringIO()
+    console = Console(file=out, width=width, color_system="standard" if markup else None,
+                      force_terminal=markup, highlight=False, emoji=False)
+    console.print(Text(text, style=color if markup else "", overflow="fold"))
+    return [line.rstrip() for line in out.getvalue().splitlines()]
+
+
 def terminal_sections(rows: Sequence[RowLike], measurements: Sequence[MeasurementLike], *,
-                      width: int | None = None) -> list[tuple[str, list[str]]]:
+                      width: int | None = None, color: bool = False,
+                      tables: Sequence[str] = (), counts: str = ""
+                      ) -> list[tuple[str, list[str]]]:
     """(title, lines) pairs for the terminal summary, each line within ``width`` (None: as
-    long as it is); empty sections are left out. A FAIL's finding is not repeated here:
-    pytest prints it once, with the failed test."""
+    long as it is); empty sections are left out. The claims come first, one line each, then
+    a paragraph per INCONCLUSIVE (a FAIL's finding is printed once, by pytest, with the
+    failed test) and ``counts`` (pytest's own counts). ``tables`` names the further tables
+    to show (:data:`OPTIONAL_TABLES`)."""
     sections: list[tuple[str, list[str]]] = []
     if rows:
         parsed = [_as_row(r) for r in rows]
-        lines = claims_table(rows, width=width).splitlines()
-        lines.append(outcome_counts(rows))
+        lines = claims_lines(rows, width=width, color=color)
         if any(row.volume.startswith("emulated ") and latency_text(row.fio) != "-"
-               for row in parsed):
-            lines += wrap_text(f"{EMULATED_MARK} latency of an emulated volume: the "
+               for row in parsed) and width is not None and width >= 160:
+            lines += paragraph(f"{EMULATED_MARK} latency of an emulated volume: the "
                                "emulator's (a loop device in memory, or --emulate-latency's "
                                "service time), not EBS's.", width)
         for row in parsed:
             if row.outcome == Outcome.INCONCLUSIVE.value:
                 where = f" on {row.host}" if row.host else ""
-                lines += wrap_text(f"INCONCLUSIVE {row.claim}{where}: {row.message}", width)
+                lines += paragraph(f"INCONCLUSIVE {row.claim}{where}: {row.message}", width,
+                                   color="yellow", markup=color)
         for row in parsed:
             found = row.compare or {}
             if found.get("status") == "regression":
-                lines += wrap_text(f"REGRESSION {row.claim}: {row.what}: "
+                lines += paragraph(f"REGRESSION {row.claim}: {row.what}: "
                                    f"{found.get('headline')} against {found.get('baseline')}",
-                                   width)
+                                   width, color="red", markup=color)
+        if counts:
+            lines.append(counts)
+        hidden = [name for name in OPTIONAL_TABLES if name not in tables]
+        if hidden:
+            lines += paragraph(f"more: --ebsperf-tables={','.join(hidden)} (or all); the "
+                               "results file, --ebsperf-markdown and --html have them all",
+                               width)
         sections.append((CLAIMS_TITLE, lines))
     if steady(measurements):
-        lines = wrap_text(f"cells: IOPS / MiB/s at {_block_sizes(measurements)}, one row per "
-                          f"volume and a column per access pattern, as {SEED_000}", width)
-        lines.extend(seed_table(measurements, width=width).splitlines())
-        sections.append((SEED_TITLE, lines))
-        runs = runs_table(measurements, width=width)
+        if "seed" in tables:
+            lines = wrap_text(f"cells: IOPS / MiB/s at {_block_sizes(measurements)}, one row "
+                              f"per volume and a column per access pattern, as {SEED_000}",
+                              width)
+            lines.extend(seed_table(measurements, width=width).splitlines())
+            sections.append((SEED_TITLE, lines))
+        runs = runs_table(measurements, width=width) if "runs" in tables else ""
         if runs:
             lines = wrap_text(f"cells: IOPS of each run of one check, their mean and "
                               f"coefficient of variation, as {SEED_001}", width)
             sections.append((RUNS_TITLE, lines + runs.splitlines()))
-        sets = sets_table(measurements, width=width)
+        sets = sets_table(measurements, width=width) if "sets" in tables else ""
         if sets:
             lines = wrap_text(f"cells: IOPS / MiB/s by the number of volumes measured "
                               f"together, as {SEED_004}", width)

@@ -43,6 +43,34 @@ class Option:
     help: str
     default: Any = None
 
+    @property
+    def canonical(self) -> str:
+        """The flag under the plugin's prefix (``--device`` -> ``--ebsperf-device``): always
+        registered, so it never collides with another plugin's or a conftest's options."""
+        return self.flag if self.flag.startswith(PREFIX) else PREFIX + self.flag[2:]
+
+    @property
+    def alias(self) -> str | None:
+        """The short form the docs and the suites' users type (``--device``), registered
+        only when no other plugin or conftest has taken the name; None when the option has
+        no short form."""
+        return None if self.flag.startswith(PREFIX) else self.flag
+
+    @property
+    def testing_aid(self) -> bool:
+        """An option that shapes an emulated volume for the plugin's own tests."""
+        return self.dest in TESTING_AIDS
+
+
+#: Every option lives under this prefix.
+PREFIX = "--ebsperf-"
+#: Options that exist to test the plugin (emulated volumes made slow, buckets made small):
+#: their own group in --help.
+TESTING_AIDS = frozenset({
+    "emulate_member_factors", "emulate_bucket_factor", "emulate_burst_balance",
+    "emulate_device_factor", "emulate_first_write_factor", "emulate_misses",
+    "emulate_device_latency", "emulate_factor"})
+
 
 OPTIONS: tuple[Option, ...] = (
     Option("device", "--device", "ebsperf_device", "EBSPERF_DEVICE", "str", "PATH",
@@ -85,6 +113,15 @@ OPTIONS: tuple[Option, ...] = (
            "SECONDS", "the most a check measures, ramp excluded (it stops earlier once its verdict is "
            "settled). Default: 60 on a device, 5 on "
            "an emulated volume."),
+    Option("tables", "--ebsperf-tables", "ebsperf_tables", "EBSPERF_TABLES", "str",
+           "NAMES", "further tables in the terminal summary: seed (IOPS / MiB/s by volume and "
+           "pattern, as the seed documents), runs, sets, cost, facts (each volume's facts and "
+           "their sources), all, or none. The results file, --ebsperf-markdown and --html "
+           "always have them.", "none"),
+    Option("markdown", "--ebsperf-markdown", "ebsperf_markdown", "EBSPERF_MARKDOWN", "str",
+           "FILE", "write the run as Markdown to FILE: the claims table, each FAIL and "
+           "INCONCLUSIVE with its finding, the seed-shaped tables folded. Also appended to "
+           "$GITHUB_STEP_SUMMARY when GitHub Actions sets it."),
     Option("plan", "--ebsperf-plan", None, None, "bool", None,
            "a dry run: list each selected check with its fio command line, the figure the "
            "model expects and how long it takes; start no fio.", False),
@@ -276,6 +313,8 @@ class Settings:
     runs: int = 10
     block: float | None = None
     plan: bool = False
+    tables: str = "none"
+    markdown: str | None = None
     hosts_file: str | None = None
     fio_servers: str | None = None
     ramp: float | None = None
@@ -379,6 +418,16 @@ class Settings:
             text = str(report.with_name(report.stem + "-fio"))
         path = Path(text).expanduser()
         return path if path.is_absolute() else base / path
+
+    @property
+    def tables_shown(self) -> tuple[str, ...]:
+        """The optional summary tables asked for (``all``: every one)."""
+        from pytest_ebsperf.report import OPTIONAL_TABLES
+
+        names = [n.strip().lower() for n in str(self.tables or "").split(",") if n.strip()]
+        if "all" in names:
+            return OPTIONAL_TABLES
+        return tuple(n for n in OPTIONAL_TABLES if n in names)
 
     @property
     def runtime_s(self) -> float:
@@ -560,6 +609,14 @@ def validate(settings: Settings) -> None:
             f"{MIN_RUNTIME_S:g} s to {MAX_RUNTIME_S:,} s (7 days): the checks judge whole "
             "seconds of fio's run, and a longer soak is several runs. Pass seconds in that "
             "range.")
+    from pytest_ebsperf.report import OPTIONAL_TABLES
+
+    names = {n.strip().lower() for n in str(settings.tables or "").split(",") if n.strip()}
+    unknown = names - {"all", "none", *OPTIONAL_TABLES}
+    if unknown:
+        raise ConfigError(f"--ebsperf-tables={settings.tables} (from "
+                          f"{o.get('tables', 'default')}) names {', '.join(sorted(unknown))}; "
+                          f"pick from {', '.join(OPTIONAL_TABLES)}, all or none.")
     block = settings.block
     if block is not None and not 1.0 <= block <= 3600.0:
         raise ConfigError(f"--ebsperf-block={block:g} (from {o.get('block', 'default')}) is the "

@@ -59,12 +59,29 @@ def format_seconds(seconds: float) -> str:
     return f"{text} ({seconds / 60:,.0f} min)" if seconds >= 600 else text
 
 
+def format_ratio(value: float) -> str:
+    """``4.712`` -> ``4.71x``; ``1.0`` -> ``1.00x``; ``150.2`` -> ``150x``."""
+    return f"{value:#.3g}x" if value < 100 else f"{value:,.0f}x"
+
+
+def format_bytes(value: float) -> str:
+    """A byte count in binary units: ``4294966784`` -> ``4.0 GiB``; ``512`` -> ``512 B``."""
+    for unit, factor in (("TiB", TIB), ("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
+        if abs(value) >= factor:
+            amount = value / factor
+            return f"{amount:,.0f} {unit}" if amount >= 100 or amount.is_integer() \
+                else f"{amount:,.1f} {unit}"
+    return f"{value:,.0f} B"
+
+
 def format_quantity(value: float | None, unit: str) -> str:
-    """A value in a verdict unit ("IOPS", "B/s", "ns", "s") as a user reads it."""
+    """A value in a verdict unit ("IOPS", "B/s", "ns", "s", "ratio", "bytes", "CV") as a
+    user reads it: MiB/s, binary sizes, ratios as ``4.7x``, seconds one way."""
     if value is None or not math.isfinite(value):
         return "-"
     formatters = {"IOPS": format_iops, "B/s": format_mibps, "ns": format_latency,
-                  "s": format_seconds}
+                  "s": format_seconds, "ratio": format_ratio, "bytes": format_bytes,
+                  "CV": format_percent}
     formatter = formatters.get(unit)
     return formatter(value) if formatter else f"{format_number(value)} {unit}".strip()
 

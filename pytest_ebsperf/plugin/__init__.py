@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,12 +49,20 @@ MARKER_HELP = (
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    """Every option under ``--ebsperf-``; the short forms (``--device``...) are added once
+    the other plugins' and the conftests' options are known (:func:`_add_aliases`)."""
     group = parser.getgroup("ebsperf", "block-storage performance claims (pytest-ebsperf)")
+    aids = parser.getgroup("ebsperf testing aids", "pytest-ebsperf's testing aids: emulated "
+                           "volumes made slow or small on purpose")
     for option in OPTIONS:
-        group.addoption(option.flag, **_argparse_kwargs(option))
-        if option.ini:
-            parser.addini(option.ini, help=f"default for {option.flag}: {option.help}",
-                          type="string", default=None)
+        (aids if option.testing_aid else group).addoption(option.canonical,
+                                                          **_argparse_kwargs(option))
+        if option.ini:  # booleans as booleans (true/false, yes/no, 1/0)
+            help_text = f"default for {option.canonical}: {option.help}"
+            if option.kind == "bool":
+                parser.addini(option.ini, help=help_text, type="bool", default=None)
+            else:
+                parser.addini(option.ini, help=help_text, type="string", default=None)
     # the feature modules' options follow these, in the same group
     for name in FEATURE_PLUGINS:
         if pluginmanager.is_blocked(name) or pluginmanager.get_plugin(name) is not None:
@@ -79,18 +87,59 @@ def _argparse_kwargs(option: Option) -> dict[str, Any]:
             "help": help_text}
 
 
+@pytest.hookimpl(wrapper=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
-                                  args: list[str]) -> None:
+                                  args: list[str]) -> Generator[None, None, None]:
     """``--ebsperf-strict suites/io1``: argparse would take the path as the flag's value
     (it takes one optionally); a flag followed by anything but a list of outcomes is the
-    flag alone."""
+    flag alone. Once the initial conftests are loaded (their options added), the short
+    forms of the options join where their names are free."""
     early_config.stash[BENCHMARKS_KEY] = _benchmarks_dir().exists()
     for index, arg in enumerate(args):
         if arg == "--":
-            return
+            break
         if arg == "--ebsperf-strict" and (index + 1 == len(args)
                                           or not _outcome_list(args[index + 1])):
             args[index] = f"--ebsperf-strict={STRICT_FLAG_ALONE}"
+    yield
+    taken = _add_aliases(parser)
+    early_config.stash[TAKEN_KEY] = taken
+
+
+#: The short forms another plugin or a conftest had taken (said once, at configure).
+TAKEN_KEY = pytest.StashKey[list[tuple[str, str]]]()
+
+
+def _option_names(parser: pytest.Parser) -> set[str]:
+    """Every option string the parser holds (all groups, and options outside a group)."""
+    names: set[str] = set()
+    groups = [*getattr(parser, "_groups", []), getattr(parser, "_anonymous", None)]
+    for group in groups:
+        for argument in getattr(group, "options", []) or []:
+            try:
+                names.update(argument.names())
+            except AttributeError:
+                continue
+    return names
+
+
+def _add_aliases(parser: pytest.Parser) -> list[tuple[str, str]]:
+    """Add ``--device`` etc. as aliases of ``--ebsperf-device`` where no one else has the
+    name; (alias, canonical) of the ones already taken."""
+    names = _option_names(parser)
+    group = parser.getgroup("ebsperf")
+    aids = parser.getgroup("ebsperf testing aids")
+    taken = []
+    for option in OPTIONS:
+        alias = option.alias
+        if alias is None:
+            continue
+        if alias in names:
+            taken.append((alias, option.canonical))
+            continue
+        kwargs = {**_argparse_kwargs(option), "help": f"short for {option.canonical}"}
+        (aids if option.testing_aid else group).addoption(alias, **kwargs)
+    return taken
 
 
 #: Whether pytest-benchmark's default storage (``./.benchmarks``) existed before the run.
@@ -128,6 +177,10 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
+    for alias, canonical in config.stash.get(TAKEN_KEY, []):
+        config.issue_config_time_warning(pytest.PytestConfigWarning(
+            f"pytest-ebsperf: {alias} belongs to another plugin or a conftest here; "
+            f"use {canonical} for pytest-ebsperf's"), stacklevel=2)
     try:
         settings = resolve(lambda o: config.getoption(f"ebsperf_{o.dest}"), os.environ,
                            lambda o: config.getini(o.ini) if o.ini else None)

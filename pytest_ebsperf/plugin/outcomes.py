@@ -69,10 +69,11 @@ def decide(item: pytest.Item, found: Verdict, strict: frozenset[str]) -> Verdict
     item.stash.setdefault(VERDICTS_KEY, []).append(found)
     item.stash[STRICT_KEY] = strict
     if found.outcome is Outcome.FAIL:
-        pytest.fail(found.message, pytrace=False)
+        pytest.fail(wrapped(item, found.message), pytrace=False)
     if found.outcome is Outcome.INCONCLUSIVE:
         if INCONCLUSIVE in strict:
-            pytest.fail(found.message + strict_note(INCONCLUSIVE), pytrace=False)
+            pytest.fail(wrapped(item, found.message + strict_note(INCONCLUSIVE)),
+                        pytrace=False)
         item.stash[RAISED_KEY] = INCONCLUSIVE
         pytest.skip(found.message)
     return found
@@ -105,6 +106,25 @@ def settle(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestRe
     mark(item, report, INFO)
 
 
+def wrapped(item: pytest.Item, message: str) -> str:
+    """A finding as pytest prints it in its failures: a paragraph wrapped to the terminal
+    (pytest prints the text as it is, and a finding is one sentence of hundreds of
+    characters)."""
+    from pytest_ebsperf.plugin.terminal import terminal_width
+
+    width = terminal_width(item.config)
+    if width is None:
+        return message
+    import textwrap
+
+    return "\n".join(textwrap.wrap(message, width=max(40, width - 2), break_long_words=False,
+                                    break_on_hyphens=False))
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
 #: The short summary's line of a failed check is cut to this many characters.
 SHORT_LINE = 160
 
@@ -119,7 +139,8 @@ def shorten(report: pytest.TestReport, found: Verdict) -> None:
     ``message`` attribute gets the same line; its text keeps the paragraph."""
     crash = getattr(report.longrepr, "reprcrash", None)
     message = getattr(crash, "message", None)
-    if crash is None or not isinstance(message, str) or found.message not in message:
+    if crash is None or not isinstance(message, str) or \
+            _flat(found.message) not in _flat(message):
         return  # not this verdict's failure (an error in the test's own code)
     line = f"{found.outcome.value.upper()} {found.claim}: {found.what}: {found.reason}"
     if len(line) > SHORT_LINE:

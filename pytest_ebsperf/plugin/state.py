@@ -29,6 +29,24 @@ if TYPE_CHECKING:  # loaded when a check first needs them: a run without checks 
 STATE_KEY = pytest.StashKey["EbsperfPlugin"]()
 #: Summary lines that start so are printed in red (the run left something behind).
 ALARMS = ("provisioning clean-up: Could", "NOT SAVED:")
+#: Sections of other features shown only when --ebsperf-tables names them.
+OPTIONAL_SECTIONS = {"ebsperf volume facts": "facts", "ebsperf: cost per performance": "cost"}
+#: pytest's outcome words in the order its last line gives them (ours among them).
+COUNT_WORDS = ("failed", "passed", "skipped", "inconclusive", "info", "xfailed", "xpassed",
+               "error")
+
+
+def pytest_counts(terminalreporter: Any) -> str:
+    """The counts pytest's own last line gives (``48 passed, 3 skipped, 2 inconclusive,
+    4 info``), so the two never disagree."""
+    stats = getattr(terminalreporter, "stats", {}) or {}
+    parts = []
+    for word in COUNT_WORDS:
+        count = sum(1 for report in stats.get(word, ())
+                    if getattr(report, "count_towards_summary", True))
+        if count:
+            parts.append(f"{count} {'errors' if word == 'error' and count > 1 else word}")
+    return f"tests: {', '.join(parts)}" if parts else ""
 #: Where the claims and the seeds' tables go among the summary's sections (volume facts 10,
 #: results 30, fleet 40).
 CLAIMS_ORDER = 20
@@ -117,6 +135,8 @@ class EbsperfPlugin:
                 check_output_file(str(report), "--ebsperf-report", base=base)
             if self.settings.csv:
                 check_output_file(self.settings.csv, "--ebsperf-csv", base=base)
+            if self.settings.markdown:
+                check_output_file(self.settings.markdown, "--ebsperf-markdown", base=base)
             if self.settings.history:
                 check_output_file(self.settings.history, "--ebsperf-history", base=base)
             html = self.config.getoption(HTML_DEST, None)
@@ -197,7 +217,31 @@ class EbsperfPlugin:
     def pytest_sessionfinish(self) -> None:
         self.close()
         if self.rows and not hasattr(self.config, "workerinput"):
+            self._write_markdown()
+        if self.rows and not hasattr(self.config, "workerinput"):
             self.config.hook.pytest_ebsperf_report_rows(rows=self.rows, config=self.config)
+
+    def _write_markdown(self) -> None:
+        """--ebsperf-markdown's file, and GitHub's step summary when it is set."""
+        targets = [t for t in (self.settings.markdown, os.environ.get("GITHUB_STEP_SUMMARY"))
+                   if t]
+        if not targets:
+            return
+        from pytest_ebsperf.results import markdown
+
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        text = markdown.summary(self.rows, self.measurements,
+                                counts=pytest_counts(reporter) if reporter else "")
+        base = Path(self.config.invocation_params.dir)
+        for index, target in enumerate(targets):
+            path = Path(target) if Path(target).is_absolute() else base / target
+            try:
+                with open(path, "a" if index == 1 else "w", encoding="utf-8") as handle:
+                    handle.write(text)
+            except OSError as exc:
+                if reporter is not None:
+                    reporter.write_line(f"ebsperf: the Markdown summary could not be written "
+                                        f"to {path} ({exc.strerror})", red=True)
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self) -> None:
@@ -209,15 +253,19 @@ class EbsperfPlugin:
         """The one summary: sections as data ``(order, title, lines)`` from each feature
         (``pytest_ebsperf_summary_sections``), in order: volume facts, claims and the seeds'
         tables, cost and results, the fleet."""
+        tables = self.settings.tables_shown
         found: list[tuple[int, str, list[str]]] = [
             section for sections in self.config.hook.pytest_ebsperf_summary_sections(
-                config=self.config) for section in sections]
+                config=self.config) for section in sections
+            if OPTIONAL_SECTIONS.get(section[1], "") in ("", *tables)]
         if self.rows or self.measurements:
             from pytest_ebsperf import report
             from pytest_ebsperf.plugin.terminal import terminal_width
 
             found += [(CLAIMS_ORDER, title, lines) for title, lines in report.terminal_sections(
-                self.rows, self.measurements, width=terminal_width(self.config))]
+                self.rows, self.measurements, width=terminal_width(self.config),
+                color=bool(getattr(terminalreporter, "hasmarkup", False)), tables=tables,
+                counts=pytest_counts(terminalreporter))]
         if self.planned:
             from pytest_ebsperf.plan import PlanEntry, table
             from pytest_ebsperf.plugin.terminal import terminal_width
