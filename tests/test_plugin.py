@@ -30,16 +30,20 @@ def write_suite(pytester: pytest.Pytester, vtype: str = "io1") -> None:
     pytester.makepyfile(test_suite=SUITE.format(vtype=vtype))
 
 
-def test_help_lists_every_option_in_one_ebsperf_group(pytester: pytest.Pytester) -> None:
+def test_help_lists_every_option_under_its_prefix_and_the_short_forms(
+        pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help")
     result.stdout.fnmatch_lines([
         "*block-storage performance claims (pytest-ebsperf)*",
-        "*--device=PATH*", "*--reference-device=PATH*", "*--volume-type=TYPE*",
-        "*--volume-size=GIB*", "*--volume-iops=N*", "*--volume-throughput=MIBPS*",
-        "*--instance-type=NAME*", "*--burst-balance=PERCENT*", "*--ebsperf-destructive*",
-        "*--ebsperf-runtime=SECONDS*", "*--ebsperf-long*", "*--emulate *",
+        "*--ebsperf-device=PATH*", "*--ebsperf-reference-device=PATH*",
+        "*--ebsperf-volume-type=TYPE*", "*--ebsperf-volume-size=GIB*",
+        "*--ebsperf-instance-type=NAME*", "*--ebsperf-destructive*",
+        "*--ebsperf-runtime=SECONDS*", "*--ebsperf-long*", "*--ebsperf-emulate *",
+        "*--device=PATH*short for --ebsperf-device*", "*--emulate *short for --ebsperf-emulate*",
+        "*pytest-ebsperf's testing aids*", "*--ebsperf-emulate-member-factors=*",
     ])
-    result.stdout.fnmatch_lines(["*ebsperf_volume_type (string)*"])
+    result.stdout.fnmatch_lines(["*ebsperf_volume_type (string)*",
+                                 "*ebsperf_no_discovery (bool)*"])
 
 
 def test_marker_is_registered(pytester: pytest.Pytester) -> None:

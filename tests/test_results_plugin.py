@@ -175,7 +175,8 @@ def full_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "test_io1_suite.py", *FAST, "-p", "no:benchmark",
          "--ebsperf-report=results.json", "--ebsperf-plots=pictures", "--junitxml=junit.xml",
-         "--html=report.html"], cwd=work, capture_output=True, text=True, env=env, check=False)
+         "--html=report.html", "--ebsperf-tables=all"], cwd=work, capture_output=True,
+        text=True, env=env, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     return {"dir": work, "stdout": done.stdout}
 
