@@ -321,7 +321,7 @@ def plan(hosts: int, checks: int, *, runtime_s: float, ramp_s: float, workers: i
 
 
 def plan_main(argv: Sequence[str]) -> int:
-    """``python3 -m pytest_ebsperf plan-fleet``: time, and the volumes' cost over that time."""
+    """``ebsperf plan-fleet``: time, and the volumes' cost over that time."""
     import argparse
 
     from pytest_ebsperf.aws.pricing import builtin_prices, estimate_cost

@@ -268,7 +268,7 @@ OPTIONS: tuple[Option, ...] = (
            "latency percentiles, what the kernel counted)."),
     Option("history", "--ebsperf-history", "ebsperf_history", "EBSPERF_HISTORY", "str",
            "PATH", "append every run's results (facts, settings, per-second series, verdicts) "
-           "to this SQLite database; `python3 -m pytest_ebsperf history --db PATH` shows each "
+           "to this SQLite database; `ebsperf history --db PATH` shows each "
            "check's trend and change points. Default: off."),
     Option("compare", "--ebsperf-compare", "ebsperf_compare", "EBSPERF_COMPARE", "str",
            "RUN|FILE", "compare IOPS, throughput and latency of each check with a stored run: "

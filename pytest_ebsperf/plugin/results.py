@@ -279,7 +279,7 @@ def _append_history(path: str, document: dict[str, Any], base: Path) -> str:
             runs = len(store.runs())
     except (EbsperfError, OSError) as exc:
         return f"NOT SAVED: the history database {where}: {exc}"
-    return (f"history: run {run_id} of {runs} in {where} (python3 -m pytest_ebsperf history "
+    return (f"history: run {run_id} of {runs} in {where} (ebsperf history "
             f"--db {where})")
 
 

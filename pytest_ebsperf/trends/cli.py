@@ -1,10 +1,10 @@
-"""``python3 -m pytest_ebsperf history`` and ``python3 -m pytest_ebsperf compare``.
+"""``ebsperf history`` and ``ebsperf compare``.
 
-    python3 -m pytest_ebsperf history --db perf.sqlite [--since 10] [--html trends.html]
-    python3 -m pytest_ebsperf history --db perf.sqlite --import run1.json run2.json ...
-    python3 -m pytest_ebsperf compare baseline.json candidate.json [--threshold 10]
-    python3 -m pytest_ebsperf compare --db perf.sqlite 12 13
-    python3 -m pytest_ebsperf compare --db perf.sqlite --matrix S0-04 [--by instance_type]
+    ebsperf history --db perf.sqlite [--since 10] [--html trends.html]
+    ebsperf history --db perf.sqlite --import run1.json run2.json ...
+    ebsperf compare baseline.json candidate.json [--threshold 10]
+    ebsperf compare --db perf.sqlite 12 13
+    ebsperf compare --db perf.sqlite --matrix S0-04 [--by instance_type]
 
 ``history`` prints every check's trend (its runs, the latest figure, where it changed) and
 exits 1 when a change for the worse starts within the last ``--since`` runs of any check,
