@@ -39,9 +39,13 @@ def _cases(path: Path) -> dict[str, dict[str, Any]]:
             if prop.get("name") == "ebsperf_plan":
                 plan = ast.literal_eval(prop.get("value", "{}"))
         skipped = case.find("skipped")
+        kind = (skipped.get("type") or "") if skipped is not None else ""
+        outcome = ("failed" if case.find("failure") is not None or case.find("error") is not None
+                   else kind.replace("ebsperf.", "") if kind.startswith("ebsperf.")
+                   else "skipped" if skipped is not None else "passed")
         found[key] = {"time": float(case.get("time", "0")), "plan": plan,
-                      "skipped": skipped is not None and
-                      "ebsperf" not in (skipped.get("type") or "")}
+                      "outcome": outcome,
+                      "skipped": skipped is not None and not kind.startswith("ebsperf.")}
     return found
 
 
@@ -60,10 +64,18 @@ def main(rounds: int) -> dict[str, Any]:
         plans = {k: v["plan"] for k, v in _cases(plan_xml).items() if v["plan"]}
         rows: list[dict[str, Any]] = []
         walls = []
+        outcomes = []
         for index in range(rounds):
             junit = Path(tmp) / f"main{index}.xml"
             walls.append(_pytest([*MAIN_ARGS, "-n", "2"], junit))
-            for key, case in _cases(junit).items():
+            cases = _cases(junit)
+            counts: dict[str, int] = {}
+            for case in cases.values():
+                counts[case["outcome"]] = counts.get(case["outcome"], 0) + 1
+            outcomes.append(counts)
+            print(json.dumps({"round": index + 1, "wall_s": round(walls[-1], 1), **counts}),
+                  file=sys.stderr, flush=True)
+            for key, case in cases.items():
                 plan = plans.get(key)
                 if plan is None or case["skipped"]:
                     continue
@@ -78,7 +90,7 @@ def main(rounds: int) -> dict[str, Any]:
     ratios = sorted(r["real_s"] / r["typical_s"] for r in rows if r["typical_s"] > 0)
     return {
         "rounds": rounds, "plan_wall_s": round(plan_wall, 1),
-        "main_wall_s": [round(w, 1) for w in walls],
+        "main_wall_s": [round(w, 1) for w in walls], "outcomes": outcomes,
         "checks_compared": len(rows) // max(rounds, 1),
         "within_20pct_of_typical": round(len(within) / max(len(rows), 1), 3),
         "over_longest": [(r["check"], r["real_s"], r["longest_s"]) for r in over],

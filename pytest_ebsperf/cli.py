@@ -17,15 +17,9 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from pytest_ebsperf import __version__
-from pytest_ebsperf.errors import EbsperfError
+from pytest_ebsperf.errors import EXIT_CODES, USAGE_EXIT, EbsperfError, Parser, UsageError
 
-USAGE_EXIT = 4
-EXIT_CODES = """exit status (every command):
-  0  pass: every verdict passed (or nothing to gate on)
-  1  fail: a verdict failed (judge), a regression (compare), a change or drift for the
-     worse (history)
-  2  inconclusive (judge): the output could not decide
-  4  usage: bad input, said in one sentence (no traceback)"""
+__all__ = ["EXIT_CODES", "USAGE_EXIT", "Parser", "UsageError", "console", "main", "run"]
 
 COMMANDS: dict[str, str] = {
     "judge": "judge fio output (JSON, normal or terse; a file or a directory) against a "
@@ -37,18 +31,6 @@ COMMANDS: dict[str, str] = {
             "figures, longest time) without starting fio",
     "plan-fleet": "how long a fleet run takes and what its volumes cost meanwhile",
 }
-
-
-class UsageError(EbsperfError):
-    """A command line that cannot be run: said in one sentence, exit 4."""
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse whose usage errors are sentences with exit 4 (argparse's own exit 2 means
-    INCONCLUSIVE here); help goes to stdout with exit 0, as argparse does."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see {self.prog} --help)")
 
 
 def run(command: Callable[[Sequence[str]], int], argv: Sequence[str]) -> int:

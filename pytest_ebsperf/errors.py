@@ -7,6 +7,9 @@ domain modules never import pytest.
 
 from __future__ import annotations
 
+import argparse
+from typing import NoReturn
+
 
 class EbsperfError(Exception):
     """Base class: the message is a sentence meant for the user, never a traceback."""
@@ -59,3 +62,25 @@ class EmulationUnavailableError(EbsperfError):
 
 class AwsError(EbsperfError):
     """An AWS call failed (no credentials, access denied, not on EC2, ...)."""
+
+
+# -- the command line tools' shared usage (pytest_ebsperf.cli and its commands) -------------
+USAGE_EXIT = 4
+EXIT_CODES = """exit status (every command):
+  0  pass: every verdict passed (or nothing to gate on)
+  1  fail: a verdict failed (judge), a regression (compare), a change or drift for the
+     worse (history)
+  2  inconclusive (judge): the output could not decide
+  4  usage: bad input, said in one sentence (no traceback)"""
+
+
+class UsageError(EbsperfError):
+    """A command line that cannot be run: said in one sentence, exit 4."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are sentences with exit 4 (argparse's own exit 2 means
+    INCONCLUSIVE here); help goes to stdout with exit 0, as argparse does."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")

@@ -325,7 +325,7 @@ def plan_main(argv: Sequence[str]) -> int:
     import argparse
 
     from pytest_ebsperf.aws.pricing import builtin_prices, estimate_cost
-    from pytest_ebsperf.cli import EXIT_CODES, Parser
+    from pytest_ebsperf.errors import EXIT_CODES, Parser
     from pytest_ebsperf.volume import Volume
 
     parser = Parser(prog="ebsperf plan-fleet", description="How long a fleet run takes, and "

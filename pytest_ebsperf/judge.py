@@ -70,7 +70,7 @@ _SIGNAL = re.compile(r"fio: terminating on signal (\d+)")
 
 
 def _parser() -> argparse.ArgumentParser:
-    from pytest_ebsperf.cli import EXIT_CODES, Parser
+    from pytest_ebsperf.errors import EXIT_CODES, Parser
 
     p = Parser(prog="ebsperf judge", formatter_class=argparse.RawDescriptionHelpFormatter,
                 description="Judge fio output (JSON, normal or terse; a file or a directory "

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeAlias
 
 from pytest_ebsperf.fio.workload import format_size
+from pytest_ebsperf.settings import OPTIONAL_TABLES
 from pytest_ebsperf.units import (
     MIB,
     format_latency,
@@ -394,9 +395,6 @@ def _block_sizes(measurements: Iterable[MeasurementLike]) -> str:
 
 
 # -- terminal summary ---------------------------------------------------------------------
-#: The tables the terminal summary shows only when asked (--ebsperf-tables); the results
-#: file, the Markdown summary and the HTML report always have them.
-OPTIONAL_TABLES = ("seed", "runs", "sets", "cost", "facts")
 _VERDICT_STYLE = {"pass": "green", "fail": "bold red", "inconclusive": "yellow",
                   "info": "cyan"}
 

@@ -17,6 +17,10 @@ from typing import Any
 from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.volume import VOLUME_TYPES
 
+#: Tables the terminal summary shows only when asked (--ebsperf-tables); the reports always
+#: have them.
+OPTIONAL_TABLES = ("seed", "runs", "sets", "cost", "facts")
+
 #: Runtime and ramp when nothing is given: AWS's own recipes run 60-180 s on real volumes;
 #: an emulated volume is paced by the kernel to the second, so a few seconds suffice - five,
 #: since a mean judged from fewer seconds has too wide a confidence interval to show that a
@@ -422,8 +426,6 @@ class Settings:
     @property
     def tables_shown(self) -> tuple[str, ...]:
         """The optional summary tables asked for (``all``: every one)."""
-        from pytest_ebsperf.report import OPTIONAL_TABLES
-
         names = [n.strip().lower() for n in str(self.tables or "").split(",") if n.strip()]
         if "all" in names:
             return OPTIONAL_TABLES
@@ -609,8 +611,6 @@ def validate(settings: Settings) -> None:
             f"{MIN_RUNTIME_S:g} s to {MAX_RUNTIME_S:,} s (7 days): the checks judge whole "
             "seconds of fio's run, and a longer soak is several runs. Pass seconds in that "
             "range.")
-    from pytest_ebsperf.report import OPTIONAL_TABLES
-
     names = {n.strip().lower() for n in str(settings.tables or "").split(",") if n.strip()}
     unknown = names - {"all", "none", *OPTIONAL_TABLES}
     if unknown:

@@ -437,7 +437,12 @@ def _open(run: _Run, check: LowerCheck, *, above: bool = False) -> Verdict:
     exp = run.expectation
     notes = " ".join(_sentence(note) for note in check.notes)
     reason = "inconclusive: the sample is too small to tell - run longer (--ebsperf-runtime)"
-    if above and exp.high is not None:
+    if above and exp.high is not None and not run.values:
+        reason = (f"inconclusive: {run.measured / exp.value:.2f} x the cap on average, above "
+                  f"its {format_percent(exp.high)}, but a mean alone (no per-second series) "
+                  f"is evidence only from {MEAN_ONLY_FAR_ABOVE:g} x the cap - give the run's "
+                  "per-second logs (fio --write_iops_log --log_avg_msec=1000; judge --logs)")
+    elif above and exp.high is not None:
         reason = (f"inconclusive: above {format_percent(exp.high)} of the cap on average, but "
                   f"{len(run.values)} s are too few or too noisy to tell - run longer "
                   "(--ebsperf-runtime)")
@@ -567,7 +572,9 @@ def fio_numbers(result: FioResult) -> dict[str, Any]:
 def _sentence(text: str) -> str:
     """A note as a sentence: capital first letter, one full stop."""
     text = text.strip()
-    return f"{text[:1].upper()}{text[1:]}" + ("" if text.endswith((".", "!", "?")) else ".")
+    # a tool's name keeps its spelling ("fio was stopped ...")
+    first = text[:1] if text.split(" ", 1)[0] in ("fio", "ebsperf") else text[:1].upper()
+    return f"{first}{text[1:]}" + ("" if text.endswith((".", "!", "?")) else ".")
 
 
 # -- REL ----------------------------------------------------------------------------------

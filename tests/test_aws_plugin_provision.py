@@ -212,4 +212,4 @@ def test_help_lists_the_aws_options_in_the_ebsperf_group(pytester: pytest.Pytest
         "*--ebsperf-initialize*", "*--ebsperf-sweep*",
     ])
     result.stdout.fnmatch_lines(["*ebsperf_provision (string)*", "*ebsperf_max_cost (string)*",
-                                 "*ebsperf_no_discovery (string)*"])
+                                 "*ebsperf_no_discovery (bool)*"])

@@ -82,7 +82,9 @@ class Inner:
 
     def run(self, *args: str) -> pytest.RunResult:
         """Run pytest in a subprocess; fail if it tried to leave 127.0.0.1."""
-        result = self.pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs", *args)
+        # the facts table is one of the tables the summary shows when asked
+        result = self.pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs",
+                                                    "--ebsperf-tables=facts", *args)
         refused = self.refused_log.read_text() if self.refused_log.exists() else ""
         assert not refused, f"the inner run tried to connect outside loopback: {refused}"
         return result

@@ -42,7 +42,7 @@ def _db(value: str | None, *, create: bool = False) -> str:
 
 
 def history_main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
-    from pytest_ebsperf.cli import EXIT_CODES, Parser
+    from pytest_ebsperf.errors import EXIT_CODES, Parser
 
     parser = Parser(prog="ebsperf history", description="Trends, change points and drift of "
                     "every check in a history database (--ebsperf-history).",
@@ -129,7 +129,7 @@ def _width() -> int | None:
 
 # -- compare -------------------------------------------------------------------------------
 def compare_main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
-    from pytest_ebsperf.cli import EXIT_CODES, Parser
+    from pytest_ebsperf.errors import EXIT_CODES, Parser
 
     parser = Parser(prog="ebsperf compare", description="Two runs' verdicts, as "
                     "--ebsperf-compare gives them, without pytest; or one claim across "
