@@ -319,6 +319,27 @@ def seconds_to_fail(planned: int, p: float, alpha: float, spell: float) -> int:
     return critical_misses(planned, p, alpha, spell)
 
 
+@functools.lru_cache(maxsize=256)
+def decidable_windows(p: float, alpha: float, spell: float, limit: int = 3_600) -> int:
+    """The fewest windows in which the duty-cycle test can FAIL at all (its critical count
+    is at most the windows): a run planned shorter can only pass or be INCONCLUSIVE.
+
+    A check whose runtime was not given plans at least this many windows. That costs a
+    healthy volume nothing (the PASS is settled once the remaining windows cannot reach the
+    critical count) and keeps the level: the FAIL event of a run planned for ``n`` windows
+    is the fixed-``n`` test's, whatever made ``n`` longer."""
+    low, high = 1, limit
+    if critical_misses(high, p, alpha, spell) > high:
+        return limit
+    while low < high:  # critical(n) - n falls as n grows: the first n where it is <= 0
+        mid = (low + high) // 2
+        if critical_misses(mid, p, alpha, spell) <= mid:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
 # -- means -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class MeanInterval:

@@ -110,7 +110,13 @@ def estimate(method: str, runner: Any, workload: Any, args: Sequence[Any],
     from pytest_ebsperf.diagnosis import probe_queue_depth
 
     longest = 2 * one + _run_s(probe_queue_depth(workload))
-    return one, longest, ""
+    # a duty cycle planned longer than the runtime so that its test can FAIL at all stops,
+    # on a healthy volume, within the runtime (docs/verdicts.md)
+    settled = min(float(workload.runtime_s), float(runner.settings.runtime_s))
+    typical = _run_s(workload.replace(runtime_s=settled))
+    note = (f"planned {workload.runtime_s:g} s so a miss can be judged; a healthy volume "
+            f"stops within {settled:g} s" if settled < workload.runtime_s else "")
+    return typical, longest, note
 
 
 def _credit_estimate(method: str, runner: Any, workload: Any) -> tuple[float, float, str]:

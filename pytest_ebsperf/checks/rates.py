@@ -80,15 +80,79 @@ class RateChecks(CheckCore):
         if expectation.policy == models.INFO:
             return self.record_info(claim, what, workload, expectation=expectation)
         started = time.perf_counter()
+        workload = self._decidable(expectation, workload, credits)
         found, result = self._measure(expectation, workload, metric)
         found, workload, result = self._confirm_shortfall(found, expectation, workload, metric,
                                                           result)
+        found, workload, result = self._too_short(found, expectation, workload, metric,
+                                                  credits, result)
         if self.set_count is not None and found.outcome is not Outcome.PASS and \
                 found.measured is not None and found.expected is not None and \
                 found.measured < found.expected:
             found = name_slow_member(self, found, workload, metric, credits)
         found = self._burst_contradicted(found, workload, metric, credits)
         return self.conclude(found, workload, result, started)
+
+    def _decidable(self, expectation: Expectation, workload: Workload,
+                   credits: bool | None = None) -> Workload:
+        """A duty cycle planned for fewer seconds than its test needs to FAIL at all (an
+        emulated 5 s check under the spell model) is planned for that many, unless the
+        runtime was given: a healthy volume still stops once its PASS is settled, and a
+        second that misses no longer leaves the check INCONCLUSIVE ("run longer")."""
+        if expectation.policy != models.CAP or self.settings.given("runtime") or \
+                not expectation.duty or workload.runtime_s <= 0:
+            return workload
+        policy = self.session.policy
+        needed = evidence.decidable_windows(1.0 - expectation.duty, policy.alpha, policy.spell)
+        if needed <= workload.runtime_s:
+            return workload
+        longer = workload.replace(runtime_s=float(needed))
+        volume = self.volume
+        if credits is not False and models.has_burst(volume) and \
+                self.session.credits.credit_wait_s(volume, needed + workload.ramp_s) > 0:
+            return workload  # the bucket holds the planned seconds, not more: no knee mid-check
+        return longer
+
+    def _too_short(self, found: Verdict, expectation: Expectation, workload: Workload,
+                   metric: str, credits: bool | None, result: FioResult
+                   ) -> tuple[Verdict, Workload, FioResult]:
+        """A burst-level check whose bucket could not carry a decidable run
+        (:meth:`_decidable`) missed a second in too few seconds for its test to ever FAIL:
+        after the bucket earns the credits (at most the credit checks' wait), a fresh run
+        planned for enough seconds decides. Its FAIL is the fixed-length test's on fresh
+        seconds, so the level holds; the first run only chose to run it."""
+        details = found.details
+        planned, critical = details.get("planned_samples"), details.get("critical_misses")
+        if found.outcome is not Outcome.INCONCLUSIVE or planned is None or critical is None \
+                or critical <= planned or self.settings.given("runtime"):
+            return found, workload, result
+        policy = self.session.policy
+        needed = evidence.decidable_windows(1.0 - expectation.duty, policy.alpha, policy.spell)
+        volume = self.volume
+        if models.has_burst(volume) and credits is not False:
+            from pytest_ebsperf.checks.time import MAX_CREDIT_WAIT_S
+            from pytest_ebsperf.devlock import set_aside
+
+            wait = self.session.credits.credit_wait_s(volume, needed + workload.ramp_s)
+            if wait > MAX_CREDIT_WAIT_S:
+                return found, workload, result
+            if wait > 0:
+                self.announce(f"{self.name}: waiting {wait:,.0f} s for the bucket to carry a "
+                              f"{needed} s run")
+                with set_aside():
+                    time.sleep(wait)
+        longer = workload.replace(runtime_s=float(needed))
+        again, again_result = self._measure(expectation, longer, metric)
+        again, longer, again_result = self._confirm_shortfall(again, expectation, longer,
+                                                              metric, again_result)
+        note = (f"The first run ({details.get('samples')} s) missed {details.get('misses')} "
+                f"s: too few seconds for the test ever to be evidence ({critical} misses "
+                f"would be); a fresh run planned for {needed} s decided.")
+        again = replace(again, message=f"{again.message} {note}",
+                        details={**again.details, "first_run": {
+                            "samples": details.get("samples"), "misses": details.get("misses"),
+                            "measured": found.measured}})
+        return again, longer, again_result
 
     def _burst_contradicted(self, found: Verdict, workload: Workload, metric: str,
                             credits: bool | None) -> Verdict:
@@ -258,6 +322,7 @@ class RateChecks(CheckCore):
         expectation = Expectation(claim, what, models.CAP, value, unit, limit, (limit,),
                                   low=1.0, high=None, duty=share_of_seconds, source=source)
         started = time.perf_counter()
+        workload = self._decidable(expectation, workload)
         found, result = self._measure(expectation, workload, metric)
         found, workload, result = self._confirm_shortfall(found, expectation, workload, metric,
                                                           result)
