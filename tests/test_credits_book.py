@@ -149,3 +149,29 @@ def test_progress_is_a_line_on_a_terminal_a_heartbeat_in_a_log_and_silent_under_
     assert credits_hooks._progress_writer(fake_config(worker=True)) is None
     monkeypatch.setattr(sys, "stdout", SimpleNamespace(isatty=lambda: False))
     assert isinstance(credits_hooks._progress_writer(fake_config()), terminal.HeartbeatProgress)
+
+def test_a_run_stopped_once_settled_is_booked_for_the_seconds_it_ran() -> None:
+    """B-HDD: a CAP check planned for 14 s stops after 4 once its PASS is settled. Booked as
+    14 s, the ledger earned the 10 unrun seconds on top of the next check's own: three such
+    checks on an emulated sc1 left it 480 MiB richer than the bucket, and the burst-duration
+    check that followed failed a healthy volume (expected 14.5 s, the bucket lasted 11.2)."""
+    from pytest_ebsperf.fio.result import DirectionStats, FioResult, Series
+    from pytest_ebsperf.fio.workload import Workload
+    from pytest_ebsperf.target import Target
+
+    clock = Clock()
+    book = CreditBook(Settings(emulate=True, emulate_timescale="100"), clock=clock)
+    ledger = book.ledger(GP2)
+    assert ledger is not None
+    planned = Workload("randread", runtime_s=14.0, ramp_s=0.0)
+    ran = FioResult("fio-3.33", DirectionStats(iops=3_000.0, total_ios=12_000,
+                                               runtime_ms=4_000.0), DirectionStats(),
+                    series={"total_iops": Series((1.0, 2.0, 3.0, 4.0), (3_000.0,) * 4)})
+    with book.track(Target("/dev/loop9", GP2), planned) as finished:
+        clock.now = 4.0
+        finished(ran)
+    # 4 s at 3,000 spent 12,000 and earned 1,200: the ledger is up to date now, not at 14 s
+    assert ledger.updated_at == pytest.approx(4.0)
+    assert ledger.at(4.0) == pytest.approx(54_000 - 12_000 + 4 * 300)
+    clock.now = 10.0  # 6 idle seconds earn 1,800, once
+    assert ledger.at(clock.now) == pytest.approx(54_000 - 12_000 + 10 * 300)

@@ -227,8 +227,13 @@ class CreditBook:
                 series = result.series.get("total_iops")
                 values = series.values if series is not None else ()
                 total = result.read.total_ios + result.write.total_ios
-                ledger.charge(start, run_credit_rates(target.volume, workload, values, total),
-                              1.0)
+                # a run stopped once its verdict was settled ran fewer seconds than planned:
+                # book the seconds it ran (fio's own runtime), or the ledger would earn the
+                # unrun ones on top of the next run's
+                ran_ms = max(result.read.runtime_ms, result.write.runtime_ms)
+                ran = workload.replace(runtime_s=min(workload.runtime_s, ran_ms / 1000.0)) \
+                    if 0 < ran_ms < workload.runtime_s * 1000.0 else workload
+                ledger.charge(start, run_credit_rates(target.volume, ran, values, total), 1.0)
 
         try:
             yield finished
