@@ -238,6 +238,8 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.alone  # beside four workers' fio, detaching a throttled loop device whose
+# queue still holds writes took over 20 s once (it was gone a little later)
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_a_killed_emulated_run_leaves_nothing_behind(signum: int, tmp_path: Path) -> None:
     """The guardian (SIGKILL) or the run itself (SIGTERM) removes the emulated volume, its
