@@ -11,6 +11,7 @@ import sys
 import textwrap
 
 import pytest
+
 from conftest import needs_fio, needs_root
 
 SCRIPT = textwrap.dedent("""
