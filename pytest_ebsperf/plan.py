@@ -116,6 +116,17 @@ def estimate(method: str, runner: Any, workload: Any, args: Sequence[Any],
     typical = _run_s(workload.replace(runtime_s=settled))
     note = (f"planned {workload.runtime_s:g} s so a miss can be judged; a healthy volume "
             f"stops within {settled:g} s" if settled < workload.runtime_s else "")
+    from pytest_ebsperf import models
+
+    if models.has_burst(runner.volume) and not runner.settings.given("runtime"):
+        # a burst bucket too low for a run that can decide: after a miss, an idle wait for
+        # the credits and a fresh run (RateChecks._too_short)
+        from pytest_ebsperf.checks.rates import MAX_DECIDING_WAIT_S
+
+        longest += MAX_DECIDING_WAIT_S + one
+        wait = (f"at most {MAX_DECIDING_WAIT_S:g} s idle and a fresh run when the bucket is "
+                "too low to decide")
+        note = f"{note}; {wait}" if note else wait
     return typical, longest, note
 
 
