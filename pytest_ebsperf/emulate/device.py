@@ -142,6 +142,9 @@ class EmulatedDevice:
         #: since the device was made or last TRIMmed run at this share of the rates (the
         #: first-write cost of 2014's instance store, S1-03); None: no such cost.
         self.first_write_factor: float | None = None
+        #: Testing aid (``--emulate-device-factor``): the device runs at this share of every
+        #: rate set on it, its bucket's and its pacing's included (a twin made slower).
+        self.rate_factor = 1.0
         #: Byte ranges not written since made or TRIMmed (only tracked with the factor).
         self._cold: list[tuple[int, int]] = []
         self._penalty = 1.0
@@ -359,7 +362,7 @@ class EmulatedDevice:
 
     def _apply(self) -> None:
         with self._lock:
-            scale = self.scale * self._penalty
+            scale = self.scale * self._penalty * self.rate_factor
             iops = None if self.iops is None else self.iops * scale
             bps = None if self.bps is None else self.bps * scale
             limits = split_limits(iops, bps, self.read_fraction)

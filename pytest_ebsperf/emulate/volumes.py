@@ -71,9 +71,7 @@ class EmulatedVolumes:
         factor = self.settings.emulate_device_factor
         if role == "device" and factor is not None and factor != 1.0:
             # testing aid: the twin under test alone runs at this share (S2-17's encrypted
-            # twin made slower)
-            iops = None if iops is None else iops * factor
-            bps = None if bps is None else bps * factor
+            # twin made slower) of every rate set on it later too (each run's pacing)
             injected.append(f"--emulate-device-factor: runs at {factor:g} x its rates "
                             "(its twin does not)")
         size = (EMULATED_INSTANCE_STORE_BYTES if volume.type == "instance-store"
@@ -92,6 +90,8 @@ class EmulatedVolumes:
         device = EmulatedDevice(size_bytes=size, iops=iops, bps=bps,
                                 io_unit_bytes=unit, name=f"ebsperf-{volume.type}",
                                 latency_us=mean_us)
+        if role == "device" and factor is not None:
+            device.rate_factor = factor
         device.start()
         first = self.settings.emulate_first_write_factor
         if role == "device" and first is not None:
