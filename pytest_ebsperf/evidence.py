@@ -319,6 +319,13 @@ def seconds_to_fail(planned: int, p: float, alpha: float, spell: float) -> int:
     return critical_misses(planned, p, alpha, spell)
 
 
+#: A burst check that missed a second in too few seconds to decide waits this long at most
+#: for its bucket to carry a run that can (about what an emptied emulated st1, sc1 or gp2
+#: bucket takes to earn the main job's 17-19 s at burst). Idle, with the measuring lock set
+#: aside: a decision, not "run longer", for the price of one worker's wait.
+MAX_DECIDING_WAIT_S = 180.0
+
+
 @functools.lru_cache(maxsize=256)
 def decidable_windows(p: float, alpha: float, spell: float, limit: int = 3_600) -> int:
     """The fewest windows in which the duty-cycle test can FAIL at all (its critical count

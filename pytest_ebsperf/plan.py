@@ -121,7 +121,7 @@ def estimate(method: str, runner: Any, workload: Any, args: Sequence[Any],
     if models.has_burst(runner.volume) and not runner.settings.given("runtime"):
         # a burst bucket too low for a run that can decide: after a miss, an idle wait for
         # the credits and a fresh run (RateChecks._too_short)
-        from pytest_ebsperf.checks.rates import MAX_DECIDING_WAIT_S
+        from pytest_ebsperf.evidence import MAX_DECIDING_WAIT_S
 
         longest += MAX_DECIDING_WAIT_S + one
         wait = (f"at most {MAX_DECIDING_WAIT_S:g} s idle and a fresh run when the bucket is "

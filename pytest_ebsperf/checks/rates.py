@@ -35,11 +35,6 @@ MEAN_LATENCY_MIN_RUNTIME_S = 10.0
 FLOOR_MIN_RUNTIME_S = 10.0
 #: S3-03 (claims.md): an instance-bound run lies within 0.90-1.05 x the instance's maximum.
 INSTANCE_BOUND_HIGH = 1.05
-#: A burst check that missed a second in too few seconds to decide waits this long at most
-#: for its bucket to carry a run that can (about what an emptied emulated st1, sc1 or gp2
-#: bucket takes to earn the main job's 17-19 s at burst). Idle, with the measuring lock set
-#: aside: a decision, not "run longer", for the price of one worker's wait.
-MAX_DECIDING_WAIT_S = 180.0
 
 
 class RateChecks(CheckCore):
@@ -123,7 +118,8 @@ class RateChecks(CheckCore):
                    ) -> tuple[Verdict, Workload, FioResult]:
         """A burst-level check whose bucket could not carry a decidable run
         (:meth:`_decidable`) missed a second in too few seconds for its test to ever FAIL:
-        after the bucket earns the credits (at most ``MAX_DECIDING_WAIT_S``), a fresh run
+        after the bucket earns the credits (at most
+        ``evidence.MAX_DECIDING_WAIT_S``), a fresh run
         planned for enough seconds decides. Its FAIL is the fixed-length test's on fresh
         seconds, so the level holds; the first run only chose to run it."""
         details = found.details
@@ -139,7 +135,7 @@ class RateChecks(CheckCore):
             from pytest_ebsperf.devlock import set_aside
 
             wait = self.session.credits.credit_wait_s(volume, needed + workload.ramp_s)
-            if wait > MAX_DECIDING_WAIT_S:
+            if wait > evidence.MAX_DECIDING_WAIT_S:
                 return found, workload, result
             if wait > 0:
                 self.announce(f"{self.name}: waiting {wait:,.0f} s for the bucket to carry a "
