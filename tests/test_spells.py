@@ -150,6 +150,8 @@ def test_a_volume_slow_for_good_fails_without_a_pause(tmp_path: Path):
 
 @needs_root
 @needs_fio
+@pytest.mark.alone  # its fresh run must PASS at 3,000 IOPS: beside other tests' fio a
+# second may miss for the host's sake and the verdict is then rightly not a PASS
 def test_a_burst_check_too_short_to_decide_runs_again_after_its_bucket_earned_it(
         tmp_path: Path):
     """S0-06 at the main job's level (1.9e-5): a 500 GiB gp2 at 60 % carries 12 s of burst,
