@@ -27,11 +27,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_ebsperf.checks.session import EbsperfSession
+from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.credits.knee import find_knee
 from pytest_ebsperf.emulate.bucket import BASELINE, CgroupCounter
 from pytest_ebsperf.fio.workload import Workload, parse_size
-from pytest_ebsperf.session import EbsperfSession
-from pytest_ebsperf.settings import Settings
+from pytest_ebsperf.spec.volume_types import spends_mib
 
 ROOT = Path(__file__).resolve().parent.parent
 SCALES = (50.0, 100.0, 200.0)
@@ -115,12 +116,12 @@ def knee_run(volume_type: str = "gp2", *, scale: float = 100.0, size_gib: int | 
         controller = session.credits.controller(device)
         assert controller is not None
         switches = [t.wall for t in controller.transitions[1:] if t.state == BASELINE]
-        key = "total_bw" if volume.is_hdd else "total_iops"
+        key = "total_bw" if spends_mib(volume.type) else "total_iops"
         series = result.series[key]
         true_knee = switches[0] - started[0] if switches and started else None
         return {"volume": volume.label(), "scale": scale, "bucket_factor": bucket_factor,
                 "start_pct": start_pct, "pattern": pattern, "bs": bs, "dip": dip,
-                "unit": "B/s" if volume.is_hdd else "IOPS", "window_s": 1.0,
+                "unit": "B/s" if spends_mib(volume.type) else "IOPS", "window_s": 1.0,
                 "t_s": list(series.t_s), "values": list(series.values),
                 "expected_knee_s": expected, "true_knee_s": true_knee,
                 "fio_version": result.fio_version}

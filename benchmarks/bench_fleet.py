@@ -3,7 +3,7 @@
     sudo python3 benchmarks/bench_fleet.py [--counts 1,2,4,8] [--runtime 2]
 
 Each host is sshd in a network namespace of its own with a throttled 2,000-IOPS "io1" disk
-(tests/nshost.py, tests/test_fleet.py). For each count the io1 suite's read check runs on
+(tests/support/nshost.py, tests/checks/test_fleet.py). For each count the io1 suite's read check runs on
 every host three ways: over ssh one host after another (testinfra ``--hosts``), over ssh with
 pytest-xdist (``-n 4``, one worker per host at a time), and through fio's client/server mode
 (``--ebsperf-fio-servers``, every host at once). The table gives the wall time of the pytest

@@ -63,8 +63,8 @@ def main() -> int:
             print(f"forced QD 1, {rate:,} IOPS at {latency_ms:g} ms: {found.get('outcome')} "
                   f"({found.get('binding')}: {found.get('reason')})", flush=True)
     from pytest_ebsperf.fio.workload import Workload
-    from pytest_ebsperf.models import default_queue_depth
-    from pytest_ebsperf.volume import Volume
+    from pytest_ebsperf.spec import default_queue_depth
+    from pytest_ebsperf.spec.volume import Volume
 
     volume = Volume(type="io2", size_gib=256, iops=256_000)
     for cpus in (2, 16, 96):

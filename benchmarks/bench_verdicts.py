@@ -49,7 +49,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pytest_ebsperf import evidence
+from pytest_ebsperf.verdicts import evidence
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_ALPHA = 0.001
@@ -143,7 +143,7 @@ class _Chain:
 
 def _sequential(chain: _Chain, duty: float, alpha: float, spell: float,
                 planned: int = PLANNED) -> tuple[str, int]:
-    """The monitor's decision second by second (:func:`pytest_ebsperf.evidence.duty_test`
+    """The monitor's decision second by second (:func:`pytest_ebsperf.verdicts.evidence.duty_test`
     with the check's planned length): (verdict, fio seconds). It stops one miss after the
     critical count, as the monitor does for fio's logged windows."""
     k = evidence.critical_misses(planned, 1.0 - duty, alpha, spell)
@@ -234,11 +234,11 @@ def _oc_differences(np: Any, rng: Any, runs: int, pairs: int, ratio: float, cv: 
 
 
 def decide_vectorized(np: Any, design: Any, d: Any) -> tuple[Any, Any]:
-    """The sequential design of :mod:`pytest_ebsperf.comparison` over rows of pair
+    """The sequential design of :mod:`pytest_ebsperf.verdicts.comparison` over rows of pair
     differences, vectorized: (outcome codes 1 PASS / -1 FAIL / 0 INCONCLUSIVE, pairs used).
     Looks double, so the sample judged at look i is the first looks[i] pairs whichever way
     the run went, and a confirming stage at look i uses pairs looks[i] .. 2 looks[i]."""
-    from pytest_ebsperf.results import stats as core
+    from pytest_ebsperf.verdicts import stats as core
 
     runs = d.shape[0]
     outcome = np.zeros(runs, dtype=int)
@@ -287,11 +287,11 @@ def oc(runs_at_bar: int = 1_000_000, runs_power: int = 10_000, seed: int = 5,
     noise (phi 0, 0.3, 0.8 x CV 2, 5, 10 %), without and with a neighbour's level steps,
     the false FAIL at the bar (``runs_at_bar`` runs a cell), and the power for a healthy
     pair and a clear defect with the seconds each needed. The vectorized decisions are
-    checked against :class:`pytest_ebsperf.comparison.Sequential` on ``check_against`` runs
+    checked against :class:`pytest_ebsperf.verdicts.comparison.Sequential` on ``check_against`` runs
     of every cell first."""
     import numpy as np
 
-    from pytest_ebsperf import comparison
+    from pytest_ebsperf.verdicts import comparison
 
     rng = np.random.default_rng(seed)
     rows: list[dict[str, Any]] = []
@@ -357,9 +357,10 @@ def aa(checks: int = 200, pairs: int = 4) -> dict[str, Any]:
     from scipy import stats as scipy_stats
 
     from pytest_ebsperf.checks import paired
-    from pytest_ebsperf.claims import ClaimRunner
-    from pytest_ebsperf.session import EbsperfSession
-    from pytest_ebsperf.settings import Settings, validate
+    from pytest_ebsperf.checks.claim_runner import ClaimRunner
+    from pytest_ebsperf.checks.session import EbsperfSession
+    from pytest_ebsperf.config.consistency import validate
+    from pytest_ebsperf.config.settings import Settings
 
     settings = Settings(emulate=True, volume_type="io1", volume_size=100, volume_iops=4000)
     validate(settings)
@@ -443,7 +444,7 @@ def means(trials: int = 20_000, seed: int = 3) -> dict[str, Any]:
     batch means (ten blocks, t on 9) against the naive interval of single seconds."""
     import numpy as np
 
-    from pytest_ebsperf.results import stats as core
+    from pytest_ebsperf.verdicts import stats as core
 
     rng = np.random.default_rng(seed)
     rows = []

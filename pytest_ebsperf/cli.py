@@ -58,22 +58,22 @@ def _parser() -> Parser:
 
 def _command(name: str) -> Callable[[Sequence[str]], int]:
     if name == "judge":
-        from pytest_ebsperf.judge import main as judge
+        from pytest_ebsperf.verdicts.judge import main as judge
 
         return judge
     if name == "history":
-        from pytest_ebsperf.trends.cli import history_main
+        from pytest_ebsperf.trends.commands import history_main
 
         return history_main
     if name == "compare":
-        from pytest_ebsperf.trends.cli import compare_main
+        from pytest_ebsperf.trends.commands import compare_main
 
         return compare_main
     if name == "plan":
-        from pytest_ebsperf.plan import plan_main
+        from pytest_ebsperf.checks.plan import plan_main
 
         return plan_main
-    from pytest_ebsperf.fleet import plan_main as plan_fleet
+    from pytest_ebsperf.fio.fleet import plan_main as plan_fleet
 
     return plan_fleet
 

@@ -24,7 +24,7 @@ END = "<!-- end of realebs table -->"
 
 
 def options(row: dict[str, str]) -> list[str]:
-    """The command line a user types for a FACTS row (as tests/test_judge_text.py does)."""
+    """The command line a user types for a FACTS row (as tests/verdicts/test_judge_text.py does)."""
     kind = row["volume_type"]
     vtype = "instance-store" if kind.startswith("instance store") else kind.split()[0]
     count = re.search(r"RAID-0 of (\d+)", kind)

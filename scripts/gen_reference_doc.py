@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 
 from pytest_ebsperf import plugin
+from pytest_ebsperf.config.options import MARKER_SETTINGS, OPTIONS
 from pytest_ebsperf.plugin import hookspecs
-from pytest_ebsperf.settings import MARKER_SETTINGS, OPTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "reference.md"

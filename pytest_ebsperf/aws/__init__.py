@@ -5,7 +5,7 @@ call, so a run with every volume fact given needs neither them nor credentials.
 
 Entry points:
 
-* :func:`discover` -> :class:`Discovery` (merged :class:`~pytest_ebsperf.volume.Volume`,
+* :func:`discover` -> :class:`Discovery` (merged :class:`~pytest_ebsperf.spec.volume.Volume`,
   EBS-optimized limits, initialization state, BurstBalance, notes);
 * :class:`Provisioner`, :func:`parse_provision_spec`, :func:`sweep_leftovers`;
 * :func:`estimate_cost`, :class:`PriceListClient`, :func:`builtin_prices`;
@@ -14,9 +14,10 @@ Entry points:
 
 from __future__ import annotations
 
+from pytest_ebsperf.aws.clients import AwsClients
 from pytest_ebsperf.aws.devices import DeviceInfo, find_nvme_device, identify_device
 from pytest_ebsperf.aws.discover import Discovery, discover
-from pytest_ebsperf.aws.errors import (
+from pytest_ebsperf.aws.failures import (
     AccessDeniedError,
     CleanupError,
     CostLimitError,
@@ -45,7 +46,6 @@ from pytest_ebsperf.aws.pricing import (
     estimate_cost,
 )
 from pytest_ebsperf.aws.provision import Provisioner
-from pytest_ebsperf.aws.session import AwsClients
 from pytest_ebsperf.aws.spec import parse_provision_spec
 from pytest_ebsperf.aws.sweep import SweepReport, sweep_leftovers
 

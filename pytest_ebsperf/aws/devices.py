@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_ebsperf.errors import DeviceError
+from pytest_ebsperf.spec import volume_types
 
 EBS_MODEL = "Amazon Elastic Block Store"
 INSTANCE_STORE_MODEL = "Amazon EC2 NVMe Instance Storage"
 
 #: What kind of device a path is.
 EBS_NVME = "ebs-nvme"  # Nitro EBS volume: volume id known from the serial
-INSTANCE_STORE = "instance-store"  # Nitro instance store (NVMe model string)
+INSTANCE_STORE = volume_types.INSTANCE_STORE  # Nitro instance store (NVMe model string)
 XEN = "xen-or-scsi"  # xvdX / sdX: EBS or instance store, the API has to tell
 LOOP = "loop"
 OTHER_NVME = "nvme"  # an NVMe drive that is not an AWS one

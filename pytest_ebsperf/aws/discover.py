@@ -1,4 +1,4 @@
-"""Discovery: from ``--device`` to a complete :class:`~pytest_ebsperf.volume.Volume`.
+"""Discovery: from ``--device`` to a complete :class:`~pytest_ebsperf.spec.volume.Volume`.
 
     device --(sysfs: NVMe serial / Xen name)--> volume id or attachment name
     IMDS   --> instance id, type, region, AZ
@@ -19,8 +19,9 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from pytest_ebsperf.aws import devices
+from pytest_ebsperf.aws.clients import AwsClients
 from pytest_ebsperf.aws.devices import DeviceInfo
-from pytest_ebsperf.aws.errors import (
+from pytest_ebsperf.aws.failures import (
     AccessDeniedError,
     AwsError,
     NotEbsVolumeError,
@@ -35,15 +36,15 @@ from pytest_ebsperf.aws.instance import (
 )
 from pytest_ebsperf.aws.merge import given_fields, merge
 from pytest_ebsperf.aws.metrics import (
-    BURST_TYPES,
     BurstReading,
     exceeded_note,
     read_burst_balance,
     read_exceeded_checks,
 )
-from pytest_ebsperf.aws.session import AwsClients
 from pytest_ebsperf.aws.volumes import VolumeRecord, find_attached_volume
-from pytest_ebsperf.volume import Volume
+from pytest_ebsperf.spec import volume_types
+from pytest_ebsperf.spec.volume import Volume
+from pytest_ebsperf.spec.volume_types import INSTANCE_STORE, is_instance_store
 
 _T = TypeVar("_T")
 
@@ -155,7 +156,8 @@ def _ebs(
     found["nitro"] = True if info.kind == devices.EBS_NVME else nitro
     volume_type = given.type if given is not None and "type" in explicit else record.volume_type
     burst = None
-    if volume_type in BURST_TYPES and "burst_balance_pct" not in explicit:
+    kind = volume_types.known(volume_type)
+    if kind is not None and kind.bursts and "burst_balance_pct" not in explicit:
         burst = _optional(
             notes, lambda: read_burst_balance(clients.cloudwatch(), record.volume_id, now=now)
         )
@@ -199,7 +201,7 @@ def _instance_store(
     given: Volume | None,
     notes: list[str],
 ) -> Discovery:
-    if given is not None and "type" in given_fields(given) and given.type != "instance-store":
+    if given is not None and "type" in given_fields(given) and not is_instance_store(given.type):
         raise NotEbsVolumeError(
             f"{info.describe()} is instance storage, not an EBS volume, so "
             f"--volume-type={given.type} cannot describe it. Pass --volume-type=instance-store, "
@@ -207,7 +209,7 @@ def _instance_store(
         )
     type_facts = _instance_type(clients, given, identity, given_fields(given), notes)
     found = {
-        "type": "instance-store",
+        "type": INSTANCE_STORE,
         "instance_type": identity.instance_type,
         "nitro": type_facts.nitro if type_facts else None,
     }

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_ebsperf.aws.errors import NotOnEc2Error
+from pytest_ebsperf.aws.failures import NotOnEc2Error
 
 _META = "latest/meta-data/"
 DEFAULT_TIMEOUT_S = 1.0

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_ebsperf.aws.errors import aws_call
+from pytest_ebsperf.aws.failures import aws_call
 
 #: Provisioned Rate for Volume Initialization, valid range (CreateVolume
 #: ``VolumeInitializationRate``, B-INIT).

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_ebsperf.aws.errors import aws_call
+from pytest_ebsperf.aws.failures import aws_call
 
 _MB_TO_MIB = 1e6 / 2**20
 

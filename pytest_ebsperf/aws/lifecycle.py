@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from pytest_ebsperf import __version__
-from pytest_ebsperf.aws.errors import ProvisioningError, aws_call
+from pytest_ebsperf.aws.failures import ProvisioningError, aws_call
 
 TAG_RUN_ID = "ebsperf:run-id"
 TAG_CREATED_BY = "ebsperf:created-by"

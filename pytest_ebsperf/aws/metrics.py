@@ -14,10 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from pytest_ebsperf.aws.errors import aws_call
+from pytest_ebsperf.aws.failures import aws_call
 
-#: Volume types with a burst bucket CloudWatch reports on.
-BURST_TYPES = frozenset({"gp2", "st1", "sc1"})
 WINDOW = timedelta(minutes=10)
 PERIOD_S = 60
 

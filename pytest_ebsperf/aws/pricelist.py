@@ -18,8 +18,9 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import Any
 
-from pytest_ebsperf.aws.pricing import PriceTable, VolumePrices, builtin_prices
-from pytest_ebsperf.aws.session import AwsClients
+from pytest_ebsperf.aws.clients import AwsClients
+from pytest_ebsperf.aws.pricing import PriceTable, builtin_prices
+from pytest_ebsperf.spec.types import VolumePrices
 
 #: io2 IOPS tiers by usage-type suffix (provisioned-iops pricing: up to 32,000, 32,001-64,000,
 #: above 64,000).
@@ -84,8 +85,9 @@ def parse_price_list(
         if usage.startswith("EBS:VolumeUsage"):
             storage = usd
         elif usage.startswith("EBS:VolumeP-IOPS"):
-            if volume_type == "io2":
-                tiers[_IO2_TIERS.get(usage[len("EBS:VolumeP-IOPS.io2") :], math.inf)] = usd
+            if base.iops_tiers:  # tiered (io2): the tier is the usage type's suffix
+                tier = usage[len(f"EBS:VolumeP-IOPS.{volume_type}") :]
+                tiers[_IO2_TIERS.get(tier, math.inf)] = usd
             else:
                 changes["iops_month"] = usd
         elif usage.startswith("EBS:VolumeP-Throughput"):

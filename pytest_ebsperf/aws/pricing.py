@@ -16,7 +16,9 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from pytest_ebsperf.volume import Volume
+from pytest_ebsperf.spec import volume_types
+from pytest_ebsperf.spec.types import VolumePrices
+from pytest_ebsperf.spec.volume import Volume
 
 #: When the built-in numbers were collected (claims.md B-PRICE, catalogue of 2025-2026).
 PRICE_TABLE_AS_OF = "2025"
@@ -27,53 +29,15 @@ MINIMUM_S = 60
 STANDARD_ASSUMED_IOPS = 200
 
 
-@dataclass(frozen=True)
-class VolumePrices:
-    """Monthly USD prices of one volume type in one region."""
-
-    gb_month: float
-    iops_month: float = 0.0  # per provisioned IOPS above ``included_iops``
-    included_iops: int = 0
-    iops_tiers: tuple[tuple[float, float], ...] = ()  # io2: (upper IOPS bound, rate)
-    mibps_month: float = 0.0  # per MiB/s above ``included_mibps``
-    included_mibps: float = 0.0
-    per_million_io: float = 0.0
-    per_second: bool = False  # per-second billing with a 60 s minimum
-
-
-def _gp3(gb: float, iops: float, mibps: float) -> VolumePrices:
-    return VolumePrices(gb, iops, 3000, (), mibps, 125.0, 0.0, True)
-
-
-def _io2(gb: float, tiers: tuple[float, float, float]) -> VolumePrices:
-    return VolumePrices(
-        gb, iops_tiers=((32_000, tiers[0]), (64_000, tiers[1]), (math.inf, tiers[2]))
-    )
-
-
-#: Built-in prices per region (claims.md B-PRICE). Several Tokyo numbers are marked
-#: "unverified" or seed-era there; they are used as given and the live Price List wins.
-BUILTIN_PRICES: Mapping[str, Mapping[str, VolumePrices]] = {
-    "us-east-1": {
-        "gp3": _gp3(0.08, 0.005, 0.040),
-        "gp2": VolumePrices(0.10, per_second=True),
-        "io1": VolumePrices(0.125, iops_month=0.065),
-        "io2": _io2(0.125, (0.065, 0.0455, 0.032)),
-        "st1": VolumePrices(0.045),
-        "sc1": VolumePrices(0.015),
-        "standard": VolumePrices(0.05, per_million_io=0.05),
-    },
-    "ap-northeast-1": {
-        "gp3": _gp3(0.096, 0.006, 0.048),
-        "gp2": VolumePrices(0.12, per_second=True),
-        "io1": VolumePrices(0.142, iops_month=0.074),
-        # Not in claims.md: io1's Tokyo rate with us-east-1's io2 tier ratios (B-OPEN 2).
-        "io2": _io2(0.142, (0.074, 0.074 * 0.0455 / 0.065, 0.074 * 0.032 / 0.065)),
-        "st1": VolumePrices(0.054),
-        "sc1": VolumePrices(0.03),
-        "standard": VolumePrices(0.08, per_million_io=0.08),
-    },
-}
+def builtin_table() -> Mapping[str, Mapping[str, VolumePrices]]:
+    """Built-in prices per region and volume type (claims.md B-PRICE), from each volume
+    type's record. Several Tokyo numbers are marked "unverified" or seed-era there; they are
+    used as given and the live Price List wins."""
+    table: dict[str, dict[str, VolumePrices]] = {}
+    for name in volume_types.ebs_names():
+        for region, prices in volume_types.volume_type(name).prices.items():
+            table.setdefault(region, {})[name] = prices
+    return table
 
 
 @dataclass(frozen=True)
@@ -87,17 +51,19 @@ class PriceTable:
 
 def builtin_prices(region: str) -> PriceTable:
     """The built-in table for ``region``; unknown regions get the highest known price."""
-    if region in BUILTIN_PRICES:
+    table = builtin_table()
+    if region in table:
         return PriceTable(
             region,
-            BUILTIN_PRICES[region],
+            table[region],
             f"built-in price table ({region}, as of {PRICE_TABLE_AS_OF})",
         )
     highest = {
-        kind: max((table[kind] for table in BUILTIN_PRICES.values()), key=lambda p: p.gb_month)
-        for kind in BUILTIN_PRICES["us-east-1"]
+        kind: max((prices[kind] for prices in table.values() if kind in prices),
+                  key=lambda p: p.gb_month)
+        for kind in {kind for prices in table.values() for kind in prices}
     }
-    known = ", ".join(BUILTIN_PRICES)
+    known = ", ".join(table)
     return PriceTable(
         region,
         highest,

@@ -27,7 +27,8 @@ from types import TracebackType
 from typing import Any
 
 from pytest_ebsperf.aws import devices, lifecycle
-from pytest_ebsperf.aws.errors import (
+from pytest_ebsperf.aws.clients import AwsClients
+from pytest_ebsperf.aws.failures import (
     CleanupError,
     CostLimitError,
     ProvisioningError,
@@ -36,9 +37,8 @@ from pytest_ebsperf.aws.errors import (
 from pytest_ebsperf.aws.imds import ImdsClient, InstanceIdentity
 from pytest_ebsperf.aws.pricelist import PriceListClient
 from pytest_ebsperf.aws.pricing import CostEstimate, PriceTable, estimate_cost
-from pytest_ebsperf.aws.session import AwsClients
 from pytest_ebsperf.aws.volumes import VolumeRecord
-from pytest_ebsperf.volume import DEFAULT, DISCOVERED, Volume
+from pytest_ebsperf.spec.volume import DEFAULT, DISCOVERED, Volume
 
 log = logging.getLogger(__name__)
 DEVICE_LETTERS = "fghijklmnop"

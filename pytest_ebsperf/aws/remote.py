@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf.aws import devices
-from pytest_ebsperf.aws.errors import NotOnEc2Error
+from pytest_ebsperf.aws.failures import NotOnEc2Error
 from pytest_ebsperf.aws.imds import InstanceIdentity
 from pytest_ebsperf.errors import DeviceError
 

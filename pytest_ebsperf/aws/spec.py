@@ -2,42 +2,18 @@
 
     parse_provision_spec("gp3:100,io1:200:4000,gp3:500:6000:500")
 
-Ranges are the CreateVolume limits of today (claims.md B-GP2, B-GP3 incl. the 2025 increase,
-B-IO1, B-IO2, B-HDD, B-STD), checked here so that a typo fails before anything is created
-or paid for.
+Ranges are the CreateVolume limits of today, from each type's record
+(:mod:`pytest_ebsperf.spec.volume_types`: claims.md B-GP2, B-GP3 incl. the 2025 increase, B-IO1,
+B-IO2, B-HDD, B-STD), checked here so that a typo fails before anything is created or paid for.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from pytest_ebsperf.aws.failures import ProvisionSpecError
+from pytest_ebsperf.spec import volume_types
+from pytest_ebsperf.spec.volume import GIVEN, Volume
 
-from pytest_ebsperf.aws.errors import ProvisionSpecError
-from pytest_ebsperf.volume import GIVEN, Volume
-
-EBS_TYPES = ("gp2", "gp3", "io1", "io2", "st1", "sc1", "standard")
 SPEC_FORMAT = "type:size[:iops[:throughput]], e.g. gp3:100 or io1:200:4000 or gp3:500:6000:500"
-
-
-@dataclass(frozen=True)
-class Limits:
-    """CreateVolume limits of one type: size range, IOPS range and per-GiB ratio, throughput."""
-
-    size: tuple[int, int]
-    iops: tuple[int, int] | None = None
-    iops_per_gib: int | None = None
-    throughput: tuple[int, int] | None = None
-    mibps_per_iops: float | None = None
-
-
-LIMITS = {
-    "gp2": Limits((1, 16_384)),
-    "gp3": Limits((1, 65_536), (3_000, 80_000), 500, (125, 2_000), 0.25),
-    "io1": Limits((4, 16_384), (100, 64_000), 50),
-    "io2": Limits((4, 65_536), (100, 256_000), 1_000),
-    "st1": Limits((125, 16_384)),
-    "sc1": Limits((125, 16_384)),
-    "standard": Limits((1, 1_024)),
-}
 
 
 def parse_provision_spec(text: str, *, source: str | None = None) -> list[Volume]:
@@ -60,10 +36,11 @@ def parse_one(spec: str, *, source: str | None = None) -> Volume:
     where = f"Volume spec {spec!r}" + (f" (from {source})" if source else "")
     parts = spec.split(":")
     kind = parts[0].strip().lower()
-    if kind not in LIMITS:
+    record = volume_types.known(kind)
+    if record is None or not record.ebs:
         raise ProvisionSpecError(
             f"{where}: {kind!r} is not a volume type that can be provisioned. "
-            f"Valid types: {', '.join(EBS_TYPES)}."
+            f"Valid types: {', '.join(volume_types.ebs_names())}."
         )
     if not 2 <= len(parts) <= 4:
         raise ProvisionSpecError(f"{where} has {len(parts)} fields. Expected {SPEC_FORMAT}.")
@@ -87,35 +64,42 @@ def parse_one(spec: str, *, source: str | None = None) -> Volume:
 
 def check(kind: str, size: int, iops: int | None, throughput: int | None, *, where: str) -> None:
     """Raise :class:`ProvisionSpecError` if AWS would refuse this combination."""
-    limits = LIMITS[kind]
-    _in_range(size, limits.size, f"{kind} size", "GiB", where)
+    record = volume_types.volume_type(kind)
+    sizes = record.size_gib or (1, 1)
+    _in_range(size, sizes, f"{kind} size", "GiB", where)
+    rule = record.iops
     if iops is not None:
-        if limits.iops is None:
+        if rule is None:
             raise ProvisionSpecError(
                 f"{where} gives IOPS, but {kind} IOPS are not provisioned (they follow from size "
                 f"or throughput credits). Use {kind}:{size}."
             )
-        _in_range(iops, limits.iops, f"{kind} IOPS", "IOPS", where)
-        ratio_cap = max(limits.iops[0], (limits.iops_per_gib or 0) * size)
+        _in_range(iops, (int(rule.low), int(rule.high)), f"{kind} IOPS", "IOPS", where)
+        ratio_cap = int(max(rule.low, rule.per * size))
         if iops > ratio_cap:
             raise ProvisionSpecError(
                 f"{where} asks for {iops:,} IOPS on {size:,} GiB; {kind} allows at most "
-                f"{limits.iops_per_gib} IOPS per GiB ({ratio_cap:,} IOPS for this size)."
+                f"{rule.per:g} IOPS per GiB ({ratio_cap:,} IOPS for this size)."
             )
-    elif kind in ("io1", "io2"):
+    elif rule is not None and rule.default is None:
         raise ProvisionSpecError(f"{where} needs provisioned IOPS for {kind}: {kind}:{size}:IOPS.")
+    tput = record.throughput_mibps
     if throughput is not None:
-        if limits.throughput is None:
+        if tput is None:
+            takes = [name for name in volume_types.ebs_names()
+                     if volume_types.volume_type(name).throughput_mibps is not None]
             raise ProvisionSpecError(
-                f"{where} gives a throughput, but only gp3 throughput is provisioned."
+                f"{where} gives a throughput, but only {' and '.join(takes)} throughput is "
+                "provisioned."
             )
-        _in_range(throughput, limits.throughput, "gp3 throughput", "MiB/s", where)
-        effective_iops = (iops or limits.iops[0]) if limits.iops else 0
-        cap = max(limits.throughput[0], (limits.mibps_per_iops or 0) * effective_iops)
+        _in_range(throughput, (int(tput.low), int(tput.high)), f"{kind} throughput", "MiB/s",
+                  where)
+        effective_iops = (iops or (rule.default or rule.low)) if rule else 0
+        cap = max(tput.low, tput.per * effective_iops)
         if throughput > cap:
             raise ProvisionSpecError(
-                f"{where} asks for {throughput:,} MiB/s with {effective_iops:,} IOPS; gp3 allows "
-                f"at most 0.25 MiB/s per IOPS ({cap:g} MiB/s)."
+                f"{where} asks for {throughput:,} MiB/s with {effective_iops:,g} IOPS; {kind} "
+                f"allows at most {tput.per:g} MiB/s per IOPS ({cap:g} MiB/s)."
             )
 
 

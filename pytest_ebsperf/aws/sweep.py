@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from pytest_ebsperf.aws import lifecycle
-from pytest_ebsperf.aws.session import AwsClients
+from pytest_ebsperf.aws.clients import AwsClients
 from pytest_ebsperf.errors import ConfigError
 
 

@@ -14,15 +14,9 @@ from datetime import datetime
 from typing import Any
 
 from pytest_ebsperf.aws.devices import DeviceInfo
-from pytest_ebsperf.aws.errors import AwsError, NotEbsVolumeError, aws_call
+from pytest_ebsperf.aws.failures import AwsError, NotEbsVolumeError, aws_call
 from pytest_ebsperf.aws.imds import InstanceIdentity
-
-#: Volume types whose ``Iops`` is provisioned (not derived from size).
-PROVISIONED_IOPS_TYPES = frozenset({"gp3", "io1", "io2"})
-#: gp3's included IOPS and throughput (B-GP3). AWS reports both for every gp3 volume; moto
-#: omits Throughput unless it was set, so a missing value is filled in and marked assumed.
-GP3_DEFAULT_IOPS = 3000
-GP3_DEFAULT_THROUGHPUT_MIBPS = 125.0
+from pytest_ebsperf.spec import volume_types
 
 
 @dataclass(frozen=True)
@@ -90,14 +84,20 @@ class VolumeRecord:
             "volume_id": self.volume_id,
         }
         defaulted: set[str] = set()
-        if self.volume_type in PROVISIONED_IOPS_TYPES:
+        # A type's included IOPS and throughput (gp3's, B-GP3): AWS reports both for every
+        # such volume; moto omits Throughput unless it was set, so a missing value is filled
+        # in from the type's record and marked assumed.
+        kind = volume_types.known(self.volume_type)
+        iops_rule = kind.iops if kind is not None else None
+        if iops_rule is not None:
             found["iops"] = self.iops
-            if self.iops is None and self.volume_type == "gp3":
-                found["iops"], defaulted = GP3_DEFAULT_IOPS, {"iops"}
-        if self.volume_type == "gp3":
+            if self.iops is None and iops_rule.default is not None:
+                found["iops"], defaulted = int(iops_rule.default), {"iops"}
+        tput_rule = kind.throughput_mibps if kind is not None else None
+        if tput_rule is not None:
             found["throughput_mibps"] = self.throughput_mibps
-            if self.throughput_mibps is None:
-                found["throughput_mibps"] = GP3_DEFAULT_THROUGHPUT_MIBPS
+            if self.throughput_mibps is None and tput_rule.default is not None:
+                found["throughput_mibps"] = tput_rule.default
                 defaulted = defaulted | {"throughput_mibps"}
         return found, defaulted
 

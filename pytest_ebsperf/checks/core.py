@@ -2,7 +2,7 @@
 devices, workloads, one fio run (locks, write claims, the kernel's and the volume's own
 counters, the live line), expectations, the hooks a caller adapts, and how a verdict is
 concluded and recorded. Families of checks (:mod:`pytest_ebsperf.checks.rates`, ``sets``,
-``passes``, ``time``, ``relative``, ``servers``) build on it; :class:`pytest_ebsperf.claims.
+``passes``, ``time``, ``relative``, ``servers``) build on it; :class:`pytest_ebsperf.checks.claim_runner.
 ClaimRunner` is all of them together.
 """
 
@@ -16,7 +16,11 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from pytest_ebsperf import models, report
+from pytest_ebsperf import spec
+from pytest_ebsperf.checks.session import EbsperfSession
+from pytest_ebsperf.config.settings import Settings
+from pytest_ebsperf.device.kernelstat import BlockStat
+from pytest_ebsperf.device.target import SuiteMismatch, Target, volume_from_marker
 from pytest_ebsperf.errors import (
     DeviceError,
     EbsperfError,
@@ -28,18 +32,16 @@ from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload, parse_size
-from pytest_ebsperf.kernelstat import BlockStat
-from pytest_ebsperf.models.types import Expectation
+from pytest_ebsperf.results import report
 from pytest_ebsperf.results.records import measurement_facts
-from pytest_ebsperf.session import EbsperfSession
-from pytest_ebsperf.settings import Settings
-from pytest_ebsperf.target import SuiteMismatch, Target, volume_from_marker
+from pytest_ebsperf.spec.types import Expectation
+from pytest_ebsperf.spec.volume import Volume
+from pytest_ebsperf.spec.volume_types import is_instance_store
 from pytest_ebsperf.units import format_quantity
-from pytest_ebsperf.verdict_types import Outcome, Verdict
-from pytest_ebsperf.volume import Volume
+from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 if TYPE_CHECKING:
-    from pytest_ebsperf.hold import DeviceHold
+    from pytest_ebsperf.device.hold import DeviceHold
 
 
 
@@ -90,7 +92,7 @@ class CheckCore:
     # -- what is under test --------------------------------------------------------------
     @property
     def volume(self) -> Volume:
-        """The validated :class:`~pytest_ebsperf.volume.Volume` this suite checks."""
+        """The validated :class:`~pytest_ebsperf.spec.volume.Volume` this suite checks."""
         if self._volume is None:
             try:
                 self._volume = self.session.volume_for(self.suite_type,
@@ -129,7 +131,7 @@ class CheckCore:
                         runtime_s=s.runtime_s, ramp_s=s.ramp_s, engine=s.engine,
                         name=self.name[:60])
         expected = self._rate_for_queue_depth(base)
-        iodepth, numjobs = models.default_queue_depth(self.volume, base, expected,
+        iodepth, numjobs = spec.default_queue_depth(self.volume, base, expected,
                                                       cpu_count=self.session.cpu_count)
         tuned = base.replace(iodepth=s.iodepth or iodepth, numjobs=s.numjobs or numjobs)
         try:
@@ -145,8 +147,8 @@ class CheckCore:
         return self._rate_for_queue_depth(workload)
 
     def _rate_for_queue_depth(self, workload: Workload) -> float:
-        if self.volume.type == "instance-store":
-            return models.instance_store_rate(self.volume, workload)
+        if is_instance_store(self.volume.type):
+            return spec.instance_store_rate(self.volume, workload)
         return self.expect_cap("", "", workload).value
 
     def run(self, workload: Workload, *, target: Target | None = None,
@@ -165,7 +167,7 @@ class CheckCore:
                       "it over ssh with --hosts.")
         target = target or self.target
         if self.settings.plan:  # a dry run: say what would run, start nothing
-            from pytest_ebsperf.plan import Planned
+            from pytest_ebsperf.checks.plan import Planned
 
             raise Planned(workload, target)
         # one load per piece of storage at a time; a write claims the device (and every
@@ -204,7 +206,7 @@ class CheckCore:
         started = time.perf_counter()
         nvme_before = self._ebs_nvme_stats(target)
         before = self._kernel_stat(target)
-        from pytest_ebsperf.kernelstat import read_cpu
+        from pytest_ebsperf.device.kernelstat import read_cpu
 
         cpu_before = read_cpu(self.session.runner.host)
         with self.session.credits.track(target, workload) as booked:  # the credit ledger
@@ -236,7 +238,7 @@ class CheckCore:
                 for m in target.members]
 
     def _kernel_stat(self, target: Target) -> BlockStat | None:
-        from pytest_ebsperf import kernelstat
+        from pytest_ebsperf.device import kernelstat
 
         if target.members and target.md is None:
             stats = [self._kernel_stat(member) for member in self._members_alone(target)
@@ -259,7 +261,7 @@ class CheckCore:
         """What the kernel counted on the device during the run (a second witness)."""
         if before is None:
             return None
-        from pytest_ebsperf import kernelstat
+        from pytest_ebsperf.device import kernelstat
 
         after = self._kernel_stat(target)
         if after is None:
@@ -278,7 +280,7 @@ class CheckCore:
         """The volume's own counters (EBS NVMe log page 0xD0), when it has them."""
         if target.emulated_any or target.members or not self.session.runner.host.is_local:
             return None
-        from pytest_ebsperf import ebsnvme
+        from pytest_ebsperf.device import ebsnvme
 
         if not ebsnvme.is_ebs_nvme(target.path):
             if not self.session.ebs_nvme_said:  # said once per run, then out of the way
@@ -300,7 +302,7 @@ class CheckCore:
         """What the volume itself counted during the run, and which limit it says bound."""
         if before is None:
             return None
-        from pytest_ebsperf import ebsnvme
+        from pytest_ebsperf.device import ebsnvme
 
         after = self._ebs_nvme_stats(target)
         if after is None:
@@ -314,9 +316,9 @@ class CheckCore:
         return facts
 
     def _measuring(self, *, alone: bool = False) -> Any:
-        """The host-wide measuring lock (:func:`pytest_ebsperf.devlock.measuring`), where
+        """The host-wide measuring lock (:func:`pytest_ebsperf.device.lock.measuring`), where
         fio runs on this host."""
-        from pytest_ebsperf.devlock import measuring
+        from pytest_ebsperf.device.lock import measuring
 
         if not self.session.runner.host.is_local:
             return contextlib.nullcontext(False)
@@ -342,7 +344,7 @@ class CheckCore:
     def _one_load_at_a_time(self, target: Target) -> Any:
         """A real device is measured by one fio at a time (pytest-xdist workers, other runs):
         two loads at once would each see half the volume."""
-        from pytest_ebsperf.devlock import DeviceLock
+        from pytest_ebsperf.device.lock import DeviceLock
 
         if target.emulated_any or not self.session.runner.host.is_local:
             return DeviceLock([])  # the run's own loop devices; a remote host's own runs
@@ -354,8 +356,8 @@ class CheckCore:
         gone, and say once what will be lost. Returns the claim (None: nothing to claim)."""
         if not workload.writes or target.emulated_any:
             return None
-        from pytest_ebsperf.hold import hold
-        from pytest_ebsperf.safety import check_writable, inspect_on
+        from pytest_ebsperf.device.hold import hold
+        from pytest_ebsperf.device.safety import check_writable, inspect_on
 
         host = self.session.runner.host
         try:
@@ -410,13 +412,13 @@ class CheckCore:
         if credits is None:
             credits = self.volume.burst_balance_pct != 0
         if self.set_count is not None:
-            from pytest_ebsperf.models.sets import set_expectation
+            from pytest_ebsperf.spec.stripes import set_expectation
 
             members = self.session.set_members(self.volume, self.set_count)
             return set_expectation(claim, what, members, workload, credits=credits,
                                    metric=metric, era=self.settings.era,
                                    instance_limits=self.session.instance_limits)
-        return models.cap_expectation(claim, what, self.volume, workload, credits=credits,
+        return spec.cap_expectation(claim, what, self.volume, workload, credits=credits,
                                       metric=metric, instance_limits=self.session.instance_limits,
                                       era=self.settings.era)
 

@@ -1,5 +1,5 @@
 """Comparisons measured in paired alternating blocks (the measuring side of
-:mod:`pytest_ebsperf.comparison`): a fresh fio run on one side, then on the other, pair after
+:mod:`pytest_ebsperf.verdicts.comparison`): a fresh fio run on one side, then on the other, pair after
 pair until the sequential design decides, and the verdict that says what the pairs showed.
 
 Used by every check that compares two measurements: S0-08 (gp2 vs a Magnetic twin), S2-17
@@ -13,13 +13,13 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pytest_ebsperf import comparison
-from pytest_ebsperf.comparison import Blocks, Design, Sequential
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.models.types import REL
+from pytest_ebsperf.spec.types import REL
 from pytest_ebsperf.units import format_latency, format_quantity, format_seconds
-from pytest_ebsperf.verdict_types import Outcome, Verdict
+from pytest_ebsperf.verdicts import comparison
+from pytest_ebsperf.verdicts.comparison import Blocks, Design, Sequential
+from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 #: Seconds one block measures (ramp excluded) on a real volume, and on an emulated one
 #: (paced by the kernel to the second), unless --ebsperf-block is given.

@@ -12,7 +12,7 @@
   the coefficient of variation of the runs' means at most 10 %.
 
 The passes are recorded with phase ``pass`` (kept out of the seed-shaped tables) and judged
-by :mod:`pytest_ebsperf.passes`.
+by :mod:`pytest_ebsperf.verdicts.stability`.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ import os
 import time
 from dataclasses import replace
 
-from pytest_ebsperf import comparison, passes, verdict
 from pytest_ebsperf.checks import paired
 from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload, format_size
 from pytest_ebsperf.units import MIB, format_mibps, format_seconds
-from pytest_ebsperf.verdict_types import Verdict
+from pytest_ebsperf.verdicts import comparison, plain, stability, verdict
+from pytest_ebsperf.verdicts.outcome import Verdict
 
 #: A pass writes into a region this many times larger than it can cover in its runtime, so
 #: fio's random map never brings it back to a block it wrote in the same pass.
@@ -52,7 +52,7 @@ def device_bytes(runner: CheckCore) -> int:
     if target.emulated is not None:
         return int(target.emulated.size_bytes)
     if runner.settings.plan:  # a dry run: the size an emulated or a given device would have
-        from pytest_ebsperf.emulate.volumes import EMULATED_INSTANCE_STORE_BYTES
+        from pytest_ebsperf.emulate.registry import EMULATED_INSTANCE_STORE_BYTES
 
         return EMULATED_INSTANCE_STORE_BYTES
     if target.report is not None and target.report.size_bytes:
@@ -123,7 +123,7 @@ def check_first_write(runner: CheckCore, claim: str, what: str, workload: Worklo
         second = runner.run(at, phase="pair")  # same seed: the same offsets, written before
         return first.total_iops, second.total_iops, second
 
-    design = comparison.ratio_design(comparison.AT_LEAST, passes.MIN_PASS_RATIO,
+    design = comparison.ratio_design(comparison.AT_LEAST, stability.MIN_PASS_RATIO,
                                      fail_alpha=runner.session.policy.alpha,
                                      pass_alpha=runner.session.policy.pass_alpha)
     with runner.measuring_alone():
@@ -166,7 +166,7 @@ def check_write_after_trim(runner: CheckCore, claim: str, what: str, workload: W
     if prewarm_claim:
         rate = filled.total_bw_bytes
         whole_s = capacity / rate if rate > 0 else math.inf
-        info = verdict.judge_info(
+        info = plain.judge_info(
             prewarm_claim, "pre-warm: sequential 1 MiB writes over the whole device", rate,
             fill, unit="B/s", expected=SEED_PREWARM_BPS,
             notes=[(f"Writing every block once takes {format_seconds(whole_s)} here; seed 001's "
@@ -193,7 +193,7 @@ def check_write_after_trim(runner: CheckCore, claim: str, what: str, workload: W
         after = runner.run(at, phase="pair")
         return after.total_iops, full.total_iops, after
 
-    design = comparison.ratio_design(comparison.AT_LEAST, passes.MIN_PASS_RATIO,
+    design = comparison.ratio_design(comparison.AT_LEAST, stability.MIN_PASS_RATIO,
                                      fail_alpha=runner.session.policy.alpha,
                                      pass_alpha=runner.session.policy.pass_alpha)
     with runner.measuring_alone():
@@ -227,10 +227,10 @@ def check_stability(runner: CheckCore, claim: str, what: str, workload: Workload
     result: FioResult | None = None
     for index in range(runs):
         # The kept runs are steady: they fill seed 001's runs table (run A, B, C, mean, CV).
-        result = runner.run(workload, phase="pass" if index < passes.DROPPED_RUNS else "steady")
+        result = runner.run(workload, phase="pass" if index < stability.DROPPED_RUNS else "steady")
         means.append(result.total_iops)
     assert result is not None
-    found = passes.judge_stability(claim, what, means, alpha=runner.session.policy.alpha)
+    found = stability.judge_stability(claim, what, means, alpha=runner.session.policy.alpha)
     return runner.conclude(found, workload, result, started)
 
 
@@ -242,7 +242,7 @@ def trim_help(found: Verdict) -> str:
     if not isinstance(low, (int, float)):
         return ""
     can = ("What this check shows: writes after TRIM are not more than "
-           f"{(1 - passes.MIN_PASS_RATIO) * 100:.0f} % slower than on the full device.")
+           f"{(1 - stability.MIN_PASS_RATIO) * 100:.0f} % slower than on the full device.")
     if low > 1.0:
         return f"{can} TRIM helped: at least +{(low - 1) * 100:.0f} % with that confidence."
     return (f"{can} That TRIM helps is not shown (the ratio's interval reaches down to "
@@ -274,5 +274,5 @@ class PassChecks(CheckCore):
         path = f"/sys/block/{name}/queue/discard_max_bytes"
         text = self.session.runner.host.read_text(path).strip()
         value = int(text) if text.isdigit() else 0
-        found = verdict.judge_discard(claim, what, self.target.path, value)
+        found = plain.judge_discard(claim, what, self.target.path, value)
         return self.conclude_plain(found)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from pytest_ebsperf import diagnosis, evidence, models, verdict
+from pytest_ebsperf import spec
 from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.checks.servers import check_on_servers
 from pytest_ebsperf.checks.sets import name_slow_member
@@ -23,9 +23,10 @@ from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.models.types import Expectation
+from pytest_ebsperf.spec.types import Expectation
 from pytest_ebsperf.units import MIB, format_quantity
-from pytest_ebsperf.verdict_types import Outcome, Verdict
+from pytest_ebsperf.verdicts import diagnosis, evidence, plain, sweep, verdict
+from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 #: Seconds a mean-latency check and a floor check run at least (unless --ebsperf-runtime is
 #: given): a PASS needs the mean's lower bound at the PASS level (t on the seconds' degrees of
@@ -45,7 +46,7 @@ class RateChecks(CheckCore):
                   credits: bool | None = None) -> Verdict:
         """Run ``workload`` and judge it against the documented ceiling (policy CAP).
 
-        The duty cycle is a statistical test (:mod:`pytest_ebsperf.evidence`): fio is stopped
+        The duty cycle is a statistical test (:mod:`pytest_ebsperf.verdicts.evidence`): fio is stopped
         as soon as the seconds seen settle it either way, so a volume far below its cap
         fails in seconds, not after the whole runtime.
         """
@@ -59,7 +60,7 @@ class RateChecks(CheckCore):
         within 0.90-1.05 x the instance's maximum. Skipped where the volume itself binds."""
         expectation = self.expect_cap(claim, what, workload, metric=metric)
         binding = expectation.binding
-        if binding is None or binding.kind != models.INSTANCE:
+        if binding is None or binding.kind != spec.INSTANCE:
             instance = self.volume.instance_type or "an unknown instance type"
             self.skip(f"this claim is about a volume faster than its instance's EBS bandwidth; "
                       f"here {binding.name if binding else 'no limit'} binds, not {instance}'s "
@@ -77,7 +78,7 @@ class RateChecks(CheckCore):
         if self.session.fio_servers:  # every server at once, each host judged on its own
             return check_on_servers(self, claim, what, workload, metric=metric,
                                     credits=credits)
-        if expectation.policy == models.INFO:
+        if expectation.policy == spec.INFO:
             return self.record_info(claim, what, workload, expectation=expectation)
         started = time.perf_counter()
         workload = self._decidable(expectation, workload, credits)
@@ -99,7 +100,7 @@ class RateChecks(CheckCore):
         emulated 5 s check under the spell model) is planned for that many, unless the
         runtime was given: a healthy volume still stops once its PASS is settled, and a
         second that misses no longer leaves the check INCONCLUSIVE ("run longer")."""
-        if expectation.policy != models.CAP or self.settings.given("runtime") or \
+        if expectation.policy != spec.CAP or self.settings.given("runtime") or \
                 not expectation.duty or workload.runtime_s <= 0:
             return workload
         policy = self.session.policy
@@ -108,7 +109,7 @@ class RateChecks(CheckCore):
             return workload
         longer = workload.replace(runtime_s=float(needed))
         volume = self.volume
-        if credits is not False and models.has_burst(volume) and \
+        if credits is not False and spec.has_burst(volume) and \
                 self.session.credits.credit_wait_s(volume, needed + workload.ramp_s) > 0:
             return workload  # the bucket holds the planned seconds, not more: no knee mid-check
         return longer
@@ -131,8 +132,8 @@ class RateChecks(CheckCore):
         needed = evidence.decidable_windows(1.0 - expectation.duty, policy.alpha, policy.spell)
         volume = self.volume
         waited = ""
-        if models.has_burst(volume) and credits is not False:
-            from pytest_ebsperf.devlock import set_aside
+        if spec.has_burst(volume) and credits is not False:
+            from pytest_ebsperf.device.lock import set_aside
 
             wait = self.session.credits.credit_wait_s(volume, needed + workload.ramp_s)
             if wait > evidence.MAX_DECIDING_WAIT_S:
@@ -165,7 +166,7 @@ class RateChecks(CheckCore):
         if found.outcome is Outcome.PASS or credits is False or found.measured is None:
             return found
         volume = self.volume
-        if not models.has_burst(volume):
+        if not spec.has_burst(volume):
             return found
         burst = self.expect_cap("", "", workload, metric=metric, credits=True).value
         baseline = self.expect_cap("", "", workload, metric=metric, credits=False).value
@@ -194,7 +195,7 @@ class RateChecks(CheckCore):
             return check_on_servers(self, claim, what, workload)
         if not self.settings.given("runtime"):
             workload = workload.replace(runtime_s=max(workload.runtime_s, FLOOR_MIN_RUNTIME_S))
-        expectation = models.floor_expectation(claim, what, self.volume, workload)
+        expectation = spec.floor_expectation(claim, what, self.volume, workload)
         started = time.perf_counter()
         found, result = self._measure(expectation, workload, "iops")
         found, workload, result = self._confirm_shortfall(found, expectation, workload, "iops",
@@ -205,9 +206,8 @@ class RateChecks(CheckCore):
                  ) -> tuple[Verdict, FioResult]:
         policy = self.session.policy
         result = self.run(workload, monitor=self._monitor(expectation, workload, metric, policy))
-        judge = verdict.judge_floor if expectation.policy == models.FLOOR else verdict.judge_cap
-        found = judge(expectation, result, workload, metric=metric,
-                      cpu_count=self.session.cpu_count, policy=policy)
+        found = verdict.judge(expectation, result, workload, metric=metric,
+                              cpu_count=self.session.cpu_count, policy=policy)
         return found, result
 
     def _confirm_shortfall(self, found: Verdict, expectation: Expectation, workload: Workload,
@@ -240,11 +240,9 @@ class RateChecks(CheckCore):
 
     def _monitor(self, expectation: Expectation, workload: Workload, metric: str,
                  policy: evidence.Policy, *, prior: Sequence[float] = ()) -> Monitor:
-        """Stop fio once the seconds seen settle the verdict (same test as the final one)."""
+        """Stop fio once the seconds seen settle the verdict: :func:`verdict.settled`, the
+        tests of the final verdict on the seconds so far."""
         key = verdict.METRICS[metric][0]
-        low = expectation.low * expectation.value
-        high = expectation.high * expectation.value if expectation.high else None
-        duty = expectation.duty if expectation.policy == models.CAP else None
         line = self._plain_progress(workload)
 
         def monitor(series: LiveSeries) -> str | None:
@@ -253,38 +251,7 @@ class RateChecks(CheckCore):
             planned = max(len(values), len(prior) + round(workload.runtime_s / window))
             if line is not None:
                 line(series)
-            if not expectation.value or not math.isfinite(expectation.value):
-                return None
-            interval = evidence.mean_interval(values, policy.alpha) if len(values) >= 3 \
-                else None
-            if high is not None and interval is not None and interval.low > high:
-                return (f"the mean of {len(values)} s is above the cap's "
-                        f"{format_quantity(high, expectation.unit)} beyond the seconds' noise")
-            if high is not None and duty is not None and statistics.fmean(values) > high:
-                above = evidence.duty_test([-v for v in values], -high, duty,
-                                           alpha=policy.alpha, planned=planned,
-                                           spell=policy.spell)
-                if above.state == evidence.FAIL:
-                    return (f"{above.misses} of {len(values)} s above the cap's "
-                            f"{format_quantity(high, expectation.unit)} settle it")
-            if duty is None:
-                if interval is not None and interval.high < low:
-                    return (f"the mean of {len(values)} s is below "
-                            f"{format_quantity(low, expectation.unit)} beyond its noise")
-                return None
-            test = evidence.duty_test(values, low, duty, alpha=policy.alpha, planned=planned,
-                                      spell=policy.spell)
-            # One miss beyond the critical count before stopping: the verdict is made on
-            # fio's logs, whose last window (cut short by the stop) may not count.
-            if test.state == evidence.FAIL and test.misses > test.critical:
-                return (f"{test.misses} of {len(values)} s below "
-                        f"{format_quantity(low, expectation.unit)} settle the duty-cycle test")
-            upper_settled = high is None or (interval is not None and interval.high <= high)
-            if test.state == evidence.PASS and upper_settled and len(values) < planned:
-                return (f"{test.misses} of {len(values)} s below "
-                        f"{format_quantity(low, expectation.unit)}: no remaining second could "
-                        "change the verdict")
-            return None
+            return verdict.settled(values, expectation, policy, planned=planned)
 
         return monitor
 
@@ -294,7 +261,7 @@ class RateChecks(CheckCore):
         started = time.perf_counter()
         result = self.run(workload)
         notes = expectation.notes if expectation else ()
-        found = verdict.judge_info(claim, what, result, workload, notes=notes)
+        found = plain.judge_info(claim, what, result, workload, notes=notes)
         return self.conclude(found, workload, result, started)
 
     # -- claims of your own ----------------------------------------------------------------
@@ -320,8 +287,8 @@ class RateChecks(CheckCore):
         unit, metric = ("IOPS", "iops") if iops is not None else ("B/s", "throughput")
         shown = format_quantity(value, unit)
         per_io = value if iops is not None else value / workload.bs
-        limit = models.Limit(f"claimed {shown}", "claim", per_io, claim, source)
-        expectation = Expectation(claim, what, models.CAP, value, unit, limit, (limit,),
+        limit = spec.Limit(f"claimed {shown}", "claim", per_io, claim, source)
+        expectation = Expectation(claim, what, spec.CAP, value, unit, limit, (limit,),
                                   low=1.0, high=None, duty=share_of_seconds, source=source)
         started = time.perf_counter()
         workload = self._decidable(expectation, workload)
@@ -336,8 +303,8 @@ class RateChecks(CheckCore):
         """Your own latency bound: fio's ``percentile``-th completion latency of ``workload``
         is at most ``below`` ("2ms", "500us"; a number is milliseconds), e.g. "p99 read
         latency stays under 2 ms at QD 4". ``direction`` is "read" or "write" (default: the
-        workload's main one). See :mod:`pytest_ebsperf.latency` for the test."""
-        from pytest_ebsperf import latency
+        workload's main one). See :mod:`pytest_ebsperf.verdicts.latency` for the test."""
+        from pytest_ebsperf.verdicts import latency
 
         try:
             bound_ns = latency.parse_duration_ns(below)
@@ -359,7 +326,7 @@ class RateChecks(CheckCore):
         """The average completion latency of ``workload`` is under ``below`` ("500us"; a
         number is milliseconds), judged on fio's per-second means (e.g. io2's "< 500 µs
         average for 16 KiB I/O", B-IO2)."""
-        from pytest_ebsperf import latency
+        from pytest_ebsperf.verdicts import latency
 
         try:
             bound_ns = latency.parse_duration_ns(below)
@@ -399,10 +366,10 @@ class RateChecks(CheckCore):
             result = self.run(workload, monitor=self._monitor(expectation, workload, "iops",
                                                               point_policy))
             points.append((workload.bs, expectation, result, workload))
-            if not verdict.judge_sweep(claim, what, [points[-1]], policy=point_policy,
+            if not sweep.judge_sweep(claim, what, [points[-1]], policy=point_policy,
                                        cpu_count=self.session.cpu_count).outcome is Outcome.PASS:
                 break  # one point off the model (or not judgeable) decides the sweep
-        found = verdict.judge_sweep(claim, what, points, cpu_count=self.session.cpu_count,
+        found = sweep.judge_sweep(claim, what, points, cpu_count=self.session.cpu_count,
                                     policy=policy, planned_points=len(sizes))
         if len(points) < len(sizes):
             skipped = ", ".join(str(size) for size in sizes[len(points):])

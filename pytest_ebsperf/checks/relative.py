@@ -3,12 +3,12 @@
 * :func:`check_same` - the twins give the same IOPS (within 5 %) and the same median latency
   at QD 1 (REL equivalence; S2-17's terms).
 * :func:`check_encrypted_twin` - S2-17 itself: the same, once the facts say which twin is
-  encrypted (:mod:`pytest_ebsperf.twins`).
+  encrypted (:mod:`pytest_ebsperf.checks.twins`).
 * :func:`check_faster_than` - REL "at least": the device runs the job at least N x as fast
   as a twin of another type (S0-08: gp2 vs Magnetic on seed 000's job, 3 x).
 
 The twins are measured in paired alternating blocks, each a fresh fio run
-(:mod:`pytest_ebsperf.checks.paired`, :mod:`pytest_ebsperf.comparison`).
+(:mod:`pytest_ebsperf.checks.paired`, :mod:`pytest_ebsperf.verdicts.comparison`).
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pytest_ebsperf import comparison, twins, verdict
-from pytest_ebsperf.checks import paired
+from pytest_ebsperf.checks import paired, twins
 from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.verdict_types import Outcome, Verdict
-from pytest_ebsperf.volume import Volume
+from pytest_ebsperf.spec.volume import Volume
+from pytest_ebsperf.verdicts import comparison, verdict
+from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 if TYPE_CHECKING:
-    from pytest_ebsperf.target import Target
+    from pytest_ebsperf.device.target import Target
 
 def check_same(runner: CheckCore, claim: str, what: str, workload: Workload, *,
                labels: tuple[str, str] | None = None) -> list[Verdict]:
@@ -163,10 +163,10 @@ def check_faster_than(runner: CheckCore, claim: str, what: str, workload: Worklo
 def _burst_levels(runner: CheckCore, block: Workload) -> tuple[float, float] | None:
     """(burst, baseline) IOPS of a device that bursts on credits for ``block``; None when it
     has no bucket (or its baseline reaches the burst)."""
-    from pytest_ebsperf import models
+    from pytest_ebsperf import spec
 
     volume = runner.volume
-    if not models.has_burst(volume):
+    if not spec.has_burst(volume):
         return None
     burst = runner.expect_cap("", "", block, credits=True).value
     baseline = runner.expect_cap("", "", block, credits=False).value
@@ -209,16 +209,15 @@ def _burst_ended(runner: CheckCore, result: FioResult, levels: tuple[float, floa
 def _reference_of_type(runner: CheckCore, vtype: str) -> Target:
     """The twin of another type: emulated as that type's volume of the device's size (in
     the type's range), else --reference-device with the facts discovery found."""
-    from pytest_ebsperf import models
-    from pytest_ebsperf.models.validation import SIZE_RANGES
-    from pytest_ebsperf.target import SuiteMismatch
+    from pytest_ebsperf import spec
+    from pytest_ebsperf.device.target import SuiteMismatch
 
     session = runner.session
     found = session.reference_found
     if session.settings.emulate or found is None or found.type != vtype:
-        low, high = SIZE_RANGES.get(vtype, (1, 16_384))
+        low, high = spec.volume_type(vtype).size_gib or (1, 16_384)
         size = min(max(runner.volume.size_gib or low, low), high)
-        volume = models.validate(Volume(vtype, size_gib=size))
+        volume = spec.validate(Volume(vtype, size_gib=size))
     else:
         volume = found
     try:

@@ -25,20 +25,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_ebsperf import models, report, verdict
+from pytest_ebsperf import spec
+from pytest_ebsperf.config.settings import Settings
+from pytest_ebsperf.device.target import SuiteMismatch, volume_from_settings
 from pytest_ebsperf.errors import EbsperfError, VolumeSpecError
 from pytest_ebsperf.fio import clientserver
 from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.results import report
 from pytest_ebsperf.results.records import measurement_facts
-from pytest_ebsperf.settings import Settings
-from pytest_ebsperf.target import SuiteMismatch, volume_from_settings
+from pytest_ebsperf.spec.volume_types import is_instance_store
 from pytest_ebsperf.units import format_quantity
-from pytest_ebsperf.verdict_types import Outcome, Verdict
+from pytest_ebsperf.verdicts import plain, verdict
+from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 if TYPE_CHECKING:
     from pytest_ebsperf.checks.core import CheckCore
-    from pytest_ebsperf.models.types import Expectation
-    from pytest_ebsperf.volume import Volume
+    from pytest_ebsperf.spec.types import Expectation
+    from pytest_ebsperf.spec.volume import Volume
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ class ServerHost:
 def server_hosts(settings: Settings, entries: Mapping[str, Mapping[str, Any]]
                  ) -> list[ServerHost]:
     """The servers of ``--ebsperf-fio-servers`` with their facts from the hosts file."""
-    from pytest_ebsperf import fleet
+    from pytest_ebsperf.fio import fleet
 
     found = []
     for server in clientserver.parse_servers(settings.fio_servers or ""):
@@ -126,15 +129,15 @@ def check_on_servers(runner: CheckCore, claim: str, what: str, workload: Workloa
             _row(runner, found, host, volume, job, None)
             verdicts.append(found)
             continue
-        judge = verdict.judge_floor if expectation.policy == models.FLOOR else verdict.judge_cap
-        found = judge(expectation, result, job, metric=metric, cpu_count=None, policy=policy)
+        found = verdict.judge(expectation, result, job, metric=metric, cpu_count=None,
+                              policy=policy)
         _row(runner, found, host, volume, job, result)
         _measurement(runner, host, volume, job, result)
         verdicts.append(found)
     if run.aggregate is not None and len(run.results) > 1:
         total = sum(e.value for h, _, e, _ in hosts if h.server.address in run.results)
         unit = hosts[0][2].unit
-        together = verdict.judge_info(
+        together = plain.judge_info(
             claim, f"{what}, all {len(run.results)} hosts together", run.aggregate,
             unit=unit, expected=total,
             notes=[("fio's All clients: the hosts measured at the same time, against the sum "
@@ -150,10 +153,10 @@ def check_on_servers(runner: CheckCore, claim: str, what: str, workload: Workloa
 
 def _expectation(runner: CheckCore, claim: str, what: str, volume: Volume,
                  workload: Workload, metric: str, credits: bool | None) -> Expectation:
-    if volume.type == "instance-store":
-        return models.floor_expectation(claim, what, volume, workload)
+    if is_instance_store(volume.type):
+        return spec.floor_expectation(claim, what, volume, workload)
     use_credits = volume.burst_balance_pct != 0 if credits is None else credits
-    return models.cap_expectation(claim, what, volume, workload, credits=use_credits,
+    return spec.cap_expectation(claim, what, volume, workload, credits=use_credits,
                                   metric=metric, era=runner.settings.era)
 
 
@@ -161,7 +164,7 @@ def _tuned(runner: CheckCore, volume: Volume, workload: Workload,
            expectation: Expectation) -> Workload:
     """The host's own queue depth (Little's law for its volume), unless the user set one."""
     rate = expectation.value if expectation.unit == "IOPS" else expectation.value / workload.bs
-    iodepth, numjobs = models.default_queue_depth(volume, workload, rate,
+    iodepth, numjobs = spec.default_queue_depth(volume, workload, rate,
                                                   cpu_count=runner.session.cpu_count)
     s = runner.settings
     return workload.replace(iodepth=s.iodepth or iodepth, numjobs=s.numjobs or numjobs)

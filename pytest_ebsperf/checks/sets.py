@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.units import format_quantity
-from pytest_ebsperf.verdict_types import Verdict
+from pytest_ebsperf.verdicts.outcome import Verdict
 
 if TYPE_CHECKING:
     from typing_extensions import Self  # typing.Self from Python 3.11
@@ -40,7 +40,7 @@ def name_slow_member(runner: CheckCore, found: Verdict, workload: Workload, metr
 
     Each member runs the set's pattern as reads at the same block size for a short
     while, against its own ceiling; the lowest share of its ceiling is named."""
-    from pytest_ebsperf.models.sets import member_expectation
+    from pytest_ebsperf.spec.stripes import member_expectation
 
     target = runner.target
     pattern = {"randwrite": "randread", "randrw": "randread", "write": "read",

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import time
 
-from pytest_ebsperf import models
+from pytest_ebsperf import spec
 from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.verdict_types import Verdict
+from pytest_ebsperf.spec import volume_types
+from pytest_ebsperf.verdicts.outcome import Verdict
 
 #: A check at burst level waits this long at most for its bucket to earn what it needs
 #: (earlier checks spent it); a longer wait skips with the time it would take.
@@ -26,12 +27,12 @@ class TimeChecks(CheckCore):
         so; a volume whose baseline reaches its burst level needs no credits.
         """
         volume = self.volume
-        if volume.type not in ("gp2", "st1", "sc1"):
+        if not volume_types.volume_type(volume.type).bursts:
             return
         seconds = self.settings.runtime_s + self.settings.ramp_s
         wait = self.session.credits.credit_wait_s(volume, seconds)  # after earlier runs
         if 0 < wait <= MAX_CREDIT_WAIT_S:
-            from pytest_ebsperf.devlock import set_aside
+            from pytest_ebsperf.device.lock import set_aside
 
             self.announce(f"{self.name}: {volume.label()} needs {wait:,.0f} s of idle time to "
                           "earn the credits this check spends at burst level; waiting")
@@ -42,16 +43,16 @@ class TimeChecks(CheckCore):
         problem = self.session.credits.burst_shortfall(volume, seconds)
         if problem:
             self.skip(problem)
-        if volume.burst_balance_pct is None and models.has_burst(volume):
+        if volume.burst_balance_pct is None and spec.has_burst(volume):
             self.notes.append("burst balance unknown: assumed a full bucket "
                               "(pass --burst-balance=PERCENT)")
 
     def require_empty_bucket(self) -> None:
         """Skip a baseline-level check unless the burst bucket is known to be empty."""
         volume = self.volume
-        if not models.has_burst(volume) or volume.burst_balance_pct == 0:
+        if not spec.has_burst(volume) or volume.burst_balance_pct == 0:
             return
-        drain = models.drain_seconds(volume)
+        drain = spec.drain_seconds(volume)
         self.skip(f"this claim needs an empty credit bucket: pass --burst-balance=0 once "
                     f"CloudWatch BurstBalance reads 0 (draining this {volume.label()} at "
                     f"burst takes about {drain:,.0f} s; the credit suite does it with "

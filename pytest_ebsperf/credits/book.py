@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_ebsperf.config.consistency import parse_timescale
 from pytest_ebsperf.credits.ledger import (
     CreditLedger,
     balance_origin,
@@ -32,21 +33,19 @@ from pytest_ebsperf.emulate.bucket import (
     hdd_cost,
     ssd_cost,
 )
-from pytest_ebsperf.models.credits import burst_shortfall, has_burst
-from pytest_ebsperf.settings import parse_timescale
-from pytest_ebsperf.volume import Volume
+from pytest_ebsperf.spec.burst import burst_shortfall, has_burst
+from pytest_ebsperf.spec.volume import Volume
+from pytest_ebsperf.spec.volume_types import spends_mib, volume_type
 
 if TYPE_CHECKING:
+    from pytest_ebsperf.config.settings import Settings
+    from pytest_ebsperf.device.target import Target
     from pytest_ebsperf.emulate import EmulatedDevice
     from pytest_ebsperf.fio.result import FioResult
     from pytest_ebsperf.fio.workload import Workload
-    from pytest_ebsperf.settings import Settings
-    from pytest_ebsperf.target import Target
 
 #: ``--emulate-timescale=auto`` shrinks a full bucket so its burst lasts about this long.
 AUTO_BURST_S = 20.0
-#: Credit types: volumes whose bucket the plugin tracks and emulates.
-CREDIT_TYPES = frozenset({"gp2", "st1", "sc1"})
 
 if TYPE_CHECKING:
     EmulatedRates = Callable[..., tuple[float | None, float | None, int]]
@@ -115,7 +114,7 @@ class CreditBook:
         key = (volume, role)
         if key not in self._ledgers:
             plan = scaled_plan(volume, self.timescale(volume))
-            if plan is None or volume.type not in CREDIT_TYPES:
+            if plan is None or not volume_type(volume.type).bursts:
                 return None
             self._ledgers[key] = CreditLedger.start(plan, self.clock(), balance_origin(volume))
         return self._ledgers[key]
@@ -136,7 +135,7 @@ class CreditBook:
         return (need - left) / ledger.plan.earn_rate
 
     def burst_shortfall(self, volume: Volume, seconds: float) -> str | None:
-        """Like :func:`pytest_ebsperf.models.burst_shortfall`, from the credits left *now*
+        """Like :func:`pytest_ebsperf.spec.burst_shortfall`, from the credits left *now*
         (earlier checks spent some, idle time earned some) in the emulated bucket's scale."""
         ledger = self.ledger(volume)
         if ledger is None or ledger.plan.drain_rate == 0:
@@ -184,7 +183,7 @@ class CreditBook:
             return iops, bps
 
         return CreditController(device, counter, bucket, default_rates,
-                                cost=hdd_cost if volume.is_hdd else ssd_cost,
+                                cost=hdd_cost if spends_mib(volume.type) else ssd_cost,
                                 exact_io_bytes=device.exact_io_bytes, unit=unit)
 
     def controller(self, device: EmulatedDevice | None) -> CreditController | None:

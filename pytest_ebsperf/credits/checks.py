@@ -23,16 +23,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from pytest_ebsperf import models, verdict
+from pytest_ebsperf import spec
+from pytest_ebsperf.checks.session import EbsperfSession
+from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.credits.book import CreditBook
-from pytest_ebsperf.credits.judge import (
-    Levels,
-    Timing,
-    first_settled_s,
-    judge_knee_time,
-    model_curve,
-    trim_result,
-)
 from pytest_ebsperf.credits.knee import Knee, excess_integral, find_knee
 from pytest_ebsperf.credits.ledger import CreditLedger, credit_cost_per_io
 from pytest_ebsperf.credits.plot import KneePlot, plot_path, save_plot
@@ -43,17 +37,25 @@ from pytest_ebsperf.credits.progress import (
     block_stat_path,
     parse_block_stat,
 )
+from pytest_ebsperf.credits.verdicts import (
+    Levels,
+    Timing,
+    first_settled_s,
+    judge_knee_time,
+    model_curve,
+    trim_result,
+)
+from pytest_ebsperf.device.target import Target
 from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult, Series
 from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.models.types import Expectation
-from pytest_ebsperf.session import EbsperfSession
-from pytest_ebsperf.settings import Settings
-from pytest_ebsperf.target import Target
+from pytest_ebsperf.spec.types import Expectation
+from pytest_ebsperf.spec.volume import Volume
+from pytest_ebsperf.spec.volume_types import spends_mib, volume_type
 from pytest_ebsperf.units import MIB, format_seconds
-from pytest_ebsperf.verdict_types import Outcome, Verdict
-from pytest_ebsperf.volume import Volume
+from pytest_ebsperf.verdicts import plain, verdict
+from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 #: "More than a few minutes": checks longer than this on this volume need --ebsperf-long.
 LONG_CHECK_S = 300.0
@@ -80,7 +82,7 @@ class NotApplicable(Exception):
 
 
 class Handle(Protocol):
-    """What the checks use of the ``ebsperf`` fixture object (:class:`~pytest_ebsperf.claims.ClaimRunner`)."""
+    """What the checks use of the ``ebsperf`` fixture object (:class:`~pytest_ebsperf.checks.claim_runner.ClaimRunner`)."""
 
     settings: Settings
     session: EbsperfSession
@@ -162,7 +164,7 @@ class CreditChecks:
         self._note_start(ledger)
         if lead:
             self._empty_bucket(claim, what, workload, ledger, levels, drain_run)
-        from pytest_ebsperf.devlock import set_aside
+        from pytest_ebsperf.device.lock import set_aside
 
         with set_aside():  # idle: a comparison waiting on another worker may measure now
             self._idle(idle, ledger, levels)
@@ -173,7 +175,7 @@ class CreditChecks:
         context = (f"Idle {format_seconds(idled)} after the bucket ran dry earned "
                    f"{levels.earn * idled:,.0f} {levels.credit_unit} at the baseline rate.")
         scale = self.book.timescale(self.h.volume)
-        floor = min(REFILL_FLOOR_WINDOWS * self._window_s(), verdict.TIME_MIN_ABS_S / scale)
+        floor = min(REFILL_FLOOR_WINDOWS * self._window_s(), plain.TIME_MIN_ABS_S / scale)
         return self._time_knee(claim, what, workload, ledger, levels, "refill", context,
                                floor_s=floor)
 
@@ -196,7 +198,7 @@ class CreditChecks:
         found = judge_knee_time(claim, what, knee, levels, timing,
                                 consumed=self._consumed(series, levels, job),
                                 modelled=balance, origin=ledger.origin, context=context,
-                                source=models.source_url(claim, ""))
+                                source=spec.source_url(claim, ""))
         self._learn(ledger, knee, series, levels)
         self._plot(what, result, levels, knee, timing, model_curve(levels, expected, runtime))
         return self.h.conclude(found, job, result, started)
@@ -204,7 +206,7 @@ class CreditChecks:
     def no_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
         """A volume whose baseline reaches its burst level holds it with no knee."""
         volume = self.h.volume
-        if models.has_burst(volume):
+        if spec.has_burst(volume):
             raise NotApplicable(
                 f"this {volume.label()} bursts above its baseline, so it has a knee (timed by "
                 f"the burst-duration check); this claim is about {_no_knee_sizes(volume)}.")
@@ -230,7 +232,7 @@ class CreditChecks:
             raise NotApplicable(f"{volume.type} volumes have no burst bucket; credit checks "
                                 "apply to gp2, st1 and sc1.")
         full = volume.replace(burst_balance_pct=100.0)
-        metric = "throughput" if volume.is_hdd else "iops"
+        metric = "throughput" if spends_mib(volume.type) else "iops"
         burst = self._cap(full, workload, metric, credits=True)
         base = self._cap(volume.replace(burst_balance_pct=0.0), workload, metric, credits=False)
         ios_per_value = 1.0 / workload.bs if metric == "throughput" else 1.0
@@ -242,7 +244,7 @@ class CreditChecks:
 
     def _cap(self, volume: Volume, workload: Workload, metric: str, *, credits: bool
              ) -> Expectation:
-        return models.cap_expectation("", "", volume, workload, credits=credits, metric=metric)
+        return spec.cap_expectation("", "", volume, workload, credits=credits, metric=metric)
 
     def _require_knee(self, levels: Levels) -> None:
         if levels.drain <= 0:
@@ -273,7 +275,7 @@ class CreditChecks:
         # minutes). A scaled bucket shrinks it alike, but never below one log window: fio
         # reports nothing finer, so a tighter tolerance would judge noise. A start this
         # check observed itself (``floor_s``) needs no CloudWatch minute.
-        floor = max(verdict.TIME_MIN_ABS_S / scale if floor_s is None else floor_s,
+        floor = max(plain.TIME_MIN_ABS_S / scale if floor_s is None else floor_s,
                     self._window_s())
         return Timing(expected_s, floor, 0.0, scale)
 
@@ -337,7 +339,7 @@ class CreditChecks:
         the burst) and a queue depth for the burst level, not the level credits allow now."""
         s = self.h.settings
         iops = levels.burst / workload.bs if levels.unit == "B/s" else levels.burst
-        depth, jobs = models.default_queue_depth(self.h.volume, workload, iops,
+        depth, jobs = spec.default_queue_depth(self.h.volume, workload, iops,
                                                  cpu_count=self.h.session.cpu_count)
         return workload.replace(runtime_s=math.ceil(runtime_s * 10) / 10, ramp_s=0.0,
                                 iodepth=s.iodepth or max(depth, workload.iodepth),
@@ -435,14 +437,14 @@ class CreditChecks:
             # Still bursting at the end: the level after the knee was never seen.
             return judge_knee_time(claim, what, knee, levels, timing, consumed=0.0,
                                    modelled=0.0, origin=origin,
-                                   source=models.source_url(claim, ""))
+                                   source=spec.source_url(claim, ""))
         settled = trim_result(result, first_settled_s(knee)) if knee.found else result
         return self._judge_cap(claim, what, job, settled)
 
     def _judge_cap(self, claim: str, what: str, job: Workload, result: FioResult) -> Verdict:
         volume = self.h.volume
-        metric = "throughput" if volume.is_hdd else "iops"
-        expectation = models.cap_expectation(claim, what, volume.replace(burst_balance_pct=0.0),
+        metric = "throughput" if spends_mib(volume.type) else "iops"
+        expectation = spec.cap_expectation(claim, what, volume.replace(burst_balance_pct=0.0),
                                              job, credits=False, metric=metric)
         return verdict.judge_cap(expectation, result, job, metric=metric,
                                  cpu_count=self.h.session.cpu_count)
@@ -453,7 +455,7 @@ class CreditChecks:
                   f"{format_seconds(knee.t_s or 0.0)}")
         message = (f"{what}: {reason}, but this {volume.label()} has no burst bucket to run "
                    f"out of: its baseline {levels.q(levels.baseline)} is its burst level. "
-                   f"Claim {claim}, {models.source_url(claim, '')}")
+                   f"Claim {claim}, {spec.source_url(claim, '')}")
         return Verdict(Outcome.FAIL, claim, what, levels.baseline, knee.after, levels.unit,
                        "volume baseline", reason, message, "CAP",
                        {"knee_s": knee.t_s, "knee_reason": knee.reason})
@@ -512,9 +514,8 @@ def _plot_notes(timing: Timing, knee: Knee) -> list[str]:
 
 
 def _no_knee_sizes(volume: Volume) -> str:
-    if volume.type == "gp2":
-        return "gp2 volumes of 1,000 GiB or more (baseline 3 IOPS/GiB >= the 3,000 burst)"
-    if volume.type == "st1":
-        return "st1 volumes of 12.5 TiB or more (baseline 40 MiB/s per TiB >= the 500 cap)"
+    sizes = volume_type(volume.type).never_drains
+    if sizes:
+        return f"{volume.type} volumes of {sizes}"
     return f"{volume.type} volumes whose baseline reaches their burst level"
 

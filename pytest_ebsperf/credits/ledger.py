@@ -18,10 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.models import accounting
-from pytest_ebsperf.models.credits import BurstPlan, burst_plan
+from pytest_ebsperf.spec import accounting
+from pytest_ebsperf.spec.burst import BurstPlan, burst_plan
+from pytest_ebsperf.spec.volume import Volume
+from pytest_ebsperf.spec.volume_types import is_hdd
 from pytest_ebsperf.units import MIB
-from pytest_ebsperf.volume import HDD_TYPES, Volume
 
 _MIB = float(MIB)
 
@@ -55,7 +56,7 @@ def credit_cost_per_io(volume: Volume, workload: Workload) -> float:
     """Credits one fio I/O of ``workload`` spends: gp2 I/O credits (256 KiB units, B-IOACCT),
     st1/sc1 MiB of throughput credit (an I/O of 1 MiB or less costs 1 MiB, B-HDD)."""
     sequential = not workload.is_random
-    if volume.type in HDD_TYPES:
+    if is_hdd(volume.type):
         return accounting.accounted_bytes_per_io(volume.type, workload.bs,
                                                  sequential=sequential) / _MIB
     return accounting.ebs_ops_per_io(volume.type, workload.bs, sequential=sequential)

@@ -1,6 +1,6 @@
 """A picture of a time-based credit check: the per-second series, the model, the knee.
 
-Figures come from :mod:`pytest_ebsperf.plots` (matplotlib imported only when a plot is drawn,
+Figures come from :mod:`pytest_ebsperf.results.plots` (matplotlib imported only when a plot is drawn,
 Agg canvas, no pyplot state, no display needed).
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_ebsperf import plots
+from pytest_ebsperf.results import plots
 
 
 @dataclass(frozen=True)

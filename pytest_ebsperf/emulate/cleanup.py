@@ -1,6 +1,6 @@
 """Nothing an emulated volume creates may outlive the run.
 
-Live devices sit in the process-wide registry of :mod:`pytest_ebsperf.lifetime`, closed at
+Live devices sit in the process-wide registry of :mod:`pytest_ebsperf.device.lifetime`, closed at
 interpreter exit and on SIGTERM/SIGHUP. Whatever a crashed run (SIGKILL, power loss) left
 behind is found again by its names (``<run_root>/<pid>-<n>``, cgroups
 ``ebsperf[-label]-<pid>-<n>``) and removed by :func:`sweep_stale` once the run is dead: dead
@@ -16,7 +16,7 @@ import platform
 import re
 from pathlib import Path
 
-from pytest_ebsperf import lifetime
+from pytest_ebsperf.device import lifetime
 from pytest_ebsperf.emulate import loop
 from pytest_ebsperf.emulate.throttle import CgroupRoots, find_cgroup_roots
 

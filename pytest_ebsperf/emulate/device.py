@@ -16,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pytest_ebsperf import lifetime
+from pytest_ebsperf.device import lifetime
 from pytest_ebsperf.emulate import cleanup, loop
 from pytest_ebsperf.emulate.throttle import (
     DirectionLimits,
@@ -106,7 +106,7 @@ class EmulatedDevice:
         #: :class:`~pytest_ebsperf.emulate.stripe.EmulatedSet`). That device owns the cgroup.
         self.share_cgroup_of = share_cgroup_of
         #: Mean service time of every I/O (µs), served by a FUSE daemon under the loop
-        #: device (:mod:`pytest_ebsperf.emulate.latency`); None: the loop device's own.
+        #: device (:mod:`pytest_ebsperf.emulate.service_time`); None: the loop device's own.
         self.latency_us = latency_us
         self._latency: Any = None
         #: The path's own time per I/O at queue depth 1, taken off each service time.
@@ -340,10 +340,10 @@ class EmulatedDevice:
     def _attach_with_latency(self, image: Path) -> tuple[str, bool]:
         """The loop device over the latency daemon's file (direct I/O: every request reaches
         the daemon), with the path's own time per I/O measured and taken off."""
-        from pytest_ebsperf.emulate import latency
+        from pytest_ebsperf.emulate import service_time
 
         assert self.run_dir is not None and self.latency_us is not None
-        self._latency = latency.LatencyServer(image, self.run_dir / "latency",
+        self._latency = service_time.LatencyServer(image, self.run_dir / "latency",
                                               self.latency_us).start()
         name, direct = loop.attach(self._latency.path)
         if not direct:
@@ -351,7 +351,7 @@ class EmulatedDevice:
             raise EmulationUnavailableError(
                 "The loop device over the emulated-latency file has no direct I/O, so the "
                 "daemon would not see each request; pass --emulate-latency=none.")
-        self.overhead_us = latency.calibrate(f"/dev/{name}", self._latency)
+        self.overhead_us = service_time.calibrate(f"/dev/{name}", self._latency)
         return name, direct
 
     def set_scale(self, scale: float) -> None:

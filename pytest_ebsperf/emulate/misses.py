@@ -3,7 +3,7 @@
 Real volumes have slow stretches: AWS's duty cycle ("at least 90 % of provisioned IOPS 99.9 %
 of the time", B-SLA) allows them, and they seldom last one second only. An emulated volume
 with misses runs a two-state chain second by second (the same chain the verdict's spell
-model assumes, :func:`pytest_ebsperf.evidence.miss_tail`): in a missed second its throttle is
+model assumes, :func:`pytest_ebsperf.verdicts.evidence.miss_tail`): in a missed second its throttle is
 set to ``MISS_LOW``-``MISS_HIGH`` of its rates, drawn per second; the chain's stationary share
 of missed seconds is ``rate`` and its spells last ``spell`` seconds on average.
 

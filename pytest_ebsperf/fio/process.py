@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_ebsperf import lifetime
+from pytest_ebsperf.device import lifetime
 
 _PR_SET_PDEATHSIG = 1
 
@@ -70,7 +70,7 @@ class LocalProcess:
         self.started = time.monotonic()
         self.interrupted_at: float | None = None
         lifetime.register(self)  # SIGTERM/SIGHUP/exit of this process stop fio first
-        from pytest_ebsperf import guardian
+        from pytest_ebsperf.device import guardian
 
         guardian.watch(self.proc.pid)  # killed by the guardian should this process be killed
 
@@ -84,7 +84,7 @@ class LocalProcess:
         self._forget()
 
     def _forget(self) -> None:
-        from pytest_ebsperf import guardian
+        from pytest_ebsperf.device import guardian
 
         if self.proc.poll() is not None:
             guardian.forget(self.proc.pid)

@@ -11,8 +11,6 @@ import contextlib
 import dataclasses
 import os
 import posixpath
-import re
-import signal
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,16 +22,25 @@ from pytest_ebsperf.errors import (
     FioOutputError,
     FioRunError,
 )
+from pytest_ebsperf.fio.engines import Engines
+from pytest_ebsperf.fio.failures import (
+    _before_json,
+    _first_lines,
+    _options_of,
+    _refusal,
+    _signal_name,
+    _signal_number,
+    diagnose,
+    job_file,
+)
 from pytest_ebsperf.fio.host import KILL_AFTER_S, KILLED_RC, TIMEOUT_RC, FioHost, RunResult
 from pytest_ebsperf.fio.jobs import fio_argv
 from pytest_ebsperf.fio.live import LiveSeries, StatusStream
 from pytest_ebsperf.fio.logs import build_series, group_log_files
-from pytest_ebsperf.fio.parse import extract_json, parse_result, parse_version
+from pytest_ebsperf.fio.parse import parse_result, parse_version
 from pytest_ebsperf.fio.result import FioResult, Series
 from pytest_ebsperf.fio.workload import Workload, format_size
 
-#: Engines tried, best first, when a workload asks for ``engine="auto"``.
-AUTO_ENGINES = ("io_uring", "libaio")
 #: Seconds added to runtime + ramp before a run counts as hung (fio start-up and report).
 TIMEOUT_MARGIN_S = 60.0
 _OUTPUT = "fio.json"
@@ -42,7 +49,6 @@ _INSTALL_HINT = (
     "install it with `apt-get install fio` (Debian/Ubuntu) or `dnf install fio` "
     "(Amazon Linux/RHEL), or pass --fio=PATH."
 )
-_SIGNAL_LINE = re.compile(r"terminating on signal (\d+)")
 #: At most this many status reports per run: a day-long soak reports every 144 s, not every
 #: second, so the output file stays small.
 MAX_STATUS_REPORTS = 600
@@ -51,52 +57,6 @@ INTERRUPTED_RC = 128
 #: Called with the live per-window series after each new window; returns a reason to stop
 #: the run now (the verdict is settled) or None to go on.
 Monitor = Callable[[LiveSeries], "str | None"]
-
-# (pattern in fio's messages, sentence); {target} and {line} are filled in.
-_DIAGNOSES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(p, re.IGNORECASE), s)
-    for p, s in (
-        (
-            r"permission denied|err=13\b",
-            "fio could not open {target}: permission denied. Run pytest as root (sudo pytest ...), or give this user read access to the device.",
-        ),
-        (
-            r"does not support O_DIRECT|direct=1/buffered=0",
-            (
-                "{target} does not support O_DIRECT (direct=1), which fio needs to bypass the page "
-                "cache. Use a block device, or a workload with direct=False."
-            ),
-        ),
-        (
-            r"file creation disallowed|refusing extend of file",
-            (
-                "{target} vanished before fio opened it (fio was told not to create files). Pass "
-                "--device=PATH with a block device (lsblk lists them)."
-            ),
-        ),
-        (
-            r"in read-only mode",
-            (
-                "fio refused to write to {target} in read-only mode; writing checks need the "
-                "explicit opt-in (--ebsperf-destructive)."
-            ),
-        ),
-        (
-            r"Operation not permitted|err=1/|Read-only file system",
-            (
-                "Writes to {target} were refused: the device is read-only (e.g. attached "
-                "read-only). fio said: {line}"
-            ),
-        ),
-        (
-            r"failed parsing|unrecognized option|Bad option|not loadable|engine .* not found",
-            (
-                "fio rejected an option or engine: {line}. The fio on {host} may be too old or "
-                "built without it; pass --fio=PATH with a newer fio."
-            ),
-        ),
-    )
-)
 
 
 class FioRunner:
@@ -121,9 +81,8 @@ class FioRunner:
         self.kept_runs = 0
         self.keep_problems: list[str] = []
         self._version: str | None = None
-        self._engines: dict[str, bool] = {}
-        self._listed_engines: list[str] | None = None
-        self._registered: bool | None = None
+        #: The engines this host's fio has, probed once.
+        self.engines = Engines(self.host, fio)
 
     def version(self) -> str:
         """fio's version string (``fio-3.33``), checked against ``min_version``; cached."""
@@ -150,85 +109,8 @@ class FioRunner:
         return text
 
     def resolve_engine(self, name: str) -> str:
-        """The engine to use for ``name``: itself, or for ``"auto"`` the best engine that works.
-
-        ``auto`` takes io_uring when this fio lists it and a tiny probe run succeeds (io_uring
-        can be compiled in but disabled by the kernel, sysctl or a container's seccomp), else
-        libaio. Results are cached per runner.
-        """
-        listed = self._list_engines()
-        if name != "auto":
-            if listed and name not in listed:
-                raise FioRunError(
-                    f"fio on {self.host} has no ioengine {name!r} (--ebsperf-engine). Engines "
-                    f"it lists: {', '.join(listed)}. Pass one of them or 'auto'.")
-            return name
-        for engine in AUTO_ENGINES:
-            if engine in listed and self._engine_works(engine):
-                return engine
-        return "psync"
-
-    def _registered_ok(self) -> bool:
-        """io_uring's registered buffers and files work here: fio runs as root (pinned
-        buffers count against RLIMIT_MEMLOCK otherwise) and a tiny probe takes them."""
-        if self._registered is None:
-            root = self.host.run(["id", "-u"]).stdout.strip() == "0"
-            self._registered = root and self._probe("io_uring", ["--fixedbufs",
-                                                                 "--registerfiles"])
-        return self._registered
-
-    def _list_engines(self) -> list[str]:
-        if self._listed_engines is None:
-            out = self.host.run([self.fio, "--enghelp"]).stdout
-            self._listed_engines = [line.strip() for line in out.splitlines()[1:] if line.strip()]
-        return self._listed_engines
-
-    def _engine_works(self, engine: str) -> bool:
-        if engine not in self._engines:
-            self._engines[engine] = self._probe(engine)
-        return self._engines[engine]
-
-    def _probe_ran(self, argv: list[str], tmp: str, *, local: bool) -> bool:
-        """Run a probe's fio to its end; True when it exited 0. Locally it is a registered
-        process, as a run's fio is: a SIGTERM or SIGHUP kills it before its directory is
-        removed (a probe that ran on would lay out its file again in the removed one)."""
-        if not local:
-            return self.host.run(argv, timeout_s=30).rc == 0
-        from pytest_ebsperf.fio.process import LocalProcess
-
-        proc = LocalProcess(argv, tmp)
-        rc = proc.wait(30.0)
-        if rc is None:
-            proc.close()
-            return False
-        proc.finished()
-        return rc == 0
-
-    def _probe(self, engine: str, extra: Sequence[str] = ()) -> bool:
-        tmp = self.host.mkdtemp()
-        owned = None
-        if self.host.is_local:
-            from pytest_ebsperf.fio.process import OwnedDir
-
-            owned = OwnedDir(tmp)  # as a run's: removed on SIGTERM, swept after SIGKILL
-        out = posixpath.join(tmp, "probe.json")
-        argv = [
-            self.fio, "--output-format=json", f"--output={out}", "--name=probe",
-            f"--filename={posixpath.join(tmp, 'probe.dat')}", "--size=1M", "--io_size=256k",
-            "--rw=randread", "--bs=4k", "--iodepth=4", f"--ioengine={engine}", *extra,
-        ]  # fmt: skip
-        try:
-            if not self._probe_ran(argv, tmp, local=owned is not None):
-                return False
-            result = parse_result(self.host.read_text(out))
-            return not result.errors and result.read.total_ios > 0
-        except (FioRunError, FioOutputError):
-            return False
-        finally:
-            if owned is not None:
-                owned.close()
-            else:
-                self.host.remove_tree(tmp)
+        """The engine to use for ``name`` (:meth:`Engines.resolve`)."""
+        return self.engines.resolve(name)
 
     def run(
         self,
@@ -278,7 +160,7 @@ class FioRunner:
                 log_interval_ms=self.log_interval_ms,
                 fio=self.fio,
                 status_interval_s=status_interval_s(workload) if live else None,
-                registered=engine == "io_uring" and self._registered_ok(),
+                registered=engine == "io_uring" and self.engines.registered_ok(),
             )
             series = LiveSeries(ramp_ms=max(workload.ramp_s, 0) * 1000.0,
                                 interval_ms=status_interval_s(workload) * 1000.0)
@@ -512,106 +394,3 @@ def status_interval_s(workload: Workload) -> int:
     return max(1, int(-(-total // MAX_STATUS_REPORTS)))
 
 
-def diagnose(completed: RunResult, text: str, target: str, host: str, errors: Sequence[int]) -> str:
-    """A sentence for a failed fio run, from its stderr, the lines before its JSON and errors."""
-    messages = "\n".join([completed.stderr, _before_json(text), _before_json(completed.stdout)])
-    for pattern, sentence in _DIAGNOSES:
-        match = pattern.search(messages)
-        if match:
-            line = _line_at(messages, match.start())
-            return sentence.format(target=target, host=host, line=line)
-    if errors:
-        reasons = ", ".join(f"{e} ({os.strerror(e)})" for e in errors)
-        return f"fio reported errors on {target}: {reasons}. fio said: {_first_lines(messages)}"
-    return (
-        f"fio failed on {host} with exit status {completed.rc} while testing {target}. "
-        f"fio said: {_first_lines(messages) or 'nothing'}."
-    )
-
-
-_REFUSAL = re.compile(r"^(?:fio: )?(.*\bAborting\b.*)$", re.MULTILINE)
-
-
-def _refusal(text: str) -> str:
-    """fio's own sentence when it refused to start (``... appears mounted ... Aborting.``)."""
-    match = _REFUSAL.search(text)
-    return match.group(1).strip() if match else ""
-
-
-def _before_json(text: str) -> str:
-    """The messages fio printed before its report (all of ``text`` when there is no report)."""
-    try:
-        extract_json(text)
-    except FioOutputError:
-        return text[:2000]
-    return text[: text.find("\n{") + 1] if not text.startswith("{") else ""
-
-
-def _line_at(text: str, index: int) -> str:
-    start = text.rfind("\n", 0, index) + 1
-    end = text.find("\n", index)
-    return text[start : end if end >= 0 else len(text)].strip()
-
-
-def _first_lines(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return " / ".join(lines[:3])[:300]
-
-
-def _signal_number(rc: int, text: str) -> int | None:
-    match = _SIGNAL_LINE.search(text)
-    if match:
-        return int(match.group(1))
-    # 128 is fio's own exit value after a signal, 128+N a shell's report of death by signal N,
-    # -N Python's report that the local shell itself died of signal N.
-    if rc < 0:
-        return -rc
-    return rc - 128 if rc > 128 else None
-
-
-def _signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return "unknown signal"
-
-
-#: Options of a run that belong to this plugin's plumbing, not to the job (left out of the
-#: standalone job file: it writes its report where its command line says).
-_PLUMBING = ("output", "output-format", "eta", "status-interval", "write_iops_log",
-             "write_bw_log", "write_lat_log", "name")
-
-
-def _options_of(argv: Sequence[str]) -> dict[str, str]:
-    """fio's ``--name=value`` options in ``argv`` (flags as ``""``); the last one wins."""
-    found: dict[str, str] = {}
-    for arg in argv[1:]:
-        if arg.startswith("--"):
-            name, _, value = arg[2:].partition("=")
-            found[name] = value
-    return found
-
-
-def job_file(argv: Sequence[str], logs: str, stem: str, name: str) -> str:
-    """A fio job file that repeats the run ``argv`` by hand: the same options on the same
-    device, its interval logs named as fio-plot reads them."""
-    options = _options_of(argv)
-    # fio takes --readonly on its command line only (a job file may not say it)
-    readonly = "readonly" in options
-    command = ("fio " + ("--readonly " if readonly else "")
-               + f"--output-format=json --output={stem}.json {stem}.fio")
-    lines = [
-        f"# Repeats this run: {command}",
-        ("# (as root; it reads the device named below, and --readonly makes fio refuse any "
-         "write)." if readonly else
-         "# (as root; it OVERWRITES the device named below)."),
-        "# An emulated volume (a loop device) is gone after its run, and so is the kernel",
-        "# throttle that paced it: give the device to measure instead.",
-        "[global]",
-    ]
-    for key, value in options.items():
-        if key not in _PLUMBING and key != "readonly":
-            lines.append(f"{key}={value}" if value != "" else key)
-    lines += [f"write_iops_log={logs}", f"write_bw_log={logs}", f"write_lat_log={logs}",
-              "", f"[{name}]", ""]
-    return "\n".join(lines)

@@ -10,22 +10,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_ebsperf.config.consistency import resolve
+from pytest_ebsperf.config.options import OPTIONS, Option
+from pytest_ebsperf.config.settings import STRICT_FLAG_ALONE, STRICT_OUTCOMES
 from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.plugin import hookspecs
 from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY, marker_kwargs
 from pytest_ebsperf.plugin.outcomes import fail_plainly
 from pytest_ebsperf.plugin.state import STATE_KEY, EbsperfPlugin
-from pytest_ebsperf.settings import (
-    OPTIONS,
-    STRICT_FLAG_ALONE,
-    STRICT_OUTCOMES,
-    Option,
-    resolve,
-)
 
 if TYPE_CHECKING:  # loaded when a check first needs them: a run without checks pays nothing
+    from pytest_ebsperf.checks.session import EbsperfSession
     from pytest_ebsperf.plugin.fixture import Ebsperf
-    from pytest_ebsperf.session import EbsperfSession
 
 __all__ = ["MEASUREMENT_KEY", "ROW_KEY", "STATE_KEY", "EbsperfPlugin"]
 
@@ -37,7 +33,7 @@ FEATURE_PLUGINS = (
     "pytest_ebsperf.plugin.credits",
     "pytest_ebsperf.plugin.results",
     "pytest_ebsperf.plugin.aws",
-    "pytest_ebsperf.plugin.fleet",
+    "pytest_ebsperf.plugin.hosts",
 )
 
 MARKER_HELP = (
@@ -187,7 +183,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except EbsperfError as exc:
         raise pytest.UsageError(str(exc)) from None
     plugin = EbsperfPlugin(config, settings)
-    from pytest_ebsperf import lifetime
+    from pytest_ebsperf.device import lifetime
 
     # SIGTERM (a cancelled CI job) and SIGHUP stop fio and remove what the run made before
     # the process dies of them, as Ctrl-C does.
@@ -210,7 +206,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def ebsperf_session(pytestconfig: pytest.Config) -> EbsperfSession:
-    """The run-wide :class:`~pytest_ebsperf.session.EbsperfSession`: settings, fio runner,
+    """The run-wide :class:`~pytest_ebsperf.checks.session.EbsperfSession`: settings, fio runner,
     the volume under test for each suite and its (real or emulated) device."""
     session: EbsperfSession = pytestconfig.stash[STATE_KEY].session
     return session
@@ -234,7 +230,7 @@ def ebsperf(request: pytest.FixtureRequest, ebsperf_session: EbsperfSession,
     except EbsperfError as exc:
         fail_plainly(str(exc), pytrace=False)
     from pytest_ebsperf.plugin.fixture import Ebsperf
-    from pytest_ebsperf.plugin.fleet import fleet_session
+    from pytest_ebsperf.plugin.hosts import fleet_session
 
     session = fleet_session(request.node, ebsperf_host_id) or ebsperf_session
     if session is not ebsperf_session:

@@ -1,11 +1,11 @@
 """pytest hooks for AWS: discovery, the initialization read and provisioned matrix runs.
 
 The work happens in plain objects: discovery and the initialization read in
-:class:`~pytest_ebsperf.session.EbsperfSession`, every AWS call in :mod:`pytest_ebsperf.aws`.
+:class:`~pytest_ebsperf.checks.session.EbsperfSession`, every AWS call in :mod:`pytest_ebsperf.aws`.
 This module wires them to pytest:
 
 * options ``--ebsperf-provision``, ``--ebsperf-max-cost`` and ``--ebsperf-no-discovery``
-  (with ini and environment twins, :mod:`pytest_ebsperf.settings`), ``--ebsperf-initialize``
+  (with ini and environment twins, :mod:`pytest_ebsperf.config.options`), ``--ebsperf-initialize``
   and ``--ebsperf-sweep`` (delete what crashed provisioned runs left behind, then exit);
 * the session-scoped ``ebsperf_provisioned`` fixture, parametrized with one volume spec per
   test id (``[gp3-100]``), so pytest groups the tests by volume: each volume is created before
@@ -33,10 +33,10 @@ from pytest_ebsperf.plugin.state import STATE_KEY
 
 if TYPE_CHECKING:
     from pytest_ebsperf.aws import Provisioner, SweepReport
-    from pytest_ebsperf.facts import ProvisionedVolume, ProvisioningFacts
+    from pytest_ebsperf.checks.session import EbsperfSession
     from pytest_ebsperf.plugin.state import EbsperfPlugin
-    from pytest_ebsperf.session import EbsperfSession
-    from pytest_ebsperf.volume import Volume
+    from pytest_ebsperf.spec.facts import ProvisionedVolume, ProvisioningFacts
+    from pytest_ebsperf.spec.volume import Volume
 
 SYSFS_ENV = "EBSPERF_SYSFS_ROOT"
 DEV_ENV = "EBSPERF_DEV_ROOT"
@@ -261,7 +261,7 @@ class AwsRun:
                           "held only while its own tests run.")
 
     def _instance_limits(self, provisioner: Provisioner) -> None:
-        from pytest_ebsperf.aws.errors import AwsError
+        from pytest_ebsperf.aws.failures import AwsError
         from pytest_ebsperf.aws.instance import describe_instance_type
 
         name = provisioner.identity.instance_type
@@ -271,9 +271,9 @@ class AwsRun:
             self.session.facts["provisioning"]["instance_limits"] = str(exc)
             return
         if found is not None and found.ebs is not None:
-            from pytest_ebsperf import models
+            from pytest_ebsperf import spec
 
-            self.session.instance_limits = models.as_ebs_limits(found.ebs)
+            self.session.instance_limits = spec.as_ebs_limits(found.ebs)
 
     def _initialization_lines(self) -> None:
         if not self._state.session_made:
@@ -303,16 +303,16 @@ class AwsRun:
         label = spec_text(spec)
         try:
             volume, device = provisioner.provision(spec)
-            from pytest_ebsperf import models
+            from pytest_ebsperf.spec.validation import validate
 
-            volume = models.validate(volume)
+            volume = validate(volume)
         except EbsperfError as exc:
             self._release_all(provisioner)
             fail_plainly(f"Could not provision {label} for these tests: {exc}", pytrace=False)
         record: ProvisionedVolume = {"spec": label, "volume_id": volume.volume_id,
                                      "device": device, "deleted": False}
         self.session.facts["provisioning"]["volumes"].append(record)
-        from pytest_ebsperf.session import FoundVolume
+        from pytest_ebsperf.checks.session import FoundVolume
 
         self.session.use_volume(FoundVolume(volume, device, f"provisioned as {label}"))
         self.session.record_volume(device, volume, spec=label)
@@ -377,7 +377,7 @@ def pytest_ebsperf_summary_sections(config: pytest.Config
     if not lines:
         return []
     from pytest_ebsperf.plugin.terminal import terminal_width
-    from pytest_ebsperf.report import wrap_text
+    from pytest_ebsperf.results.tables import wrap_text
 
     width = terminal_width(config)
     fitted = [part for line in lines

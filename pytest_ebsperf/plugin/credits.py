@@ -1,7 +1,7 @@
 """pytest hooks of the burst-credit checks: testing-aid options, plots directory, progress line.
 
-``--emulate-timescale`` and ``--ebsperf-plots`` live in :mod:`pytest_ebsperf.settings` (with
-their environment variables; pictures are saved through :mod:`pytest_ebsperf.plots`). The two
+``--emulate-timescale`` and ``--ebsperf-plots`` live in :mod:`pytest_ebsperf.config.options` (with
+their environment variables; pictures are saved through :mod:`pytest_ebsperf.results.plots`). The two
 testing aids that only shape an *emulated* bucket are read here.
 """
 
@@ -34,8 +34,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def _plots_dir(config: pytest.Config) -> Path | None:
     """``--ebsperf-plots`` (default ``ebsperf-results/plots``; None with ``none``): a knee is
     hard to judge from numbers alone, so time-based checks always draw theirs."""
-    from pytest_ebsperf import plots
     from pytest_ebsperf.plugin.state import STATE_KEY
+    from pytest_ebsperf.results import plots
 
     state = config.stash.get(STATE_KEY, None)
     return plots.plot_dir(state.settings if state is not None else None,

@@ -1,4 +1,4 @@
-"""The ``ebsperf`` fixture's object: a :class:`~pytest_ebsperf.claims.ClaimRunner` whose
+"""The ``ebsperf`` fixture's object: a :class:`~pytest_ebsperf.checks.claim_runner.ClaimRunner` whose
 verdicts become a test's outcome.
 
 Suites use only this public API, so they double as examples::
@@ -22,12 +22,12 @@ from typing import Any, NoReturn
 
 import pytest
 
-from pytest_ebsperf.claims import ClaimRunner
+from pytest_ebsperf.checks.claim_runner import ClaimRunner
+from pytest_ebsperf.checks.session import EbsperfSession
+from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, PLAN_KEY, ROW_KEY
 from pytest_ebsperf.plugin.outcomes import decide, fail_plainly
-from pytest_ebsperf.session import EbsperfSession
-from pytest_ebsperf.settings import Settings
-from pytest_ebsperf.verdict_types import Verdict
+from pytest_ebsperf.verdicts.outcome import Verdict
 
 
 class Ebsperf(ClaimRunner):
@@ -84,7 +84,7 @@ def _planning(name: str) -> Any:
     def method(self: Ebsperf, *args: Any, **kwargs: Any) -> Any:
         if not self.settings.plan:
             return base(self, *args, **kwargs)
-        from pytest_ebsperf.plan import Planned
+        from pytest_ebsperf.checks.plan import Planned
 
         if name == "check_discard":
             _plan(self, name, None, None, args, kwargs)
@@ -100,7 +100,7 @@ def _planning(name: str) -> Any:
 
 def _plan(self: Ebsperf, name: str, workload: Any, target: Any, args: tuple[Any, ...],
           kwargs: dict[str, Any]) -> NoReturn:
-    from pytest_ebsperf import plan
+    from pytest_ebsperf.checks import plan
 
     claim, what = (str(args[0]) if args else ""), (str(args[1]) if len(args) > 1 else "")
     if workload is None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_ebsperf.verdict_types import Verdict
+    from pytest_ebsperf.verdicts.outcome import Verdict
 
 
 @pytest.hookspec

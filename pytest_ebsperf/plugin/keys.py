@@ -14,7 +14,7 @@ ROW_KEY = "ebsperf"
 MEASUREMENT_KEY = "ebsperf_measurement"
 #: ``item.user_properties`` key of a check's entry in a dry run (``--ebsperf-plan``).
 PLAN_KEY = "ebsperf_plan"
-#: The fleet of a run over testinfra's ``--hosts`` (a :class:`pytest_ebsperf.plugin.fleet.
+#: The fleet of a run over testinfra's ``--hosts`` (a :class:`pytest_ebsperf.plugin.hosts.
 #: FleetRun`; typed loosely so that this module imports no feature: ``fleet.fleet_run``).
 FLEET_KEY = pytest.StashKey[object]()
 

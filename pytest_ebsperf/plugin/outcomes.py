@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_ebsperf.verdict_types import Verdict
+    from pytest_ebsperf.verdicts.outcome import Verdict
 
 #: The user property (and JUnit property) naming a test's ebsperf outcome.
 OUTCOME_PROPERTY = "ebsperf.outcome"
@@ -64,7 +64,7 @@ def decide(item: pytest.Item, found: Verdict, strict: frozenset[str]) -> Verdict
     """Apply one verdict to the running test: FAIL fails now, INCONCLUSIVE stops the test
     as INCONCLUSIVE (or fails it under strict), PASS and INFO let it go on (the test's
     outcome is settled by :func:`settle` when it ends)."""
-    from pytest_ebsperf.verdict_types import Outcome
+    from pytest_ebsperf.verdicts.outcome import Outcome
 
     item.stash.setdefault(VERDICTS_KEY, []).append(found)
     item.stash[STRICT_KEY] = strict

@@ -143,7 +143,7 @@ def _after_test_quietly(item: pytest.Item, run: ResultsRun) -> None:
 
 
 def _after_test(item: pytest.Item, run: ResultsRun) -> str | None:
-    from pytest_ebsperf import plots
+    from pytest_ebsperf.results import plots
 
     rows = [v for k, v in item.user_properties if k == ROW_KEY and isinstance(v, dict)]
     measurements = [v for k, v in item.user_properties
@@ -355,15 +355,15 @@ def _summary_sections(run: ResultsRun, rows: list[dict[str, Any]],
 
         table = cost_table(measurements, run.options.region())
     if table is not None:
-        from pytest_ebsperf.report import wrap_text
         from pytest_ebsperf.results.cost import caption, format_cost_table
+        from pytest_ebsperf.results.tables import wrap_text
 
         sections.append(("ebsperf: cost per performance",
                          [*wrap_text(caption(table), width),
                           *format_cost_table(table, width=width).splitlines()]))
     notes = _notes(run, rows, state)
     if notes:
-        from pytest_ebsperf.report import wrap_text
+        from pytest_ebsperf.results.tables import wrap_text
 
         sections.append(("ebsperf: results", [line for note in notes
                                               for line in wrap_text(note, width)]))
@@ -446,7 +446,7 @@ def pytest_html_results_table_row(report: pytest.TestReport, cells: list[str]) -
 def pytest_html_results_summary(prefix: list[str], summary: list[str], postfix: list[str],
                                 session: pytest.Session) -> None:
     """The terminal summary's tables and the run's pictures, in pytest-html's report."""
-    from pytest_ebsperf import plots
+    from pytest_ebsperf.results import plots
     from pytest_ebsperf.results.cost import cost_table
     from pytest_ebsperf.results.html import summary_fragments
 

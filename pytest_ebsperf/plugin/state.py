@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.plugin import outcomes
 from pytest_ebsperf.plugin.keys import (
@@ -20,10 +21,9 @@ from pytest_ebsperf.plugin.keys import (
     ROW_KEY,
     marker_kwargs,
 )
-from pytest_ebsperf.settings import Settings
 
 if TYPE_CHECKING:  # loaded when a check first needs them: a run without checks pays nothing
-    from pytest_ebsperf.session import EbsperfSession
+    from pytest_ebsperf.checks.session import EbsperfSession
 
 #: The one run object (:class:`EbsperfPlugin`) in the config's stash.
 STATE_KEY = pytest.StashKey["EbsperfPlugin"]()
@@ -74,7 +74,7 @@ class EbsperfPlugin:
         """The measuring side of the run, made when a check first needs it (a pytest run in
         a project that has the plugin installed but runs no check never loads it)."""
         if self._session is None:
-            from pytest_ebsperf.session import EbsperfSession
+            from pytest_ebsperf.checks.session import EbsperfSession
 
             session = EbsperfSession(self.settings)
             for setup in self._setup:
@@ -125,8 +125,8 @@ class EbsperfPlugin:
 
     def _check_output_paths(self) -> None:
         """Every path the run will write, checked before the first fio run (exit code 4)."""
-        from pytest_ebsperf.plots import HTML_DEST
         from pytest_ebsperf.results.paths import check_output_dir, check_output_file
+        from pytest_ebsperf.results.plots import HTML_DEST
 
         base = Path(self.config.invocation_params.dir)
         try:
@@ -259,15 +259,15 @@ class EbsperfPlugin:
                 config=self.config) for section in sections
             if OPTIONAL_SECTIONS.get(section[1], "") in ("", *tables)]
         if self.rows or self.measurements:
-            from pytest_ebsperf import report
             from pytest_ebsperf.plugin.terminal import terminal_width
+            from pytest_ebsperf.results import report
 
             found += [(CLAIMS_ORDER, title, lines) for title, lines in report.terminal_sections(
                 self.rows, self.measurements, width=terminal_width(self.config),
                 color=bool(getattr(terminalreporter, "hasmarkup", False)), tables=tables,
                 counts=pytest_counts(terminalreporter))]
         if self.planned:
-            from pytest_ebsperf.plan import PlanEntry, table
+            from pytest_ebsperf.checks.plan import PlanEntry, table
             from pytest_ebsperf.plugin.terminal import terminal_width
 
             entries = [PlanEntry(p["nodeid"], p["claim"], p["what"], p["fio"], p["expected"],

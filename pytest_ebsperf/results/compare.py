@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_ebsperf.results import ALPHA, records
-from pytest_ebsperf.results.stats import SampleSummary, relative_change, summarize, t_test
 from pytest_ebsperf.units import format_quantity
+from pytest_ebsperf.verdicts.stats import SampleSummary, relative_change, summarize, t_test
 
 #: Confidence level of the interval printed for a change (matches ALPHA).
 CI_LEVEL = 1.0 - ALPHA

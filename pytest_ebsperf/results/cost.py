@@ -9,9 +9,8 @@ column printed MB per $ with a "$" sign for four rows (6,000,000 MB / $634 = "$9
 GB per $ for the fifth (claims.md A.4). Here capacity is GiB per $ per month, throughput MiB/s
 per $ per month, both from the same monthly cost.
 
-The price table is :mod:`pytest_ebsperf.aws.pricing`'s built-in one, with its region and date;
-:data:`FALLBACK_PRICES` (claims.md B-PRICE, us-east-1, storage and provisioned IOPS only)
-stands in when that module is not available.
+The price table is :mod:`pytest_ebsperf.aws.pricing`'s built-in one (each volume type's record
+has its prices), with its region and date.
 """
 
 from __future__ import annotations
@@ -21,17 +20,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_ebsperf.aws.pricing import builtin_prices, monthly_cost
 from pytest_ebsperf.results import records
+from pytest_ebsperf.spec.volume import Volume
+from pytest_ebsperf.spec.volume_types import is_instance_store
 from pytest_ebsperf.units import MIB, format_number
 
 _MIB = float(MIB)
-#: claims.md B-PRICE, us-east-1, USD per GB-month and per provisioned IOPS-month.
-FALLBACK_PRICES: Mapping[str, tuple[float, float, int]] = {
-    "gp2": (0.10, 0.0, 0), "gp3": (0.08, 0.005, 3000), "io1": (0.125, 0.065, 0),
-    "io2": (0.125, 0.065, 0), "st1": (0.045, 0.0, 0), "sc1": (0.015, 0.0, 0),
-    "standard": (0.05, 0.0, 0),
-}
-FALLBACK_SOURCE = "claims.md B-PRICE (us-east-1, 2025-2026 catalogue; storage and IOPS only)"
 
 
 @dataclass(frozen=True)
@@ -78,11 +73,6 @@ class CostTable:
 def monthly_price(facts: Mapping[str, Any], region: str) -> tuple[float | None, str]:
     """USD per month of the volume described by ``facts``, and the price source."""
     vtype = str(facts.get("type"))
-    try:
-        from pytest_ebsperf.aws.pricing import builtin_prices, monthly_cost
-        from pytest_ebsperf.volume import Volume
-    except ImportError:
-        return _fallback_price(facts), FALLBACK_SOURCE
     table = builtin_prices(region)
     prices = table.prices.get(vtype)
     if prices is None:
@@ -90,15 +80,6 @@ def monthly_price(facts: Mapping[str, Any], region: str) -> tuple[float | None, 
     volume = Volume(vtype, size_gib=facts.get("size_gib"), iops=facts.get("iops"),
                     throughput_mibps=facts.get("throughput_mibps"))
     return monthly_cost(volume, prices), table.source
-
-
-def _fallback_price(facts: Mapping[str, Any]) -> float | None:
-    prices = FALLBACK_PRICES.get(str(facts.get("type")))
-    if prices is None:
-        return None
-    gb, per_iops, included = prices
-    return (facts.get("size_gib") or 0) * gb + max(0, (facts.get("iops") or 0) - included) \
-        * per_iops
 
 
 def cost_table(measurements: Sequence[Mapping[str, Any]], region: str) -> CostTable | None:
@@ -131,7 +112,7 @@ def _row(label: str, facts: Mapping[str, Any], items: Sequence[Mapping[str, Any]
     best_iops = max(random or items, key=lambda m: float(m.get("iops") or 0.0))
     best_bw = max(items, key=lambda m: float(m.get("bw_bytes") or 0.0))
     note = ""
-    if facts.get("type") == "instance-store":
+    if is_instance_store(facts.get("type")):
         note = "instance store is billed with the instance"
     elif usd is None:
         note = "no price for this volume type"
@@ -157,7 +138,7 @@ def format_cost_table(table: CostTable, tablefmt: str = "simple", width: int | N
     if not any(row.note for row in table.rows):
         headers.pop()
         lines = [line[:-1] for line in lines]
-    from pytest_ebsperf.report import fit_table
+    from pytest_ebsperf.results.tables import fit_table
 
     return fit_table(lines, headers, tablefmt=tablefmt, width=width,
                      wrap=("Volume", "IOPS (workload)", "MiB/s (workload)", "Note"),

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_ebsperf import report
+from pytest_ebsperf.results import report, tables
 from pytest_ebsperf.results.cost import CostTable, caption, format_cost_table
 
 STYLE = ("<style>.ebsperf table{border-collapse:collapse;margin:0.5em 0 1em 0}"
@@ -34,17 +34,17 @@ def summary_fragments(rows: Sequence[Mapping[str, Any]],
     for note in notes:
         parts.append(_caption(note))
     if measurements:
-        parts.append(f"<h2>{report.SEED_TITLE}</h2>")
+        parts.append(f"<h2>{tables.SEED_TITLE}</h2>")
         parts.append(_caption(f"cells: IOPS / MiB/s, laid out as {report.SEED_000}"))
-        parts.append(report.seed_table(measurements, tablefmt="html"))
-        runs = report.runs_table(measurements, tablefmt="html")
+        parts.append(tables.seed_table(measurements, tablefmt="html"))
+        runs = tables.runs_table(measurements, tablefmt="html")
         if runs:
-            parts.append(f"<h2>{report.RUNS_TITLE}</h2>")
+            parts.append(f"<h2>{tables.RUNS_TITLE}</h2>")
             parts.append(_caption(f"as {report.SEED_001}"))
             parts.append(runs)
-        sets = report.sets_table(measurements, tablefmt="html")
+        sets = tables.sets_table(measurements, tablefmt="html")
         if sets:
-            parts.append(f"<h2>{report.SETS_TITLE}</h2>")
+            parts.append(f"<h2>{tables.SETS_TITLE}</h2>")
             parts.append(_caption("cells: IOPS / MiB/s by the number of volumes measured "
                                   "together"))
             parts.append(sets)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_ebsperf import report
+from pytest_ebsperf.results import report, tables
 
 TITLE = "pytest-ebsperf"
 SETS_CAPTION = "cells: IOPS / MiB/s by the number of volumes measured together"
@@ -50,13 +50,13 @@ def summary(rows: Sequence[Mapping[str, Any]], measurements: Sequence[Mapping[st
         parts.append("")
     for note in notes:
         parts += [note, ""]
-    if report.steady(measurements):
-        blocks = [(report.SEED_TITLE, f"cells: IOPS / MiB/s, laid out as {report.SEED_000}",
-                   report.seed_table(measurements, tablefmt="github")),
-                  (report.RUNS_TITLE, f"as {report.SEED_001}",
-                   report.runs_table(measurements, tablefmt="github")),
-                  (report.SETS_TITLE, SETS_CAPTION,
-                   report.sets_table(measurements, tablefmt="github"))]
+    if tables.steady(measurements):
+        blocks = [(tables.SEED_TITLE, f"cells: IOPS / MiB/s, laid out as {report.SEED_000}",
+                   tables.seed_table(measurements, tablefmt="github")),
+                  (tables.RUNS_TITLE, f"as {report.SEED_001}",
+                   tables.runs_table(measurements, tablefmt="github")),
+                  (tables.SETS_TITLE, SETS_CAPTION,
+                   tables.sets_table(measurements, tablefmt="github"))]
         for title, caption, text in blocks:
             if text:
                 parts += ["<details>", f"<summary>{title}</summary>", "", caption, "", text,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf.fio.workload import format_size
-from pytest_ebsperf.plots import new_figure, safe_name, save_figure
+from pytest_ebsperf.results.plots import new_figure, safe_name, save_figure
 from pytest_ebsperf.units import MIB
 
 if TYPE_CHECKING:

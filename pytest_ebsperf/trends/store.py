@@ -327,7 +327,7 @@ def interval(measurement: Mapping[str, Any], unit: str, measured: Any
     values = [float(v) for v in values or () if isinstance(v, (int, float))]
     if len(values) < 2 or not isinstance(measured, (int, float)):
         return None, None, len(values)
-    from pytest_ebsperf.results.stats import summarize
+    from pytest_ebsperf.verdicts.stats import summarize
 
     summary = summarize(values)
     low, high = summary.bounds(0.025)  # two-sided 95 %: 2.5 % each way, from batch means

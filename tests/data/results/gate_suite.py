@@ -1,7 +1,7 @@
 """The suite the recorded results in this directory come from (see capture.sh).
 
 Not named test_*.py, so the project's own test run does not collect it; capture.sh and
-tests/test_results_plugin.py pass it explicitly. INFO checks never fail
+tests/results/test_results_plugin.py pass it explicitly. INFO checks never fail
 on their own, so only the regression gate can fail them.
 """
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerate the fio outputs the offline judge is tested on (tests/test_judge_cli.py): reports
+# Regenerate the fio outputs the offline judge is tested on (tests/verdicts/test_judge_cli.py): reports
 # and logs written the ways other people run fio. Needs fio; no root (regular files).
 #
 #   sh tests/data/fio/judge/capture.sh

@@ -1,0 +1,176 @@
+"""Verdicts of the time-based credit checks, from a detected knee and the model's levels.
+
+Wording follows the TIME and CAP policies of the rest of the plugin (``plain.judge_time``,
+``verdict.judge_cap``); what is added here is the credit story: which level the run
+started at, how many credits it consumed above the baseline against how many the model
+said the bucket held, and, on an emulated volume, what the times mean on a real one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_ebsperf.credits.knee import Knee
+from pytest_ebsperf.fio.result import DirectionStats, FioResult, Series
+from pytest_ebsperf.units import format_quantity, format_seconds
+from pytest_ebsperf.verdicts import plain
+from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
+
+BINDING = "burst credits"
+
+
+@dataclass(frozen=True)
+class Levels:
+    """The model's two levels for one workload, in the check's ``unit`` ("IOPS" or "B/s"),
+    and the credits per second a burst spends (``burst_credits``) and the bucket earns."""
+
+    unit: str
+    burst: float
+    baseline: float
+    burst_credits: float
+    earn: float
+    credit_unit: str
+
+    @property
+    def key(self) -> str:
+        """The series the check reads (``total_iops`` or ``total_bw``)."""
+        return "total_bw" if self.unit == "B/s" else "total_iops"
+
+    @property
+    def metric(self) -> str:
+        return "throughput" if self.unit == "B/s" else "iops"
+
+    @property
+    def drain(self) -> float:
+        """Credits per second a burst-level load takes out of the bucket, net."""
+        return self.burst_credits - self.earn
+
+    @property
+    def middle(self) -> float:
+        """Halfway between baseline and burst: above it a run is bursting."""
+        return (self.burst + self.baseline) / 2.0
+
+    def q(self, value: float) -> str:
+        return format_quantity(value, self.unit)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The model's knee time, its TIME tolerance and the run's time scale."""
+
+    expected_s: float
+    min_abs_s: float
+    observed_s: float
+    timescale: float = 1.0
+    rel_tol: float = plain.TIME_REL_TOL
+
+    @property
+    def slack_s(self) -> float:
+        return max(self.rel_tol * self.expected_s, self.min_abs_s)
+
+
+def _insert_before_citation(message: str, claim: str, extra: str) -> str:
+    """Put ``extra`` sentences before the ``Claim ...`` citation that ends a finding."""
+    marker = f" Claim {claim}"
+    cut = message.rfind(marker)
+    if cut < 0:
+        return f"{message} {extra}"
+    return f"{message[:cut]} {extra}{message[cut:]}"
+
+
+def real_time_note(timing: Timing, measured_s: float | None) -> str:
+    """On an emulated volume: what the times are on a real one (the bucket is scaled)."""
+    if timing.timescale == 1.0:
+        return ""
+    scale = timing.timescale
+    seen = (f"{format_seconds(measured_s)} here is {format_seconds(measured_s * scale)} "
+            "and " if measured_s is not None else "")
+    return (f"Emulated bucket at time scale {scale:,.4g}: {seen}the model's "
+            f"{format_seconds(timing.expected_s)} is {format_seconds(timing.expected_s * scale)} "
+            "on a real volume.")
+
+
+def no_credits_at_start(claim: str, what: str, knee: Knee, levels: Levels, origin: str,
+                        *, source: str = "") -> Verdict:
+    """The run never reached the burst level: the bucket was empty, the volume may be fine."""
+    level = levels.q(knee.before)
+    reason = (f"no credits at start: burst level {levels.q(levels.burst)} never reached "
+              f"(ran at {level}, baseline {levels.q(levels.baseline)})")
+    message = (f"{what}: {reason}. The bucket was empty when the check began, so there was no "
+               f"burst to time; this says nothing against the volume. The model's balance: "
+               f"{origin}. Pass --burst-balance with CloudWatch BurstBalance, or let the "
+               f"volume refill and run again. Claim {claim}" + (f", {source}" if source else ""))
+    return Verdict(Outcome.INCONCLUSIVE, claim, what, None, None, "s", BINDING, reason,
+                   message, "TIME", {"level": knee.before, "baseline": levels.baseline,
+                                     "burst": levels.burst})
+
+
+def judge_knee_time(claim: str, what: str, knee: Knee, levels: Levels, timing: Timing, *,
+                    consumed: float, modelled: float, origin: str, context: str = "",
+                    source: str = "") -> Verdict:
+    """TIME: the knee came ``timing.expected_s`` ± tolerance after the load began.
+
+    ``consumed`` is the credits the run spent above the baseline (∫ delivered − baseline),
+    ``modelled`` what the model said the bucket held; ``context`` an extra sentence (e.g.
+    the idle time of a refill).
+    """
+    if knee.before < levels.middle:
+        return no_credits_at_start(claim, what, knee, levels, origin, source=source)
+    found = plain.judge_time(claim, what, knee.t_s if knee.found else None,
+                               timing.expected_s, rel_tol=timing.rel_tol,
+                               min_abs_s=timing.min_abs_s, observed_for_s=timing.observed_s,
+                               binding=BINDING, source=source)
+    sentences = [context] if context else []
+    if knee.found and knee.after is not None:
+        sentences.append(f"Burst at {levels.q(knee.before)}, then {levels.q(knee.after)} "
+                         f"(model: {levels.q(levels.burst)}, then {levels.q(levels.baseline)}).")
+    if modelled > 0:
+        sentences.append(f"Credits consumed above the baseline: {consumed:,.0f} "
+                         f"{levels.credit_unit} of the {modelled:,.0f} the model put in the "
+                         f"bucket ({100 * consumed / modelled:.0f} %; {origin}).")
+    note = real_time_note(timing, knee.t_s if knee.found else None)
+    if note:
+        sentences.append(note)
+    details = {**found.details, "knee_s": knee.t_s, "level_before": knee.before,
+               "level_after": knee.after, "noise": knee.noise, "consumed_credits": consumed,
+               "modelled_credits": modelled, "timescale": timing.timescale,
+               "knee_reason": knee.reason}
+    message = _insert_before_citation(found.message, claim, " ".join(sentences))
+    return dataclasses.replace(found, message=message, details=details)
+
+
+def trim_result(result: FioResult, from_s: float) -> FioResult:
+    """The run from ``from_s`` on: series cut, read/write means recomputed from them, so
+    a CAP judge sees only the windows after the knee (latency stays the whole run's)."""
+
+    def cut(series: Series) -> Series:
+        kept = [(t, v) for t, v in zip(series.t_s, series.values) if t - 1e-9 > from_s]
+        return Series(tuple(t for t, _ in kept), tuple(v for _, v in kept))
+
+    series = {key: cut(value) for key, value in result.series.items()}
+
+    def stats(direction: DirectionStats, name: str) -> DirectionStats:
+        iops, bw = series.get(f"{name}_iops", Series()), series.get(f"{name}_bw", Series())
+        return dataclasses.replace(direction, iops=iops.mean(), bw_bytes=bw.mean())
+
+    return dataclasses.replace(result, series=series, read=stats(result.read, "read"),
+                               write=stats(result.write, "write"))
+
+
+def first_settled_s(knee: Knee) -> float:
+    """Where the after-knee level is settled: the end of the window holding the knee."""
+    if knee.t_s is None:
+        return 0.0
+    return knee.t_s + knee.window_s
+
+
+def model_curve(levels: Levels, knee_s: float | None, end_s: float,
+                idle_prefix: Sequence[tuple[float, float]] = ()) -> list[tuple[float, float]]:
+    """Corners of the expected curve: burst until ``knee_s``, then baseline, to ``end_s``."""
+    if knee_s is None:
+        return [*idle_prefix, (0.0, levels.baseline), (end_s, levels.baseline)]
+    knee_s = min(knee_s, end_s)
+    return [*idle_prefix, (0.0, levels.burst), (knee_s, levels.burst),
+            (knee_s, levels.baseline), (end_s, levels.baseline)]

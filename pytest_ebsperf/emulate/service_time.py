@@ -1,0 +1,226 @@
+"""Service time for emulated volumes: every I/O takes the volume type's latency.
+
+A loop device answers in microseconds; a real EBS volume takes 0.2-1 ms per I/O (HDD types:
+milliseconds), which is what makes queue depth matter. So an emulated volume with latency is a
+loop device with direct I/O over a file served by ``ebsperf-latfs`` (``latfs.c`` beside this
+module: a FUSE daemon, compiled here on first use with the system's C compiler and libfuse3),
+which answers each request after a log-normal service time with the given mean. The kernel's
+throttle cgroup on the loop device still sets the rate; the daemon sets the time per I/O.
+
+Each volume type's record holds the figure it gets with ``--emulate-latency=auto``
+(:attr:`~pytest_ebsperf.spec.volume_types.VolumeType.emulated_latency_us`).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from pytest_ebsperf.errors import EmulationUnavailableError
+from pytest_ebsperf.spec import volume_types
+
+SOURCE = Path(__file__).with_name("latfs.c")
+#: Shape of the log-normal (sigma of the log): p99 is about 1.7 x the mean.
+SIGMA = 0.25
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))) / "pytest-ebsperf"
+
+
+def parse(text: str | None, where: str = "--emulate-latency") -> float | str | None:
+    """``auto`` / ``none`` / milliseconds -> ``"auto"``, ``None`` or µs; a sentence if bad."""
+    from pytest_ebsperf.errors import ConfigError
+
+    if text is None or text.strip().lower() in ("", "none", "0"):
+        return None
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        ms = float(text.strip().removesuffix("ms"))
+    except ValueError:
+        raise ConfigError(f"{where}={text}: give auto (each type's documented figure), none, "
+                          "or a mean service time in milliseconds such as 0.5.") from None
+    if not 0 < ms <= 1000:
+        raise ConfigError(f"{where}={text}: a mean service time from above 0 to 1000 ms.")
+    return ms * 1000.0
+
+
+#: What the daemon carries on a 2-CPU machine with the I/O path and fio beside it, with a
+#: second emulated volume busy at the same time (docs/benchmarks.md): a volume whose limits
+#: allow more gets no emulated latency, said in its notes (io2's 4,000 MiB/s through the
+#: daemon beside another worker: 3,066 MiB/s with latency, 3,526 MiB/s with none, each a
+#: false FAIL).
+REACH_IOPS = 25_000
+REACH_BPS = 2_000 * 1024 * 1024
+
+
+def beyond_reach(iops: float | None, bps: float | None) -> str | None:
+    """Why a volume this fast is emulated without latency, or None."""
+    if iops is not None and iops > REACH_IOPS:
+        return (f"{iops:,.0f} IOPS is beyond what emulated latency reaches on this machine "
+                f"(about {REACH_IOPS:,} IOPS, docs/benchmarks.md)")
+    if bps is not None and bps > REACH_BPS:
+        return (f"{bps / 2**20:,.0f} MiB/s is beyond what emulated latency reaches on this "
+                f"machine (about {REACH_BPS // 2**20:,} MiB/s, docs/benchmarks.md)")
+    return None
+
+
+def for_volume(setting: float | str | None, volume_type: str) -> float | None:
+    """The mean service time (µs) for a volume of ``volume_type``, or None (no latency)."""
+    if setting is None:
+        return None
+    if setting == "auto":
+        kind = volume_types.known(volume_type)
+        return kind.emulated_latency_us if kind is not None else 500.0
+    return float(setting)
+
+
+@functools.lru_cache(maxsize=1)
+def binary() -> str:
+    """The compiled daemon (built once per source version into the user's cache)."""
+    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
+    target = CACHE / f"ebsperf-latfs-{digest}"
+    if target.exists():
+        return str(target)
+    cc = shutil.which("cc") or shutil.which("gcc")
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "fuse3"], capture_output=True,
+                           text=True, check=False) if shutil.which("pkg-config") else None
+    if cc is None or flags is None or flags.returncode != 0:
+        raise EmulationUnavailableError(
+            "Emulated latency (--emulate-latency) needs a C compiler and libfuse3 to build its "
+            "FUSE daemon (Debian/Ubuntu: apt-get install gcc pkg-config libfuse3-dev); or pass "
+            "--emulate-latency=none.")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(f".{os.getpid()}")
+    done = subprocess.run([cc, "-O2", "-o", str(partial), str(SOURCE), *flags.stdout.split(),
+                           "-lm", "-lpthread"], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise EmulationUnavailableError(
+            f"The emulated-latency daemon did not build: {done.stderr.strip()[-300:]}")
+    partial.replace(target)
+    return str(target)
+
+
+def check_available() -> None:
+    """A sentence (EmulationUnavailableError) when latency cannot be emulated here."""
+    if not Path("/dev/fuse").exists():
+        raise EmulationUnavailableError(
+            "Emulated latency needs /dev/fuse (the FUSE module); pass --emulate-latency=none.")
+    binary()
+
+
+class LatencyServer:
+    """One ``ebsperf-latfs`` daemon serving ``backing`` as ``<mountpoint>/<name>``."""
+
+    def __init__(self, backing: Path, mountpoint: Path, mean_us: float, *,
+                 overhead_us: float = 0.0, sigma: float = SIGMA) -> None:
+        self.backing, self.mountpoint = backing, mountpoint
+        self.mean_us, self.overhead_us, self.sigma = mean_us, overhead_us, sigma
+        self.control = mountpoint.with_name(mountpoint.name + ".control")
+        self.proc: subprocess.Popen[str] | None = None
+
+    @property
+    def path(self) -> Path:
+        """The file a loop device is attached to."""
+        return self.mountpoint / "volume.img"
+
+    def start(self) -> LatencyServer:
+        self.mountpoint.mkdir(mode=0o700, exist_ok=True)
+        self._write_control()
+        argv = [binary(), str(self.mountpoint), "--backing", str(self.backing),
+                "--mean-us", f"{self.mean_us:g}", "--sigma", f"{self.sigma:g}",
+                "--overhead-us", f"{self.overhead_us:g}", "--control", str(self.control)]
+        from pytest_ebsperf.fio.process import _setpriv
+
+        setpriv = _setpriv()
+        if setpriv is not None:  # dies with this process: a hung daemon would hang the loop
+            argv = [setpriv, "--pdeathsig", "KILL", "--", *argv]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, close_fds=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline().strip()
+        if line != "ready":
+            said = (self.proc.stderr.read() if self.proc.stderr else "").strip()[-300:]
+            self.stop()
+            raise EmulationUnavailableError(
+                f"The emulated-latency daemon did not start: {said or 'no output'}.")
+        deadline = time.monotonic() + 5
+        while not self.path.exists():
+            if time.monotonic() > deadline:
+                self.stop()
+                raise EmulationUnavailableError("The emulated-latency file never appeared.")
+            time.sleep(0.01)
+        return self
+
+    def _write_control(self) -> None:
+        self.control.write_text(f"{self.mean_us:g} {self.sigma:g} {self.overhead_us:g}\n")
+
+    def set(self, mean_us: float | None = None, overhead_us: float | None = None) -> None:
+        """Change the service time while it runs."""
+        if mean_us is not None:
+            self.mean_us = mean_us
+        if overhead_us is not None:
+            self.overhead_us = overhead_us
+        self._write_control()
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGUSR1)
+            time.sleep(0.05)  # the daemon reloads within 20 ms
+
+    def stop(self) -> None:
+        """End the daemon (it unmounts); unmount lazily if it could not."""
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc is not None:
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+        from pytest_ebsperf.emulate import loop
+
+        if loop.is_mountpoint(self.mountpoint):
+            subprocess.run(["umount", "-l", str(self.mountpoint)], capture_output=True,
+                           check=False)
+        for path in (self.control,):
+            path.unlink(missing_ok=True)
+        try:
+            self.mountpoint.rmdir()
+        except OSError:
+            pass
+
+
+_calibrated: dict[int, float] = {}
+
+
+def calibrate(device: str, server: LatencyServer) -> float:
+    """Make fio's mean completion latency at queue depth 1 match the set mean: what the path
+    adds beyond the service time (the loop device, FUSE, wake-ups) is measured with fio and
+    taken off each service time. Once per mean per process; returns what is taken off."""
+    key = round(server.mean_us)
+    if key not in _calibrated:
+        taken = 0.0
+        for _ in range(2):  # the second pass corrects what the first one's guess changed
+            server.set(overhead_us=taken)
+            taken += measure_qd1_us(device) - server.mean_us
+            taken = max(0.0, min(taken, 0.8 * server.mean_us))
+        _calibrated[key] = taken
+    server.set(overhead_us=_calibrated[key])
+    return _calibrated[key]
+
+
+def measure_qd1_us(device: str) -> float:
+    """fio's mean completion latency (µs) of 4 KiB random reads at queue depth 1."""
+    from pytest_ebsperf.fio.runner import FioRunner
+    from pytest_ebsperf.fio.workload import Workload
+
+    result = FioRunner().run(Workload("randread", bs=4096, iodepth=1, runtime_s=1, ramp_s=0.2,
+                                      engine="libaio"), device, readonly=True)
+    return result.read.clat.mean_ns / 1000.0

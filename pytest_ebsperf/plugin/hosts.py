@@ -1,0 +1,338 @@
+"""pytest hooks for a fleet: every check once per host of testinfra's ``--hosts``.
+
+* Tests that use the ``ebsperf`` fixture are parametrized with ``ebsperf_host_id`` (one id per
+  host, testinfra's own: ``[ssh://10.0.0.2]``); without ``--hosts`` nothing changes, ids
+  included.
+* Each host gets an :class:`~pytest_ebsperf.checks.session.EbsperfSession` whose fio runner goes
+  through that host's testinfra Host object; it is checked (reachable, fio, the device and
+  its refusals) before its first check. A host that cannot be measured fails its checks with
+  the sentence that names it; the other hosts go on.
+* Under pytest-xdist (``-n N``) each host's tests are one ``xdist_group``, and ``--dist load``
+  becomes ``loadgroup``: two workers never load the same host's device at once, and hosts
+  run in parallel.
+* The terminal summary gains an "ebsperf: fleet" section: how many hosts passed, failed,
+  were unreachable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, cast
+
+import pytest
+
+from pytest_ebsperf.errors import ConfigError, EbsperfError
+from pytest_ebsperf.plugin.keys import FLEET_KEY
+from pytest_ebsperf.plugin.state import STATE_KEY
+
+if TYPE_CHECKING:
+    from pytest_ebsperf.checks.session import EbsperfSession
+    from pytest_ebsperf.fio import fleet
+
+HOST_PROPERTY = "ebsperf_host"
+BROKEN_PROPERTY = "ebsperf_host_broken"
+FIXTURE = "ebsperf_host_id"
+
+
+class FleetRun:
+    """The hosts of the run, their sessions (made on first use) and their outcomes."""
+
+    def __init__(self, config: pytest.Config, hosts: list[fleet.FleetHost],
+                 source: str) -> None:
+        from pytest_ebsperf.fio import fleet
+
+        self.config = config
+        self.hosts = {h.id: h for h in hosts}
+        self.source = source
+        self.states = {h.id: fleet.HostState(h) for h in hosts}
+        import tempfile
+
+        #: ssh master connections of this process (one per host, closed at the end).
+        self.control_dir = tempfile.mkdtemp(prefix="ebsperf-ssh.")
+        fleet.multiplex(hosts, self.control_dir)
+        #: Outcomes as the reports arrive (on the xdist controller too): id -> state.
+        self.tally = {h.id: fleet.HostState(h) for h in hosts}
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self.hosts)
+
+    def session_for(self, host_id: str) -> EbsperfSession:
+        """The host's session, checked once; raises EbsperfError with the host's sentence."""
+        from pytest_ebsperf.fio import fleet
+
+        state = self.states[host_id]
+        if state.broken:
+            raise EbsperfError(state.broken)
+        if state.session is not None:
+            return state.session  # type: ignore[no-any-return]
+        fleet_host = self.hosts[host_id]
+        why = fleet.reachability(fleet_host)
+        if why:
+            state.broken = why
+            raise EbsperfError(why)
+        from pytest_ebsperf.checks.session import EbsperfSession
+        from pytest_ebsperf.fio.host import FioHost
+        from pytest_ebsperf.fio.runner import FioRunner
+
+        plugin = self.config.stash[STATE_KEY]
+        settings = fleet.settings_for(plugin.settings, fleet_host, self.source)
+        session = EbsperfSession(settings, host_id=host_id)
+        session._runner = FioRunner(host=FioHost(fleet_host.host), fio=settings.fio)
+        plugin.prepare_session(session)
+        try:
+            session.preflight()
+        except (EbsperfError, OSError) as exc:
+            session.close()
+            state.broken = fleet.describe_error(exc, fleet_host)
+            raise EbsperfError(state.broken) from None
+        state.session = session
+        return session
+
+    def close_sessions(self) -> None:
+        """Close every host's session (its emulated volumes there); safe to call twice. A
+        host whose clean-up failed does not keep the others' from running; the first error
+        is raised once all were tried."""
+        errors: list[Exception] = []
+        for state in self.states.values():
+            if state.session is not None:
+                session, state.session = state.session, None
+                try:
+                    session.close()
+                except Exception as exc:  # noqa: BLE001 - raised below, after the others
+                    errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    def close(self) -> None:
+        from pytest_ebsperf.fio import fleet
+
+        try:
+            self.close_sessions()
+        finally:
+            fleet.end_multiplex(self.control_dir)
+
+
+def fleet_options(config: pytest.Config) -> dict[str, Any]:
+    """testinfra's options that say how to reach the hosts."""
+    from pytest_ebsperf.fio import fleet
+
+    return {name: getattr(config.option, name, None) for name in fleet.TESTINFRA_OPTIONS}
+
+
+SERVERS_KEY = pytest.StashKey[list[Any]]()
+
+
+def _configure_servers(config: pytest.Config, plugin: Any) -> None:
+    """--ebsperf-fio-servers: the servers and their facts, given to the run's session."""
+    from pytest_ebsperf.fio import fleet
+
+    settings = plugin.settings
+    if getattr(config.option, "hosts", None):
+        raise pytest.UsageError("--ebsperf-fio-servers with --hosts: choose one engine for the "
+                                "fleet (fio's client/server mode, or testinfra's backends).")
+    if settings.emulate:
+        raise pytest.UsageError("--emulate with --ebsperf-fio-servers: emulated volumes are "
+                                "made on this machine; give each server its real device.")
+    from pytest_ebsperf.checks.servers import server_hosts
+
+    try:
+        entries = fleet.load_hosts_file(settings.hosts_file) if settings.hosts_file else {}
+        servers = server_hosts(settings, entries)
+        known = {key for s in servers for key in (s.server.spec, s.server.address)}
+        stray = [k for k in entries if k != "defaults" and k not in known]
+        if stray:
+            raise ConfigError(f"--ebsperf-hosts-file={settings.hosts_file} has entries for "
+                              f"{', '.join(stray)}, which --ebsperf-fio-servers does not name.")
+    except EbsperfError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[SERVERS_KEY] = servers
+    plugin.on_session(lambda session: setattr(session, "fio_servers", servers))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    specs = getattr(config.option, "hosts", None)
+    plugin = config.stash.get(STATE_KEY, None)
+    if plugin is not None and plugin.settings.fio_servers:
+        _configure_servers(config, plugin)
+        return
+    if not specs and (plugin is None or not plugin.settings.hosts_file):
+        return  # no fleet: nothing of the fleet is loaded
+    from pytest_ebsperf.fio import fleet
+
+    if plugin is not None and not specs and plugin.settings.hosts_file:
+        try:  # not used without --hosts, but a file that does not parse is said at once
+            fleet.load_hosts_file(plugin.settings.hosts_file)
+        except EbsperfError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    if not specs or plugin is None:
+        return
+    settings = plugin.settings
+    if settings.provision:
+        raise pytest.UsageError("--ebsperf-provision with --hosts: provisioning attaches "
+                                "volumes to the instance pytest runs on; run it per host.")
+    try:
+        hosts = fleet.hosts_from_testinfra(specs, fleet_options(config))
+        entries: dict[str, dict[str, Any]] = {}
+        source = "--device and volume options"
+        if settings.hosts_file:
+            entries = fleet.load_hosts_file(settings.hosts_file)
+            source = f"hosts file {settings.hosts_file}"
+            stray = fleet.unknown_entries(entries, hosts)
+            if stray:
+                raise ConfigError(
+                    f"--ebsperf-hosts-file={settings.hosts_file} has entries for "
+                    f"{', '.join(stray)}, which --hosts does not name (hosts: "
+                    f"{', '.join(h.id for h in hosts)}).")
+        hosts = [dataclasses.replace(h, facts=fleet.facts_for(entries, h)) for h in hosts]
+        missing = [h.id for h in hosts
+                   if not (h.facts.get("device") or settings.device or settings.emulate)]
+        if missing:
+            raise ConfigError(f"No device for {', '.join(missing)}: give --device (the same "
+                              "path on every host) or a hosts file (--ebsperf-hosts-file) "
+                              "with a device per host.")
+    except EbsperfError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[FLEET_KEY] = FleetRun(config, hosts, source)
+    config.pluginmanager.register(FleetTally(config), "ebsperf-fleet-tally")
+    _group_hosts_for_xdist(config)
+
+
+def _group_hosts_for_xdist(config: pytest.Config) -> None:
+    """One host, one worker at a time: ``--dist load`` becomes ``loadgroup``."""
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The hosts' volumes go at session finish, not at unconfigure: an xdist worker says it
+    has finished only after this hook, and once it has, pytest-xdist gives it 10 s to exit
+    before killing it. Closing a volume over SSH takes several round trips; on a busy
+    machine two volumes took longer than that, and the killed worker left both behind."""
+    run = fleet_run(session.config)
+    if run is not None:
+        run.close_sessions()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run = fleet_run(config)
+    if run is not None:
+        run.close()
+        del config.stash[FLEET_KEY]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    run = fleet_run(metafunc.config)
+    if run is None or FIXTURE not in metafunc.fixturenames:
+        return
+    metafunc.parametrize(FIXTURE, run.ids, ids=run.ids, scope="session")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if fleet_run(config) is None:
+        return
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        host_id = callspec.params.get(FIXTURE) if callspec is not None else None
+        if host_id is not None:
+            item.add_marker(pytest.mark.xdist_group(name=str(host_id)))
+
+
+@pytest.fixture(scope="session")
+def ebsperf_host_id() -> str | None:
+    """The fleet host of this test (testinfra's id, ``ssh://10.0.0.2``); None without
+    ``--hosts``."""
+    return None
+
+
+def fleet_session(item: pytest.Item, host_id: str | None) -> EbsperfSession | None:
+    """The session of ``host_id`` for ``item``, or None without a fleet. A host that cannot
+    be measured fails the test with its sentence."""
+
+    run = fleet_run(item.config)
+    if run is None or host_id is None:
+        return None
+    item.user_properties.append((HOST_PROPERTY, host_id))
+    try:
+        return run.session_for(host_id)
+    except EbsperfError as exc:
+        item.user_properties.append((BROKEN_PROPERTY, str(exc)))
+        from pytest_ebsperf.plugin.outcomes import fail_plainly
+
+        fail_plainly(f"Host {host_id} cannot be measured: {exc}", pytrace=False)
+    return None
+
+
+class FleetTally:
+    """Counts outcomes per host from the reports (works on the xdist controller too)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        run = fleet_run(self.config)
+        if run is None:
+            return
+        props = {k: v for k, v in report.user_properties
+                     if k in (HOST_PROPERTY, BROKEN_PROPERTY)}
+        host_id = props.get(HOST_PROPERTY)
+        if host_id not in run.tally:
+            return
+        state = run.tally[host_id]
+        if BROKEN_PROPERTY in props:
+            state.broken = str(props[BROKEN_PROPERTY])
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            if report.passed:
+                state.passed += 1
+            elif report.skipped:
+                state.skipped += 1
+            else:
+                state.failed += 1
+
+
+#: The fleet section comes last in the summary.
+SUMMARY_ORDER = 40
+
+
+def pytest_ebsperf_summary_sections(config: pytest.Config
+                                    ) -> list[tuple[int, str, list[str]]]:
+    """The "ebsperf: fleet" section (none without --hosts or --ebsperf-fio-servers)."""
+    if hasattr(config, "workerinput"):
+        return []
+    servers, run = config.stash.get(SERVERS_KEY, None), fleet_run(config)
+    if not servers and run is None:
+        return []
+    from pytest_ebsperf.fio import fleet
+
+    if servers:
+        state = config.stash.get(STATE_KEY, None)
+        rows = state.rows if state is not None else []
+        return [(SUMMARY_ORDER, "ebsperf: fleet (fio client/server)",
+                 fleet.host_summary(_server_states(servers, rows)))]
+    assert run is not None
+    return [(SUMMARY_ORDER, "ebsperf: fleet", fleet.host_summary(list(run.tally.values())))]
+
+
+def _server_states(servers: list[Any], rows: list[dict[str, Any]]) -> list[fleet.HostState]:
+    from pytest_ebsperf.fio import fleet
+
+    states = []
+    for server in servers:
+        state = fleet.HostState(fleet.FleetHost(server.label, server.server.address, None))
+        for row in (r for r in rows if r.get("host") == server.label):
+            if row.get("binding") == "unreachable":
+                state.broken = str(row.get("reason", "")).removeprefix("unreachable: ")
+            elif row.get("outcome") == "fail":
+                state.failed += 1
+            elif row.get("outcome") in ("pass", "info"):
+                state.passed += 1
+            else:
+                state.skipped += 1
+        states.append(state)
+    return states
+
+
+def fleet_run(config: pytest.Config) -> FleetRun | None:
+    """The run's fleet (``--hosts``), or None."""
+    return cast("FleetRun | None", config.stash.get(FLEET_KEY, None))

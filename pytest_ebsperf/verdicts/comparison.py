@@ -1,0 +1,356 @@
+"""Comparisons of two measurements, decided in paired alternating blocks.
+
+"gp2 runs this job at least 3 x as fast as Magnetic" (S0-08), "first writes at least 0.9 x
+second writes" (S1-03, S1-08), "encryption costs no IOPS" (S2-17): each compares two
+measurements made on one host, one after the other. Measured once each, a slow spell of the
+host or a neighbour's load that lands on one of them and not the other decides the verdict.
+So a comparison is made of **pairs of blocks**: a fresh fio run on A, then one on B, again
+and again (A B A B ...; ramp dropped), and each pair ``j`` gives one difference ``d_j``:
+
+* ``log(A_j) - log(B_j)`` for a ratio (the bar ``log(ratio)``),
+* ``A_j - (factor x B_j + slack)`` for an affine bound (S2-17's latency: 1.10 x + 50 µs).
+
+The pairs' mean ``d`` is judged with Student's t on ``K - 1`` degrees of freedom. Whatever
+moves both halves of a pair alike (the host's drift, a neighbour's slow step) cancels in ``d``.
+
+**Looks.** The mean is judged after 4, 8, 16 and 32 pairs (:data:`LOOKS`):
+
+* **PASS** when the one-sided bound clears the bar at ``pass_alpha / looks`` (Bonferroni over
+  the looks: a pair exactly at the bar passes with probability at most ``pass_alpha``).
+* **FAIL** in two stages: a *first stage* says the bound lies beyond the bar at
+  ``alpha1 / looks``, then a *fresh, equally long* stage (new pairs, judged on their own)
+  must say so too at ``alpha2``. The stages' data are independent, so a pair exactly at the
+  bar fails with probability at most ``alpha1 x alpha2``: half the check's share of the
+  run's false-red budget (the other half a margin for blocks that are not the normal,
+  independent ones the t test assumes; simulated at the bar, docs/benchmarks.md). When the second stage does not confirm, its pairs join the first's and
+  the next look goes on.
+* **INCONCLUSIVE** after the last look with neither.
+
+Equivalence ("the same within 5 %") is two one-sided tests on the same statistic: PASS when
+both bounds lie inside the band, FAIL (two stages) when the interval lies wholly outside.
+
+This module is pure: a check feeds it block figures (:class:`Sequential`), the benchmark
+feeds it simulated ones, and both get the same decisions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pytest_ebsperf.verdicts import stats
+
+#: Pairs after which the statistic is judged.
+LOOKS = (4, 8, 16, 32)
+#: One-sided level of a PASS over all looks.
+PASS_ALPHA = 1e-3
+#: The share of a check's false-red level the two stages spend (see
+#: :attr:`Design.false_fail_bound`).
+FAIL_MARGIN = 0.5
+
+AT_LEAST = "at least"
+AT_MOST = "at most"
+WITHIN = "within"
+
+PASS = "pass"
+FAIL = "fail"
+INCONCLUSIVE = "inconclusive"
+MORE = "more"
+
+
+@dataclass(frozen=True)
+class Design:
+    """What a comparison decides and at which levels.
+
+    ``kind`` is :data:`AT_LEAST` (``d >= low``), :data:`AT_MOST` (``d <= high``) or
+    :data:`WITHIN` (``low <= d <= high``), on the scale of ``d``. ``fail_alpha`` is the
+    check's share of the run's false-red budget; ``pass_alpha`` the level of a PASS.
+    """
+
+    kind: str
+    low: float = -math.inf
+    high: float = math.inf
+    fail_alpha: float = 1e-3 / 40
+    pass_alpha: float = PASS_ALPHA
+    looks: tuple[int, ...] = LOOKS
+
+    def __post_init__(self) -> None:
+        if self.kind not in (AT_LEAST, AT_MOST, WITHIN):
+            raise ValueError(f"unknown comparison {self.kind!r}")
+        if not self.looks or any(b <= a for a, b in zip(self.looks, self.looks[1:])):
+            raise ValueError(f"looks must grow: {self.looks}")
+        if self.looks[0] < 2:
+            raise ValueError("the first look needs at least 2 pairs")
+
+    @property
+    def pass_level(self) -> float:
+        """The PASS level of one look."""
+        return self.pass_alpha / len(self.looks)
+
+    @property
+    def false_fail_bound(self) -> float:
+        """The most often a pair exactly at the bar fails: the stages' levels multiplied,
+        half the check's share (the other half is a margin for blocks whose differences are
+        not the normal, independent ones the t test assumes)."""
+        return self.fail_alpha * FAIL_MARGIN
+
+    @property
+    def first_level(self) -> float:
+        """The first stage's level at one look (its share of the stages' square root)."""
+        return math.sqrt(self.false_fail_bound) / len(self.looks)
+
+    @property
+    def confirm_level(self) -> float:
+        """The confirming stage's level."""
+        return math.sqrt(self.false_fail_bound)
+
+    @property
+    def max_pairs(self) -> int:
+        """Pairs the longest path takes: every look, the last one's stage confirmed."""
+        return 2 * self.looks[-1]
+
+    # -- one sample's verdict at one level -------------------------------------------------
+    def passes(self, sample: stats.PairedDifferences) -> bool:
+        level = self.pass_level
+        if sample.k < 2:
+            return False
+        if self.kind == AT_LEAST:
+            return sample.lower(level) >= self.low
+        if self.kind == AT_MOST:
+            return sample.upper(level) <= self.high
+        return sample.lower(level) >= self.low and sample.upper(level) <= self.high
+
+    def beyond(self, sample: stats.PairedDifferences, level: float) -> bool:
+        """The whole interval at ``level`` lies on the wrong side of the bar."""
+        if sample.k < 2:
+            return False
+        if self.kind == AT_LEAST:
+            return sample.upper(level) < self.low
+        if self.kind == AT_MOST:
+            return sample.lower(level) > self.high
+        return sample.lower(level) > self.high or sample.upper(level) < self.low
+
+
+@dataclass(frozen=True)
+class Look:
+    """One judgement: which stage, how many pairs, the mean, its bounds at the level used."""
+
+    stage: str  # "first" or "confirm"
+    pairs: int
+    mean: float
+    low: float
+    high: float
+    level: float
+    said: str  # PASS, FAIL (a first stage beyond the bar, or a confirmed FAIL) or MORE
+
+    def as_dict(self) -> dict[str, object]:
+        return {"stage": self.stage, "pairs": self.pairs, "mean": _finite(self.mean),
+                "low": _finite(self.low), "high": _finite(self.high), "level": self.level,
+                "said": self.said}
+
+
+@dataclass
+class Sequential:
+    """The state of one comparison: feed it pairs until :attr:`outcome` is set.
+
+    ``wanted()`` says how many more pairs to measure before the next judgement; ``add()``
+    takes one pair's difference; ``judge()`` is called when ``wanted()`` is 0.
+    """
+
+    design: Design
+    pairs: list[float] = field(default_factory=list)
+    confirming: list[float] | None = None
+    look_index: int = 0
+    looks: list[Look] = field(default_factory=list)
+    outcome: str | None = None
+
+    def wanted(self) -> int:
+        if self.outcome is not None:
+            return 0
+        if self.confirming is not None:
+            return max(0, self.design.looks[self.look_index] - len(self.confirming))
+        return max(0, self.design.looks[self.look_index] - len(self.pairs))
+
+    def add(self, difference: float) -> None:
+        if self.outcome is not None:
+            raise RuntimeError("the comparison is decided")
+        (self.confirming if self.confirming is not None else self.pairs).append(difference)
+
+    def judge(self) -> str:
+        """Judge the sample once it holds the pairs wanted; returns the outcome or MORE."""
+        if self.wanted():
+            return MORE
+        d = self.design
+        if self.confirming is not None:
+            sample = stats.paired(self.confirming)
+            beyond = d.beyond(sample, d.confirm_level)
+            self._record("confirm", sample, d.confirm_level, FAIL if beyond else MORE)
+            if beyond:
+                self.outcome = FAIL
+                return FAIL
+            # not confirmed: the fresh pairs join the sample, the next look goes on
+            self.pairs += self.confirming
+            self.confirming = None
+            self.look_index += 1
+            while self.look_index < len(d.looks) and d.looks[self.look_index] < len(self.pairs):
+                self.look_index += 1
+            if self.look_index >= len(d.looks):
+                self.outcome = INCONCLUSIVE
+                return INCONCLUSIVE
+            return self.judge() if not self.wanted() else MORE
+        sample = stats.paired(self.pairs)
+        if d.passes(sample):
+            self._record("first", sample, d.pass_level, PASS)
+            self.outcome = PASS
+            return PASS
+        if d.beyond(sample, d.first_level):
+            self._record("first", sample, d.first_level, FAIL)
+            self.confirming = []
+            return MORE
+        self._record("first", sample, d.pass_level, MORE)
+        self.look_index += 1
+        if self.look_index >= len(d.looks):
+            self.outcome = INCONCLUSIVE
+            return INCONCLUSIVE
+        return MORE
+
+    def _record(self, stage: str, sample: stats.PairedDifferences, level: float,
+                said: str) -> None:
+        self.looks.append(Look(stage, sample.k, sample.mean, sample.lower(level),
+                               sample.upper(level), level, said))
+
+    @property
+    def all_pairs(self) -> list[float]:
+        return [*self.pairs, *(self.confirming or [])]
+
+    def summary(self) -> stats.PairedDifferences | None:
+        """The statistic over every pair measured (what the verdict reports)."""
+        pairs = self.all_pairs
+        return stats.paired(pairs) if pairs else None
+
+    def last_bounds(self) -> tuple[float, float, float] | None:
+        """(low, high, level) of the judgement that decided (or the last one)."""
+        if not self.looks:
+            return None
+        last = self.looks[-1]
+        return last.low, last.high, last.level
+
+
+def run(design: Design, pairs: Sequence[float]) -> Sequential:
+    """Decide on pre-measured pairs (tests, simulation): feed ``pairs`` in order until the
+    comparison is decided or they run out (then the state is returned undecided)."""
+    seq = Sequential(design)
+    it = iter(pairs)
+    while seq.outcome is None:
+        for _ in range(seq.wanted()):
+            try:
+                seq.add(next(it))
+            except StopIteration:
+                return seq
+        seq.judge()
+    return seq
+
+
+def ratio_design(kind: str, ratio: float, *, fail_alpha: float,
+                 pass_alpha: float = PASS_ALPHA, looks: tuple[int, ...] = LOOKS) -> Design:
+    """A ratio claim on ``d = log(A) - log(B)``: ``AT_LEAST`` ratio, or ``WITHIN`` a
+    relative deviation ``ratio`` (0.05: 1 +- 5 %)."""
+    if kind == AT_LEAST:
+        return Design(AT_LEAST, low=math.log(ratio), fail_alpha=fail_alpha,
+                      pass_alpha=pass_alpha, looks=looks)
+    if kind == WITHIN:
+        return Design(WITHIN, low=math.log(1.0 - ratio), high=math.log(1.0 + ratio),
+                      fail_alpha=fail_alpha, pass_alpha=pass_alpha, looks=looks)
+    raise ValueError(f"a ratio claim is {AT_LEAST!r} or {WITHIN!r}, not {kind!r}")
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+# -- the verdict ------------------------------------------------------------------------------
+def ratio_text(value: float) -> str:
+    """``4.712`` -> ``4.71x``; ``0.9966`` -> ``0.997x``; ``1.0`` -> ``1.00x``."""
+    if not math.isfinite(value):
+        return "-"
+    return f"{value:#.3g}x" if value < 100 else f"{value:,.0f}x"
+
+
+def level_text(level: float) -> str:
+    """A one-sided level as people read it: ``2.5e-04``, ``0.45 %``."""
+    return f"{level * 100:.2g} %" if level >= 1e-3 else f"{level:.1e}"
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """The block figures of both sides and what one block was (for the verdict)."""
+
+    a: tuple[float, ...]
+    b: tuple[float, ...]
+    block_s: float
+    ramp_s: float
+    #: Why the pairs stopped before a decision (a bucket that cannot carry another block,
+    #: a block that measured nothing); "" when the design ran its course.
+    stopped: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {"a": list(self.a), "b": list(self.b), "block_s": self.block_s,
+                "ramp_s": self.ramp_s, "stopped": self.stopped}
+
+
+def evidence_details(seq: Sequential, blocks: Blocks) -> dict[str, object]:
+    """What the results file keeps of a paired comparison: every block, every look and the
+    levels used."""
+    d = seq.design
+    summary = seq.summary()
+    return {
+        "paired": {
+            "kind": d.kind, "low": _finite(d.low), "high": _finite(d.high),
+            "pairs": len(seq.all_pairs), "looks_planned": list(d.looks),
+            "differences": seq.all_pairs, "blocks": blocks.as_dict(),
+            "looks": [look.as_dict() for look in seq.looks],
+            "levels": {"pass_per_look": d.pass_level, "pass": d.pass_alpha,
+                       "first_stage_per_look": d.first_level,
+                       "confirming_stage": d.confirm_level,
+                       "false_fail_bound": d.false_fail_bound, "fail_share": d.fail_alpha},
+            "mean": summary.mean if summary else None,
+            "sd": summary.sd if summary else None,
+        }
+    }
+
+
+def describe_looks(seq: Sequential, to_text: object) -> str:
+    """What the looks said, in one sentence; ``to_text`` turns a bound on d's scale into
+    the claim's words."""
+    assert callable(to_text)
+    d = seq.design
+    parts = []
+    for look in seq.looks:
+        if look.stage == "confirm":
+            parts.append(f"a fresh stage of {look.pairs} pairs confirmed "
+                         f"{'it' if look.said == FAIL else 'nothing'} "
+                         f"({_bounds_text(d, look, to_text)})")
+        elif look.said == FAIL:
+            parts.append(f"after {look.pairs} pairs the first stage put it beyond the bar "
+                         f"({_bounds_text(d, look, to_text)})")
+        elif look.said == PASS:
+            parts.append(f"after {look.pairs} pairs {_bounds_text(d, look, to_text)}")
+        else:
+            parts.append(f"after {look.pairs} pairs {_bounds_text(d, look, to_text)}, "
+                         "not yet decided")
+    return "; ".join(parts)
+
+
+def _bounds_text(d: Design, look: Look, to_text: object) -> str:
+    assert callable(to_text)
+    level = level_text(look.level)
+    if d.kind == AT_LEAST:
+        side = "at most" if look.said == FAIL else "at least"
+        value = look.high if look.said == FAIL else look.low
+        return f"{side} {to_text(value)} at level {level}"
+    if d.kind == AT_MOST:
+        side = "at least" if look.said == FAIL else "at most"
+        value = look.low if look.said == FAIL else look.high
+        return f"{side} {to_text(value)} at level {level}"
+    return f"between {to_text(look.low)} and {to_text(look.high)} at level {level} each way"

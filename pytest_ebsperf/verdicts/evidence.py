@@ -1,0 +1,464 @@
+"""What a sample of seconds can say about a claim made for a year: the statistics of verdicts.
+
+A check sees seconds of a run; AWS's duty cycles ("at least 90 % of provisioned IOPS 99.9 % of
+the time", B-SLA) speak of a year. So a check never asks "did any second miss?" but "are the
+misses seen *evidence* that this volume misses more often than the claim allows?":
+
+* **Duty cycles** are a one-sided test. Each window (one second) either reaches the threshold
+  or misses it. Under the null hypothesis "the volume meets the claim" a window misses with
+  probability ``p = 1 - duty``; the test FAILs when what was seen is rarer than the check's
+  false-red level ``alpha`` for a compliant volume over the check's planned windows.
+* **Misses in spells.** A compliant volume's misses need not be independent: a bad spell can
+  last several seconds. The null model is a two-state Markov chain whose stationary miss
+  rate is ``p`` and whose spells last ``spell`` seconds on average (``spell = 1``: independent
+  seconds, the binomial test). The statistic is the count of missed windows; its exact tail
+  under the chain (:func:`miss_tail`, dynamic programming) makes a long run of misses weaker
+  evidence than as many scattered ones.
+* **Sequential, without pauses.** The test is planned for the check's whole runtime ``n`` and
+  its FAIL event only grows with more seconds, so a check stops the moment the critical count
+  is reached (the FAIL is then certain whatever the remaining seconds show) and passes the
+  moment it cannot be reached any more (curtailment). Stopping early costs no false-red
+  level: it is one test of the planned run, decided early. Nothing pauses: a volume at 75 %
+  misses every second and fails once its misses exceed what a compliant volume's spells
+  plausibly add up to (13 seconds of a 60 s io1 check at a level of 2e-4).
+* **Means** (FLOOR, the CAP upper bound, mean latency) are judged with batch means
+  (:mod:`pytest_ebsperf.verdicts.stats`): blocks of consecutive seconds, t on ``K - 1``.
+  Comparisons of two measurements are paired blocks (:mod:`pytest_ebsperf.verdicts.comparison`).
+
+``alpha`` is a per-check level: the run's false-red budget (``--ebsperf-false-alarm``,
+default :data:`DEFAULT_FALSE_ALARM`) divided by the number of checks in the run that can FAIL
+(Bonferroni; INFO checks and checks whose suite does not apply are not counted), so a whole
+run on compliant volumes is red with probability at most the run's level. A PASS has its own
+level, :data:`PASS_ALPHA`: the probability that a volume exactly at the bar is passed.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_ebsperf.verdicts import stats
+
+#: Probability that a whole run on a compliant volume has any false FAIL (all checks together).
+DEFAULT_FALSE_ALARM = 0.001
+#: One-sided level of a PASS decided on an interval (a volume at the bar passes this rarely).
+PASS_ALPHA = 0.001
+#: Confidence of the bounds printed with a pass ("the miss rate is below 4.9 % with 95 %...").
+REPORT_CONFIDENCE = 0.95
+#: Checks assumed in a run when the plugin could not count them.
+DEFAULT_CHECKS_PER_RUN = 40
+
+
+def per_check_alpha(run_alpha: float, checks: int) -> float:
+    """Bonferroni: each of ``checks`` checks gets ``run_alpha / checks``."""
+    return run_alpha / max(1, checks)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How a run weighs evidence: the per-check false-red level ``alpha``, the mean length
+    ``spell`` (in windows) of a compliant volume's runs of missed seconds, and the level
+    ``pass_alpha`` of a PASS decided on an interval."""
+
+    alpha: float = DEFAULT_FALSE_ALARM / DEFAULT_CHECKS_PER_RUN
+    spell: float = 1.0
+    pass_alpha: float = PASS_ALPHA
+
+    @classmethod
+    def for_run(cls, run_alpha: float, checks: int, spell: float = 1.0) -> Policy:
+        return cls(per_check_alpha(run_alpha, checks), spell)
+
+    def split(self, parts: int) -> Policy:
+        """The policy for one of ``parts`` verdicts judged within one check."""
+        return Policy(self.alpha / max(1, parts), self.spell, self.pass_alpha)
+
+    def stages(self) -> tuple[float, float]:
+        """The levels of a two-stage FAIL (a first stage, then a fresh stage that confirms):
+        their product is the check's ``alpha``."""
+        root = math.sqrt(self.alpha)
+        return root, root
+
+
+# -- distributions -----------------------------------------------------------------------
+def binomial_tail(k: int, n: int, p: float) -> float:
+    """P(X >= k) for X ~ Binomial(n, p)."""
+    return stats.binomial_tail(k, n, p)
+
+
+#: Above this many steps (windows x misses tracked) the Markov tail is approximated.
+_EXACT_STEPS = 2_000_000
+
+
+def _independent(p: float, spell: float) -> bool:
+    """Spells of 1 / (1 - p) windows are what independent windows have."""
+    return spell <= 1.0 / (1.0 - p)
+
+
+@functools.lru_cache(maxsize=512)
+def miss_tail(k: int, n: int, p: float, spell: float = 1.0) -> float:
+    """P(M >= k): ``M`` the misses in ``n`` windows of a stationary two-state Markov chain
+    whose stationary miss probability is ``p`` and whose spells of consecutive misses last
+    ``spell`` windows on average (``spell <= 1``: independent windows, the binomial tail).
+
+    Exact by dynamic programming (O(n k)); for very long checks (soaks of many hours) the
+    chain's miss count is approximated as a Poisson sum of geometric spells.
+    """
+    if k <= 0:
+        return 1.0
+    if k > n or p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return 1.0
+    if _independent(p, spell):
+        return binomial_tail(k, n, p)
+    if n * k > _EXACT_STEPS:
+        return _markov_compound_tail(k, n, p, spell)
+    return _markov_distribution(n, p, spell, k)[-1]
+
+
+def _chain(p: float, spell: float) -> tuple[float, float]:
+    """(P(miss | last missed), P(miss | last met)) for rate ``p`` and mean spell ``spell``."""
+    if _independent(p, spell):
+        return p, p
+    stay = 1.0 - 1.0 / spell
+    start = p * (1.0 - stay) / (1.0 - p)  # stationarity: p = start / (1 - stay + start)
+    if start > 1.0:
+        raise ValueError(f"a miss rate of {p:g} cannot have spells of only {spell:g} windows")
+    return stay, start
+
+
+def _markov_distribution(n: int, p: float, spell: float, cap: int) -> list[float]:
+    """P(M = m) for m < ``cap`` and, last, P(M >= cap)."""
+    stay, start = _chain(p, spell)
+    met, missed = _chain_counts(n, cap, stay, start, p)
+    return [min(1.0, max(0.0, x + y)) for x, y in zip(met, missed)]
+
+
+def _chain_counts(n: int, cap: int, stay: float, start: float, first_miss: float
+                  ) -> tuple[list[float], list[float]]:
+    """Dynamic programming over ``n`` windows of the chain: ``met[m]`` / ``missed[m]`` is
+    P(m misses so far and the last window met / missed); ``m == cap`` absorbs."""
+    met = [0.0] * (cap + 1)
+    missed = [0.0] * (cap + 1)
+    met[0], missed[min(1, cap)] = 1.0 - first_miss, first_miss
+    for _ in range(n - 1):
+        new_met = [0.0] * (cap + 1)
+        new_missed = [0.0] * (cap + 1)
+        for m in range(cap + 1):
+            a, b = met[m], missed[m]
+            if a == 0.0 and b == 0.0:
+                continue
+            new_met[m] += a * (1.0 - start) + b * (1.0 - stay)
+            new_missed[min(m + 1, cap)] += a * start + b * stay
+        met, missed = new_met, new_missed
+    return met, missed
+
+
+def _markov_compound_tail(k: int, n: int, p: float, spell: float) -> float:
+    """P(M >= k) for long runs: spells start as a Poisson process (``n x start`` of them on
+    average) and last a geometric number of windows (mean ``spell``), so ``M`` is a
+    Poisson sum of geometric lengths; j spells reach ``k`` windows exactly when fewer than
+    j of the first ``k - 1`` windows ended a spell."""
+    _, start = _chain(p, spell)
+    lam = n * start * (1.0 - p)  # spells begin after a met window
+    end = 1.0 / spell
+    top = int(lam + 12.0 * math.sqrt(lam) + 30)
+    total = 0.0
+    log_pj = -lam  # log P(N = 0)
+    for j in range(1, top + 1):
+        log_pj += math.log(lam) - math.log(j)
+        reach = 1.0 - binomial_tail(j, k - 1, end) if k > 1 else 1.0
+        total += math.exp(log_pj) * reach
+    return min(1.0, total)
+
+
+@functools.lru_cache(maxsize=512)
+def critical_misses(n: int, p: float, alpha: float, spell: float = 1.0) -> int:
+    """The smallest miss count ``k`` with ``P(M >= k) <= alpha`` in ``n`` windows of a
+    compliant volume; ``n + 1`` when even ``n`` misses are not that rare (the run is too
+    short to ever FAIL at this level)."""
+    if n <= 0:
+        return 1
+    if p > 0.0 and not _independent(p, spell):
+        cap = min(n, max(8, int(4 * n * p) + 16))
+        while n * cap <= _EXACT_STEPS:
+            dist = _markov_distribution(n, p, spell, cap)
+            if dist[-1] <= alpha or cap == n:
+                tail = 1.0
+                for m, mass in enumerate(dist[:-1]):
+                    if tail <= alpha:
+                        return m
+                    tail -= mass
+                return cap if dist[-1] <= alpha else n + 1
+            cap = min(n, cap * 2)
+    return _bisect(lambda k: miss_tail(k, n, p, spell), n, alpha)
+
+
+def _bisect(tail: object, n: int, alpha: float) -> int:
+    """The smallest k in 0..n+1 with tail(k) <= alpha (tail falls with k)."""
+    assert callable(tail)
+    low, high = 0, n + 1  # tail(low) > alpha, tail(high) = 0 <= alpha
+    while high - low > 1:
+        mid = (low + high) // 2
+        if tail(mid) <= alpha:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def miss_rate_upper(misses: int, n: int, confidence: float = REPORT_CONFIDENCE) -> float:
+    """Clopper-Pearson upper bound on the miss rate after ``misses`` in ``n`` windows
+    (0 misses in 60: 1 - 0.05^(1/60) = 4.9 %, the exact form of the 'rule of three')."""
+    return stats.clopper_pearson_upper(misses, n, confidence)
+
+
+# -- the duty-cycle test -----------------------------------------------------------------
+FAIL = "fail"
+PASS = "pass"
+OPEN = "open"
+
+
+@dataclass(frozen=True)
+class DutyTest:
+    """The duty-cycle test on the windows seen so far of a check planned for ``planned``.
+
+    ``state`` is :data:`FAIL` (misses >= ``critical``), :data:`PASS` (even a miss in every
+    remaining window could not reach it) or :data:`OPEN`. ``p_value`` is the probability that
+    a compliant volume shows at least the misses seen in ``planned`` windows.
+    """
+
+    seen: int
+    planned: int
+    misses: int
+    rate: float  # the miss rate the claim allows: 1 - duty
+    alpha: float
+    spell: float
+    critical: int
+    longest_run: int = 0  # the longest run of consecutive missed windows
+
+    @property
+    def state(self) -> str:
+        if self.misses >= self.critical:
+            return FAIL
+        if self.critical > self.planned and self.misses:
+            return OPEN  # too few windows to ever be evidence: misses prove nothing either way
+        if self.misses + max(0, self.planned - self.seen) < self.critical:
+            return PASS
+        return OPEN
+
+    @property
+    def p_value(self) -> float:
+        return miss_tail(self.misses, self.planned, self.rate, self.spell)
+
+    @property
+    def rate_upper(self) -> float:
+        """Upper 95 % confidence bound on the miss rate, from the windows seen."""
+        return miss_rate_upper(self.misses, self.seen)
+
+    def _spell_hint(self) -> str:
+        """When the misses came as runs and were taken as independent: what assuming such
+        spells would change."""
+        run = self.longest_run
+        if run < 2 or run <= self.spell or self.misses >= self.seen:
+            return ""  # no run, or every second missed: a level, not a spell
+        needed = critical_misses(self.planned, self.rate, self.alpha, float(run))
+        return (f". The misses came in runs (the longest {run:,} windows); if this volume's "
+                f"bad spells can last that long while it meets the claim, "
+                f"--ebsperf-miss-spell={run} weighs them so ({needed:,} misses in "
+                f"{self.planned:,} would then be evidence)")
+
+    def explain(self, threshold_text: str, window_s: float = 1.0) -> str:
+        """``2 of 60 s below 3,600 IOPS; a volume meeting 99.9 % would show this ...``."""
+        unit = "s" if window_s == 1.0 else f"windows of {window_s:g} s"
+        seen = (f"{self.misses:,} of {self.seen:,} {unit}" if self.seen == self.planned else
+                f"{self.misses:,} of the first {self.seen:,} {unit} (of {self.planned:,} "
+                "planned)")
+        duty = _percent(1.0 - self.rate)
+        spell = "" if self.spell <= 1.0 else f" in spells of {self.spell:g} s on average"
+        if self.state == FAIL:
+            text = (f"{seen} below {threshold_text}; a volume meeting {duty} (missing"
+                    f"{spell} at {_percent(self.rate)}) would miss {self.misses:,} or more of "
+                    f"{self.planned:,} with probability {_probability(self.p_value)}, below "
+                    f"the false-red level {_probability(self.alpha)}: FAIL")
+            return text + self._spell_hint()
+        if self.state == PASS:
+            bound = _percent(self.rate_upper)
+            return (f"{seen} below {threshold_text}: consistent with {duty}; the miss rate is "
+                    f"below {bound} with {_percent(REPORT_CONFIDENCE)} confidence")
+        return (f"{seen} below {threshold_text}: not yet evidence against {duty} "
+                f"({self.critical:,} misses in {self.planned:,} would be)")
+
+
+def duty_test(values: Sequence[float], threshold: float, duty: float, *, alpha: float,
+              planned: int | None = None, spell: float = 1.0) -> DutyTest:
+    """The duty-cycle test of ``values`` (one per window) against ``threshold``: the count
+    of missed windows under the spell model, curtailed (see the module's text).
+
+    ``planned`` is the number of windows the check was planned for (default: the windows
+    given, i.e. the run is complete).
+    """
+    seen = len(values)
+    planned = max(seen, planned or 0)
+    rate = 1.0 - duty
+    misses, longest, current = 0, 0, 0
+    for value in values:
+        if value < threshold:
+            misses, current = misses + 1, current + 1
+            longest = max(longest, current)
+        else:
+            current = 0
+    critical = critical_misses(planned, rate, alpha, spell)
+    return DutyTest(seen, planned, misses, rate, alpha, spell, critical, longest)
+
+
+def seconds_to_fail(planned: int, p: float, alpha: float, spell: float) -> int:
+    """Windows a volume that misses every one of them needs before the test FAILs it."""
+    return critical_misses(planned, p, alpha, spell)
+
+
+#: A burst check that missed a second in too few seconds to decide waits this long at most
+#: for its bucket to carry a run that can (about what an emptied emulated st1, sc1 or gp2
+#: bucket takes to earn the main job's 17-19 s at burst). Idle, with the measuring lock set
+#: aside: a decision, not "run longer", for the price of one worker's wait.
+MAX_DECIDING_WAIT_S = 180.0
+
+
+@functools.lru_cache(maxsize=256)
+def decidable_windows(p: float, alpha: float, spell: float, limit: int = 3_600) -> int:
+    """The fewest windows in which the duty-cycle test can FAIL at all (its critical count
+    is at most the windows): a run planned shorter can only pass or be INCONCLUSIVE.
+
+    A check whose runtime was not given plans at least this many windows. That costs a
+    healthy volume nothing (the PASS is settled once the remaining windows cannot reach the
+    critical count) and keeps the level: the FAIL event of a run planned for ``n`` windows
+    is the fixed-``n`` test's, whatever made ``n`` longer."""
+    low, high = 1, limit
+    if critical_misses(high, p, alpha, spell) > high:
+        return limit
+    while low < high:  # critical(n) - n falls as n grows: the first n where it is <= 0
+        mid = (low + high) // 2
+        if critical_misses(mid, p, alpha, spell) <= mid:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+# -- means -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MeanInterval:
+    """One-sided-at-``alpha`` bounds for the mean of per-window samples, from batch means
+    (``blocks`` blocks of ``block_s`` windows, t on ``blocks - 1``)."""
+
+    n: int
+    mean: float
+    low: float
+    high: float
+    alpha: float
+    blocks: int = 0
+    block_s: int = 1
+
+    def describe(self) -> str:
+        return (f"{self.blocks} blocks of {self.block_s} s" if self.block_s > 1
+                else f"{self.blocks} seconds")
+
+
+def _interval(summary: stats.SampleSummary, alpha: float) -> MeanInterval:
+    low, high = summary.bounds(alpha)
+    return MeanInterval(summary.n, summary.mean, low, high, alpha, summary.blocks,
+                        summary.block_s)
+
+
+def mean_interval(values: Sequence[float], alpha: float) -> MeanInterval | None:
+    """``low``/``high``: one-sided bounds at level ``1 - alpha`` each, from the samples'
+    batch means; None with fewer than two samples."""
+    if len(values) < 2:
+        return None
+    return _interval(stats.summarize(values), alpha)
+
+
+def weighted_mean_interval(values: Sequence[float], weights: Sequence[float], alpha: float
+                           ) -> MeanInterval | None:
+    """The mean of ``values`` weighted by ``weights`` (per-second mean latencies and each
+    second's I/Os: the average over every I/O, which is what fio's final report says), with
+    one-sided bounds at ``1 - alpha`` each from blocks of consecutive seconds. A second in
+    which one slow I/O held the queue has few I/Os and weighs accordingly. None with fewer
+    than two weighted samples."""
+    summary = stats.weighted_summary(values, weights)
+    return None if summary is None else _interval(summary, alpha)
+
+
+@dataclass(frozen=True)
+class RatioInterval:
+    """``a / b`` with one-sided bounds at ``alpha`` each."""
+
+    ratio: float
+    low: float
+    high: float
+    alpha: float
+
+    def equivalence(self, max_dev: float) -> str:
+        """TOST: PASS when the interval lies within 1 +- max_dev, FAIL when it lies wholly
+        outside, OPEN when the samples cannot tell."""
+        if 1.0 - max_dev <= self.low and self.high <= 1.0 + max_dev:
+            return PASS
+        if self.low > 1.0 + max_dev or self.high < 1.0 - max_dev:
+            return FAIL
+        return OPEN
+
+
+def ratio_interval(a: Sequence[float], b: Sequence[float], alpha: float
+                   ) -> RatioInterval | None:
+    """The ratio of two series' means with one-sided bounds at ``alpha`` each (delta method
+    on the batch means' standard errors, Welch degrees of freedom). For two measurements
+    made one after the other (an offline ``judge``); checks compare in paired blocks. None
+    when either series has fewer than two blocks or ``b`` has a zero mean."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    sa, sb = stats.summarize(a), stats.summarize(b)
+    if sb.mean <= 0 or sa.blocks < 2 or sb.blocks < 2:
+        return None
+    ratio = sa.mean / sb.mean
+    part_a = sa.se ** 2 / sb.mean ** 2
+    part_b = sa.mean ** 2 * sb.se ** 2 / sb.mean ** 4
+    se = math.sqrt(part_a + part_b)
+    if se == 0:
+        return RatioInterval(ratio, ratio, ratio, alpha)
+    denom = (part_a ** 2 / sa.df if part_a else 0.0) + (part_b ** 2 / sb.df if part_b else 0.0)
+    df = (part_a + part_b) ** 2 / denom if denom else math.inf
+    half = stats.t_quantile(1.0 - alpha, df) * se
+    return RatioInterval(ratio, ratio - half, ratio + half, alpha)
+
+
+# -- wording -----------------------------------------------------------------------------
+def _percent(fraction: float) -> str:
+    pct = fraction * 100.0
+    if pct >= 10:
+        text = f"{pct:.1f}"
+    elif pct >= 0.1:
+        text = f"{pct:.2f}"
+    else:
+        text = f"{pct:.2g}"
+    if "e" not in text and "." in text:
+        text = text.rstrip("0").rstrip(".")
+    if text == "100" and fraction < 1.0:
+        text = "99.99"
+    return f"{text} %"
+
+
+def confidence_text(alpha: float) -> str:
+    """``1 - alpha`` as a confidence that never rounds up to 100 %: ``99.9 %``,
+    ``1 - 2.2e-05``."""
+    if alpha >= 1e-3:
+        return _percent(1.0 - alpha)
+    return f"1 - {alpha:.1e}"
+
+
+def _probability(value: float) -> str:
+    """``0.0017`` -> ``0.17 %``; tiny values in scientific notation."""
+    if value >= 0.001:
+        return _percent(value)
+    return f"{value:.1e}"

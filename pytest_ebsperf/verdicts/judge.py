@@ -1,0 +1,413 @@
+"""Judge fio output someone already has against a volume's documented limits.
+
+    ebsperf judge run.json --volume-type=io1 --volume-size=100 --volume-iops=4000
+    ebsperf judge fio.txt --volume-type=gp2 --volume-size=100 --instance-type=c4.xlarge
+    ebsperf judge results/ --volume-type=gp3 --volume-size=500 --json
+    ebsperf judge raid.txt --volume-type=gp3 --volume-size=202 --volume-iops=4000 \
+        --volume-throughput=1000 --volume-count=2 --instance-type=r5b.large
+
+What is read: fio's JSON (``json``, ``json+``), its normal output (fio 1.x, 2.x, 3.x: what
+people paste into READMEs, blog posts and issues, a command line before it included) and its
+terse output, alike (:mod:`pytest_ebsperf.fio.text`). A directory is searched for fio output
+(bench-fio / fio-plot layouts included); each file gets its lines. The workload (pattern,
+block size, queue depth, jobs) is read from the output's job options, header lines or command
+line; fio 2.1 wrote no job options, so ``--rw`` and ``--bs`` say what ran. The expectation is
+the documented cap for that workload on that volume (the same model as the suites), of
+``--volume-count`` such volumes behind md RAID0 (``--member`` for members that differ), then
+the instance's EBS limit.
+
+What the output holds is said, never blended:
+
+* several hosts (client/server), devices or stonewalled groups: each judged on its own;
+* a run that stopped early (fio's signal notice, an error, a runtime short of the job's):
+  said, and judged on what ran; fio's errors are said as fio said them;
+* the device's own count (``Disk stats`` / ``disk_util``): when fio reports more I/O than
+  the device served (by more than 5 %), reads were answered without device I/O (unwritten
+  extents, the page cache, a sparse file): said, and judged on the device's figure;
+* the job's own limits (``rate_iops``, ``rate``, ``thinktime``...): named as the binding
+  limit when the run sat at them, never "raise the queue depth";
+* interval logs (``--logs``, else the ``write_iops_log`` prefixes of the job options): any
+  window length. Without logs the mean is judged.
+
+Exit status: 0 pass, 1 fail, 2 inconclusive, 4 bad input (a sentence, no traceback). With
+several files or units: 1 when any failed, else 4 when any file was refused, else 2 when any
+was inconclusive, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_ebsperf import spec
+from pytest_ebsperf.errors import EbsperfError
+from pytest_ebsperf.fio.reports import (
+    FORMATS,
+    Report,
+    Unit,
+    _errno_text,
+    _fio_error,
+    _log_names,
+    _series,
+    apply_witness,
+    files_in,
+    job_limit,
+    read_reports,
+    stopped_early,
+    units_of,
+    witness_of,
+    workload_of,
+)
+from pytest_ebsperf.fio.result import FioResult
+from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.spec.volume_types import is_instance_store
+from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
+
+EXIT = {Outcome.PASS: 0, Outcome.FAIL: 1, Outcome.INCONCLUSIVE: 2, Outcome.INFO: 0}
+USAGE_EXIT = 4
+
+
+def _parser() -> argparse.ArgumentParser:
+    from pytest_ebsperf.errors import EXIT_CODES, Parser
+
+    p = Parser(prog="ebsperf judge", formatter_class=argparse.RawDescriptionHelpFormatter,
+                description="Judge fio output (JSON, normal or terse; a file or a directory "
+                "of them) against a volume's documented limits (the model the suites use).",
+                epilog=EXIT_CODES + "\n  several files or units: 1 when any failed, else 4 "
+                "when any file was refused, else 2 when any was inconclusive, else 0")
+    p.add_argument("report", help="fio output: a file (json, json+, normal or terse), or a "
+                   "directory searched for them")
+    p.add_argument("--volume-type", required=True)
+    p.add_argument("--volume-size", type=int)
+    p.add_argument("--volume-iops", type=int)
+    p.add_argument("--volume-throughput", type=float)
+    p.add_argument("--volume-count", type=int, metavar="N", help="the output was measured on "
+                   "md RAID0 of N such volumes: the expectation is their sum, then the "
+                   "instance's limit")
+    p.add_argument("--member", action="append", metavar="TYPE:GIB[:IOPS[:MIBPS]]",
+                   help="one member of the set, when they differ (repeat for each)")
+    p.add_argument("--instance-type")
+    p.add_argument("--burst-balance", type=float, help="BurstBalance percent (gp2/st1/sc1)")
+    p.add_argument("--logs", metavar="PREFIX", help="the prefix fio's interval logs were "
+                   "written with (PREFIX_iops.N.log ...); default: the write_iops_log / "
+                   "write_bw_log / write_lat_log prefixes in the report's job options, "
+                   "looked up beside the report")
+    p.add_argument("--group", type=int, help="judge only this group of a stonewalled report")
+    p.add_argument("--host", help="judge only this host of a client/server report "
+                   "(HOSTNAME or HOSTNAME:PORT)")
+    p.add_argument("--device", help="judge only the jobs on this file or device")
+    p.add_argument("--rw", help="the pattern that ran, when the report does not say "
+                   "(fio 2.1) or says it otherwise")
+    p.add_argument("--bs", help="the block size that ran (when the report does not say)")
+    p.add_argument("--iodepth", type=int, help="the queue depth that ran (when the report "
+                   "does not say)")
+    p.add_argument("--metric", choices=("iops", "throughput"), help="default: throughput for "
+                   "blocks of 256 KiB or more, else IOPS")
+    p.add_argument("--format", choices=("auto", *FORMATS), default="auto",
+                   help="what the file holds (default: found out)")
+    p.add_argument("--trust-fio", action="store_true", help="judge fio's own figures even "
+                   "where the device's count (Disk stats) shows fewer I/Os reached it")
+    p.add_argument("--claim", default="B-SLA", help="claim ID for the message")
+    p.add_argument("--json", action="store_true", help="the verdicts as JSON on stdout")
+    return p
+
+
+@dataclass
+class Judged:
+    unit: Unit
+    verdict: Verdict
+    workload: Workload
+    path: str = ""
+
+
+def _log_texts(args: argparse.Namespace, unit: Unit, result: FioResult
+               ) -> tuple[dict[str, list[str]], str | None]:
+    """The unit's logs per kind and where they came from (empty: none found)."""
+    from pytest_ebsperf.fio.logs import LOG_KINDS
+
+    if unit.log_suffix == "\0":
+        return {}, None
+    base = Path(args.report).resolve().parent
+    prefixes: dict[str, str] = {}
+    if args.logs:
+        prefixes = dict.fromkeys(LOG_KINDS, args.logs)
+    else:
+        options = result.job_options
+        for kind, option in (("iops", "write_iops_log"), ("bw", "write_bw_log"),
+                             ("clat", "write_lat_log")):
+            if options.get(option):
+                prefixes[kind] = options[option]
+    found: dict[str, list[str]] = {}
+    where = None
+    for kind, prefix in prefixes.items():
+        directory, stem = os.path.split(prefix)
+        # the prefix as fio had it, else beside the report (logs moved with it)
+        for root in ([Path(directory), base] if os.path.isabs(prefix) else
+                     [base / directory, Path.cwd() / directory, base]):
+            names = _log_names(root, stem, kind, unit)
+            if names:
+                found[kind] = [(root / n).read_text(encoding="utf-8", errors="replace")
+                               for n in names]
+                where = str(root / stem)
+                break
+    if args.logs and not found:
+        raise EbsperfError(f"--logs={args.logs}: no {os.path.basename(args.logs)}_iops/_bw/"
+                           f"_clat logs{' for ' + unit.label if unit.label else ''} there.")
+    return found, where
+
+
+# -- the facts ----------------------------------------------------------------------------------
+def volumes_of(args: argparse.Namespace) -> list[Any]:
+    """The volume, or the set's members (``--volume-count``, ``--member``), validated."""
+    from pytest_ebsperf.spec.volume import Volume
+
+    def volume(vtype: str, size: int | None, iops: int | None, mibps: float | None) -> Any:
+        return spec.validate(Volume(vtype, size_gib=size, iops=iops, throughput_mibps=mibps,
+                                      instance_type=args.instance_type,
+                                      burst_balance_pct=args.burst_balance))
+
+    if args.member:
+        members = []
+        for text in args.member:
+            parts = text.split(":")
+            try:
+                members.append(volume(parts[0], int(parts[1]) if len(parts) > 1 else None,
+                                      int(parts[2]) if len(parts) > 2 and parts[2] else None,
+                                      float(parts[3]) if len(parts) > 3 and parts[3] else None))
+            except (ValueError, IndexError):
+                raise EbsperfError(f"--member={text} is not TYPE:GIB[:IOPS[:MIBPS]] (e.g. "
+                                 "gp3:202:4000:1000).") from None
+        if args.volume_count not in (None, len(members)):
+            raise EbsperfError(f"--volume-count={args.volume_count} but {len(members)} "
+                             "--member given: give one or the other, or as many members.")
+        return members
+    count = args.volume_count or 1
+    if count < 1 or count > 64:
+        raise EbsperfError(f"--volume-count={count}: a set holds 1 to 64 volumes.")
+    one = volume(args.volume_type, args.volume_size, args.volume_iops, args.volume_throughput)
+    return [one] * count
+
+
+def _expectation(args: argparse.Namespace, members: Sequence[Any], workload: Workload,
+                 what: str, metric: str) -> Any:
+
+    first = members[0]
+    credits = first.burst_balance_pct != 0
+    if is_instance_store(first.type):
+        # AWS publishes one figure for all of an instance's instance-store devices (B-IS)
+        return spec.floor_expectation(args.claim, what, first, workload,
+                                        devices=len(members))
+    if len(members) == 1:
+        return spec.cap_expectation(args.claim, what, first, workload, metric=metric,
+                                      credits=credits)
+    from pytest_ebsperf.spec.stripes import set_expectation
+
+    return set_expectation(args.claim, what, list(members), workload, credits=credits,
+                           metric=metric)
+
+
+def _magnetic(expectation: Any, result: FioResult, workload: Workload) -> Verdict:
+    """Magnetic (standard) is best effort (B-STD): recorded, as the suites record it; a
+    figure far above what a Magnetic volume can deliver is named as not the volume's."""
+    from pytest_ebsperf.verdicts import plain
+
+    found = plain.judge_info(expectation.claim, expectation.what, result, workload,
+                               notes=(MAGNETIC_NOTE,))
+    measured = found.measured or 0.0
+    if workload.is_random and measured > MAGNETIC_MOST_IOPS:
+        extra = (f" {measured:,.0f} IOPS of random I/O is more than a Magnetic volume "
+                 f"delivers (about {MAGNETIC_MOST_IOPS // 2:,} at most): the figure is not the "
+                 "volume's (the page cache, or another volume).")
+        found = replace(found, message=found.message + extra)
+    return found
+
+
+#: Twice Magnetic's documented best (about 200 random IOPS, B-STD).
+MAGNETIC_MOST_IOPS = 400
+MAGNETIC_NOTE = "Magnetic is best effort: AWS documents about 40-200 IOPS for random I/O (B-STD)"
+
+
+# -- judging --------------------------------------------------------------------------------------
+@dataclass
+class Refused:
+    """A file that could not be judged, and why."""
+
+    path: str
+    reason: str
+
+
+def judge_report(argv: Sequence[str]) -> list[Judged | Refused]:
+    """Every unit of every fio output ``argv`` names, judged (see the module's doc)."""
+    args = _parser().parse_args(argv)
+    target = Path(args.report)
+    if not target.exists():
+        raise EbsperfError(f"{target} cannot be read (No such file or directory).")
+    members = volumes_of(args)
+    if target.is_dir():
+        found: list[Judged | Refused] = []
+        for path in files_in(target):
+            try:
+                reports = read_reports(str(path), args.format)
+            except EbsperfError as exc:
+                if "holds no fio output" in str(exc):
+                    continue  # a file of another kind beside the reports
+                found.append(Refused(str(path), str(exc)))
+                continue
+            for report in reports:
+                try:
+                    found += judge_one(args, members, report)
+                except EbsperfError as exc:
+                    found.append(Refused(str(path), str(exc)))
+        if not found:
+            raise EbsperfError(f"{target}: no file in it holds fio output (JSON, normal or "
+                               "terse).")
+        return found
+    judged: list[Judged | Refused] = []
+    for report in read_reports(args.report, args.format):
+        judged += judge_one(args, members, report)
+    return judged
+
+
+def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
+              ) -> list[Judged | Refused]:
+    """The units of one fio run, judged."""
+    from pytest_ebsperf.fio.parse import result_from_data
+    from pytest_ebsperf.verdicts import verdict
+
+    data, text = report.data, report.text
+    preamble = text[:text.find("{")] if report.form == "json" and "{" in text else text
+    units = units_of(data, host=args.host, device=args.device, group=args.group)
+    name = os.path.basename(report.path) + (f", {report.label}" if report.label else "")
+    judged: list[Judged | Refused] = []
+    for unit in units:
+        where = f"{report.path}{' (' + unit.label + ')' if unit.label else ''}"
+        result = result_from_data(unit.data, None, text)
+        if result.errors and result.total_iops <= 0:
+            said = _fio_error(preamble) or _errno_text(result.errors)
+            judged.append(Refused(where, f"fio reported error {', '.join(map(str, result.errors))} "
+                                  f"and measured nothing: {said}"))
+            continue
+        workload, notes = workload_of(result, where, rw=args.rw, bs=args.bs,
+                                      iodepth=args.iodepth)
+        notes = [*unit.notes, *notes]
+        if report.form != "json":
+            notes.insert(0, f"read from fio's {report.form} output"
+                         + (f" ({result.fio_version})" if result.fio_version else ""))
+        if len(units) > 1:
+            kind = unit.label.split()[0]
+            notes.insert(0, f"the report holds {len(units)} {kind}s, each judged on its own "
+                         f"against the same volume facts (--{kind} judges one)")
+        early = stopped_early(unit.data, preamble)
+        if early:
+            notes.append(f"{early}: judged on what ran")
+        if result.errors:
+            said = _fio_error(preamble) or _errno_text(result.errors)
+            notes.append(f"fio reported error {', '.join(map(str, result.errors))}"
+                         + (f" ({said})" if said else ""))
+        # the device's count stands for the run as a whole: one unit of a local run
+        alone = len(units) == 1 and "client_stats" not in data and not args.device
+        seen = witness_of(data, result) if alone and not args.trust_fio else None
+        witnessed = ""
+        if seen is not None:
+            result, witnessed = apply_witness(result, workload, seen)
+            if witnessed:
+                notes.append(witnessed)
+            else:
+                notes.append(f"{seen.device}'s own count agrees with fio's (Disk stats)")
+        logs, logs_from = ({}, None) if witnessed else _log_texts(args, unit, result)
+        if logs:
+            series, said_logs = _series(logs, workload, result)
+            result = replace(result, series=series)
+            notes += [f"per-second figures from {logs_from}_*", *said_logs]
+        metric = args.metric or ("throughput" if workload.bs >= 256 * 1024 else "iops")
+        count = f"{len(members)} x " if len(members) > 1 else ""
+        what = (f"{count}{members[0].label()}, {workload.label()} (from "
+                f"{name}{', ' + unit.label if unit.label else ''})")
+        expectation = _expectation(args, members, workload, what, metric)
+        if expectation.unit == "IOPS":
+            metric = "iops"  # a floor is published in IOPS only
+        if spec.volume_type(members[0].type).family == spec.MAGNETIC:
+            found = _magnetic(expectation, result, workload)
+        else:
+            found = verdict.judge(expectation, result, workload, metric=metric, cpu_count=None)
+            # offline, the queue depth to raise is fio's own option, not the plugin's
+            found = replace(found, message=found.message.replace("--ebsperf-iodepth",
+                                                                 "fio's iodepth"),
+                            reason=found.reason.replace("--ebsperf-iodepth", "fio's iodepth"))
+        if (result.job_options.get("direct") or "0") in ("0", "false") and \
+                workload.read_fraction > 0:
+            notes.append("the job ran buffered (direct=0, fio's default): reads may have "
+                         "come from the page cache, not the volume")
+        if found.outcome is not Outcome.PASS and found.measured is not None:
+            limit = job_limit(result.job_options, workload, found.measured, found.unit)
+            if limit:
+                reason = f"inconclusive: {limit}, below what the volume was to show"
+                found = replace(found, outcome=Outcome.INCONCLUSIVE, binding="job's own limit",
+                                reason=reason, message=(
+                                    f"{expectation.what}: {found.measured:,.0f} {found.unit} "
+                                    f"measured, {expectation.value:,.0f} {expectation.unit} "
+                                    f"expected - {reason}. Claim {expectation.claim}"))
+        if notes:
+            found = replace(found, details={**found.details, "notes": notes})
+        judged.append(Judged(unit, found, workload, report.path))
+    return judged
+
+
+def worst(outcomes: Sequence[Outcome]) -> Outcome:
+    """FAIL over INCONCLUSIVE over PASS and INFO."""
+    for outcome in (Outcome.FAIL, Outcome.INCONCLUSIVE, Outcome.PASS):
+        if outcome in outcomes:
+            return outcome
+    return Outcome.INFO
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
+    try:
+        found = judge_report(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:  # --help: argparse prints it and exits 0
+        return int(exc.code or 0)
+    except EbsperfError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return USAGE_EXIT
+    as_json = "--json" in (sys.argv[1:] if argv is None else argv)
+    judged = [item for item in found if isinstance(item, Judged)]
+    refused = [item for item in found if isinstance(item, Refused)]
+    if as_json:
+        print(json.dumps({"verdicts": [_as_json(item) for item in judged],
+                          "refused": [{"path": r.path, "reason": r.reason} for r in refused]},
+                         indent=2), file=out)
+    else:
+        many = len({item.path for item in judged}) + len(refused) > 1
+        for item in judged:
+            found_v = item.verdict
+            where = f" [{item.unit.label}]" if item.unit.label else ""
+            if many:
+                label = f": {item.unit.label}" if item.unit.label else ""
+                where = f" [{os.path.basename(item.path)}{label}]"
+            print(f"{found_v.outcome.value.upper()} {found_v.claim}{where}: {found_v.message}",
+                  file=out)
+            for note in found_v.details.get("notes", ()):
+                print(f"  note: {note}", file=out)
+        for gone in refused:
+            print(f"REFUSED {gone.path}: {gone.reason}", file=out)
+    outcomes = [item.verdict.outcome for item in judged]
+    if Outcome.FAIL in outcomes:
+        return EXIT[Outcome.FAIL]
+    if refused:
+        return USAGE_EXIT
+    return EXIT[worst(outcomes)] if outcomes else USAGE_EXIT
+
+
+def _as_json(item: Judged) -> dict[str, Any]:
+    found = item.verdict
+    return {"path": item.path, "unit": item.unit.label, "outcome": found.outcome.value,
+            "claim": found.claim, "what": found.what, "expected": found.expected,
+            "measured": found.measured, "unit_of_measure": found.unit,
+            "binding": found.binding, "reason": found.reason, "message": found.message,
+            "workload": item.workload.label(), "notes": list(found.details.get("notes", ()))}

@@ -1,0 +1,145 @@
+"""A lower bound judged from a sample of seconds: the duty-cycle test on per-second figures and the
+mean's confidence interval when only a mean is known (:class:`LowerCheck`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_ebsperf.units import (
+    format_percent,
+    format_seconds,
+)
+from pytest_ebsperf.verdicts import evidence
+
+
+# -- lower-bound checks ------------------------------------------------------------------
+@dataclass(frozen=True)
+class LowerCheck:
+    """How the lower bound went: per window against the duty cycle (a statistical test, see
+    :mod:`pytest_ebsperf.verdicts.evidence`), or on the mean with a confidence interval.
+
+    ``state`` is ``"pass"``, ``"fail"`` or ``"open"`` (the sample cannot tell yet).
+    """
+
+    state: str
+    threshold: float
+    samples: int = 0
+    misses: int = 0
+    duty: float | None = None
+    window_s: float = 1.0
+    notes: tuple[str, ...] = ()
+    test: evidence.DutyTest | None = None
+    interval: evidence.MeanInterval | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.state == evidence.PASS
+
+    @property
+    def fraction_met(self) -> float | None:
+        return 1.0 - self.misses / self.samples if self.samples else None
+
+    @property
+    def span_s(self) -> float:
+        return self.samples * self.window_s
+
+    def tolerance(self, low: float, high: float | None = None) -> str:
+        """``>= 90 % required in 99.9 % of seconds; 0 of 60 s missed``."""
+        upper = f", <= {format_percent(high)} on average" if high is not None else ""
+        if self.duty is None:
+            return f">= {format_percent(low)} required on average{upper}"
+        return (f">= {format_percent(low)} required in {format_percent(self.duty)} of "
+                f"seconds{upper}; {self.misses:,} of {format_seconds(self.span_s)} missed")
+
+    def explain(self, q: Callable[[float], str]) -> str:
+        """The evidence in a sentence (what was seen and what it means); ``q`` formats a
+        value in the check's unit."""
+        if self.test is not None:
+            return sentence(self.test.explain(q(self.threshold), self.window_s))
+        if self.interval is not None:
+            iv = self.interval
+            level = evidence.confidence_text(iv.alpha)
+            if self.state == evidence.FAIL:
+                said = f"is at most {q(iv.high)}"
+            elif self.state == evidence.PASS:
+                said = f"is at least {q(iv.low)}"
+            else:
+                said = f"lies between {q(iv.low)} and {q(iv.high)}"
+            return sentence(f"the mean of {iv.n:,} s ({iv.describe()}) {said} with "
+                             f"confidence {level}")
+        return ""
+
+    def as_details(self) -> dict[str, Any]:
+        details: dict[str, Any] = {
+            "threshold": self.threshold, "samples": self.samples, "misses": self.misses,
+            "duty": self.duty, "fraction_met": self.fraction_met, "window_s": self.window_s,
+            "notes": list(self.notes), "evidence": self.state}
+        if self.test is not None:
+            details.update({"planned_samples": self.test.planned,
+                            "critical_misses": self.test.critical,
+                            "allowed_misses": self.test.critical - 1,
+                            "p_value": self.test.p_value, "alpha": self.test.alpha,
+                            "miss_spell_s": self.test.spell,
+                            "miss_rate_upper_95": self.test.rate_upper})
+        if self.interval is not None:
+            details.update({"mean_low": self.interval.low, "mean_high": self.interval.high,
+                            "alpha": self.interval.alpha, "blocks": self.interval.blocks,
+                            "block_s": self.interval.block_s})
+        return details
+
+
+def duty_cycle_check(values: Sequence[float], threshold: float, duty: float,
+                     window_s: float = 1.0, *, policy: evidence.Policy | None = None,
+                     planned: int | None = None) -> LowerCheck:
+    """B-SLA as a test: FAIL only when the windows below ``threshold`` are evidence, at the
+    policy's false-red level, that more than ``1 - duty`` of windows miss it (misses that
+    may come in spells are weighed by the spell model, see :mod:`pytest_ebsperf.verdicts.evidence`)."""
+    policy = policy or evidence.Policy()
+    test = evidence.duty_test(values, threshold, duty, alpha=policy.alpha, planned=planned,
+                              spell=policy.spell)
+    notes: tuple[str, ...] = ()
+    if test.critical > test.planned:
+        note = (f"{test.planned:,} windows are too few to show a miss rate above "
+                f"{format_percent(1.0 - duty)} at the false-red level "
+                f"{test.alpha:.2g}: run longer (--ebsperf-runtime)")
+        notes = (note,)
+    return LowerCheck(test.state, threshold, test.seen, test.misses, duty, window_s, notes,
+                      test=test)
+
+
+def mean_check(measured: float, threshold: float, *, note: str = "",
+               values: Sequence[float] = (), policy: evidence.Policy | None = None
+               ) -> LowerCheck:
+    """The lower bound on the mean (FLOOR, or CAP without a per-second series).
+
+    With per-second ``values`` the mean's batch-means interval decides, asymmetrically: PASS
+    when its lower bound at the PASS level clears ``threshold``, FAIL when its upper bound at
+    the check's false-red level stays below it, "open" in between. Without them the bare
+    mean is compared (and ``note`` says so).
+    """
+    policy = policy or evidence.Policy()
+    notes = (note,) if note else ()
+    if len(values) < 2:
+        state = evidence.PASS if measured >= threshold else evidence.FAIL
+        return LowerCheck(state, threshold, notes=notes)
+    passing = evidence.mean_interval(values, policy.pass_alpha)
+    failing = evidence.mean_interval(values, policy.alpha)
+    assert passing is not None and failing is not None
+    if passing.low >= threshold:
+        state, interval = evidence.PASS, passing
+    elif failing.high < threshold:
+        state, interval = evidence.FAIL, failing
+    else:
+        state, interval = evidence.OPEN, passing
+    return LowerCheck(state, threshold, samples=interval.n, notes=notes, interval=interval)
+
+
+def sentence(text: str) -> str:
+    """A note as a sentence: capital first letter, one full stop."""
+    text = text.strip()
+    # a tool's name keeps its spelling ("fio was stopped ...")
+    first = text[:1] if text.split(" ", 1)[0] in ("fio", "ebsperf") else text[:1].upper()
+    return f"{first}{text[1:]}" + ("" if text.endswith((".", "!", "?")) else ".")

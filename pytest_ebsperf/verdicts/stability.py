@@ -1,0 +1,103 @@
+"""Judge the spread of repeated runs (run-to-run stability, S1-09) and hold the bars of the
+claims about several passes over one device (S1-03 first vs second write, S1-08 after TRIM vs
+full: those are measured in paired blocks, :mod:`pytest_ebsperf.checks.paired`).
+
+Stability is judged on the runs' means, the first run dropped as seed 001 did: the
+coefficient of variation (CV) with a chi-square interval for the standard deviation; FAIL
+only when even its lower bound exceeds the allowed CV, PASS when its upper bound stays
+within it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from pytest_ebsperf.spec.types import REL
+from pytest_ebsperf.units import format_percent, format_quantity
+from pytest_ebsperf.verdicts import stats
+from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
+
+#: S1-03/S1-08 (claims.md): the first (or after-TRIM) pass at least 90 % of the second.
+MIN_PASS_RATIO = 0.90
+#: S1-09 (claims.md): run-to-run CV of NVMe instance store at most 10 %.
+MAX_RUN_CV = 0.10
+#: Seed 001 dropped the first of its runs (the device and caches settle).
+DROPPED_RUNS = 1
+#: A PASS on stability needs the CV's upper bound at 95 % confidence within the allowance
+#: (a FAIL needs the lower bound above it at the run's far stricter false-alarm level).
+STABILITY_PASS_CONFIDENCE = 0.95
+
+
+def cv_interval(values: Sequence[float], alpha: float, pass_alpha: float | None = None
+                ) -> tuple[float, float, float]:
+    """(CV, lower, upper): the sample's CV, its lower bound at confidence ``1 - alpha`` and
+    its upper bound at ``1 - pass_alpha`` (default ``alpha``), from the chi-square interval of
+    the standard deviation (the mean taken as known: its own error is a CV-th of the
+    deviation's)."""
+    n = len(values)
+    mean = statistics.fmean(values)
+    if n < 2 or mean <= 0:
+        return math.nan, math.nan, math.nan
+    sd = statistics.stdev(values)
+    df = n - 1
+    low = sd * math.sqrt(df / stats.chi2_quantile(1.0 - alpha, df)) / mean
+    high_q = stats.chi2_quantile(alpha if pass_alpha is None else pass_alpha, df)
+    high = sd * math.sqrt(df / high_q) / mean if high_q > 0 else math.inf
+    return sd / mean, low, high
+
+
+def stability_power(runs: int, cv: float, alpha: float, *, max_cv: float = MAX_RUN_CV,
+                    dropped: int = DROPPED_RUNS) -> tuple[float, float]:
+    """(P(PASS), P(FAIL)) of :func:`judge_stability` on ``runs`` runs of a volume whose
+    runs' means vary with coefficient of variation ``cv`` (normal runs; the kept runs'
+    sample variance follows sigma^2 chi-square(df) / df, df = kept - 1; the mean's own
+    error, a CV-th of the deviation's, is left out as in the judge)."""
+    df = runs - dropped - 1
+    if df < 2 or cv <= 0:
+        return (1.0, 0.0) if cv <= 0 and df >= 2 else (0.0, 0.0)
+    scale = (max_cv / cv) ** 2
+    q_pass = stats.chi2_quantile(1.0 - STABILITY_PASS_CONFIDENCE, df)
+    q_fail = stats.chi2_quantile(1.0 - alpha, df)
+    p_pass = stats.chi2_cdf(scale * q_pass, df)
+    p_fail = 1.0 - stats.chi2_cdf(scale * q_fail, df)
+    return p_pass, p_fail
+
+
+def judge_stability(claim: str, what: str, run_means: Sequence[float], *,
+                    max_cv: float = MAX_RUN_CV, dropped: int = DROPPED_RUNS,
+                    alpha: float = 0.01, unit: str = "IOPS", source: str = "") -> Verdict:
+    """Run-to-run stability: the CV of the runs' means (the first ``dropped`` left out) is at
+    most ``max_cv``. Needs three kept runs to say anything."""
+    cite = f"Claim {claim}" + (f", {source}" if source else "")
+    kept = list(run_means[dropped:])
+    shown = ", ".join(format_quantity(v, unit) for v in run_means)
+    details: dict[str, Any] = {"runs": list(run_means), "dropped": dropped, "max_cv": max_cv}
+    if len(kept) < 3:
+        reason = (f"inconclusive: {len(kept)} run(s) kept after dropping {dropped}; a CV "
+                  "needs at least 3")
+        return Verdict(Outcome.INCONCLUSIVE, claim, what, max_cv, None, "CV", "run count",
+                       reason, f"{what}: runs {shown} - {reason}. {cite}", REL, details)
+    mean = statistics.fmean(kept)
+    pass_alpha = 1.0 - STABILITY_PASS_CONFIDENCE
+    cv, low, high = cv_interval(kept, alpha, pass_alpha)
+    details.update({"mean": mean, "cv": cv, "cv_low": low, "cv_high": high, "alpha": alpha,
+                    "pass_alpha": pass_alpha})
+    seen = (f"mean {format_quantity(mean, unit)}, CV {format_percent(cv)}: at most "
+            f"{format_percent(high)} with {format_percent(STABILITY_PASS_CONFIDENCE)} "
+            f"confidence, at least {format_percent(low)} with {format_percent(1.0 - alpha)}; "
+            f"{format_percent(max_cv)} allowed")
+    if high <= max_cv:
+        outcome, reason = Outcome.PASS, f"CV {format_percent(cv)} over {len(kept)} runs"
+    elif low > max_cv:
+        outcome = Outcome.FAIL
+        reason = f"runs vary by CV {format_percent(cv)}, above {format_percent(max_cv)}"
+    else:
+        outcome = Outcome.INCONCLUSIVE
+        reason = (f"inconclusive: CV {format_percent(cv)} over {len(kept)} runs cannot be "
+                  f"placed against {format_percent(max_cv)} - more runs (--ebsperf-runs)")
+    message = (f"{what}: runs {shown}, the first {dropped} dropped; {seen}. {cite}")
+    return Verdict(outcome, claim, what, max_cv, cv, "CV", "run-to-run variation", reason,
+                   message, REL, details)

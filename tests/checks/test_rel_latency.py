@@ -1,0 +1,84 @@
+"""S2-17's latency term judged with one I/O outstanding, on emulated twins that meet it and on
+twins where the device under test is made slower (real fio, throttled latency-bearing loop
+devices)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.common import ROOT, needs_fio, needs_root
+
+from pytest_ebsperf.config.consistency import validate
+from pytest_ebsperf.config.settings import Settings
+from pytest_ebsperf.errors import ConfigError
+
+#: Times latencies or rates closely: runs while no other test runs (conftest).
+pytestmark = pytest.mark.alone
+
+ENCRYPTION = f"{ROOT}/suites/encryption/test_encryption.py"
+
+
+def _checks(tmp_path: Path, *args: str, runtime: int = 5) -> list[dict]:
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "pytest", ENCRYPTION, "-p", "no:cacheprovider",
+                           "--emulate", "--volume-type=io1", "--volume-size=100",
+                           "--volume-iops=2000", f"--ebsperf-runtime={runtime}", f"--ebsperf-report={report}",
+                           *args],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert report.exists(), done.stdout[-3000:] + done.stderr[-2000:]
+    return json.loads(report.read_text())["checks"]
+
+
+def _latency(checks: list[dict]) -> dict:
+    found = [c for c in checks if "median latency at QD 1" in c["what"]]
+    assert len(found) == 1, [c["what"] for c in checks]
+    return found[0]
+
+
+@needs_root
+@needs_fio
+def test_twins_with_the_same_service_time_meet_the_latency_term(tmp_path: Path) -> None:
+    # 3 ms twins, not 1 ms: the latency daemon's own path (0.2-0.8 ms on this VM, calibrated
+    # once per twin) made two 1 ms twins measure 1.32 and 1.11 ms, a gap the term rightly
+    # does not call equal (INCONCLUSIVE since it no longer passes medians that miss the
+    # bound). At 3 ms the same error is a few percent.
+    checks = _checks(tmp_path, "--emulate-latency=3")
+    check = _latency(checks)
+    assert check["outcome"] == "pass", check["message"]
+    # the IOPS term names which twin is encrypted, and why it is known (the emulator marks
+    # the device under test); the latency term at QD 1 is measured whatever the IOPS term said
+    iops = checks[0]
+    assert iops["what"].endswith("IOPS") and len(checks) == 2
+    assert "encrypted emulated" in iops["message"] and "plain emulated" in iops["message"]
+    assert "encrypted: the emulated volume (marked by the emulator" in \
+        " ".join(iops.get("notes") or [])
+    # one I/O at a time on a 3 ms volume: the median is about the service time, not QD/IOPS
+    # (16 ms and more at the IOPS term's depth), with room for the daemon's path
+    assert 2.2e6 <= check["measured"]["value"] <= 4.0e6
+
+
+@needs_root
+@needs_fio
+def test_a_twin_three_times_as_slow_per_io_fails_the_latency_term(tmp_path: Path) -> None:
+    # FAIL needs the ratio's lower confidence bound above 1.10 + 0.05 ms / reference. With
+    # 5 s per twin and the latency daemon's per-second scatter on a busy VM, a twin twice as
+    # slow (1.78 vs 1.09 ms measured) left the bound below that now and then; so did one
+    # three times as slow (3.23 vs 1.17 ms, bound 0.87) when the daemon's path took 800 µs.
+    # Such a term is INCONCLUSIVE now, never PASS; 8 s per twin make it evidence.
+    checks = _checks(tmp_path, "--emulate-latency=1", "--emulate-device-latency=3", runtime=8)
+    check = _latency(checks)
+    assert check["outcome"] == "fail", check["message"]
+    assert check["measured"]["value"] >= 2.4e6
+    assert "S2-17" in check["message"]
+
+
+def test_the_device_latency_aid_needs_emulation_and_a_mean() -> None:
+    with pytest.raises(ConfigError, match="only applies with --emulate"):
+        validate(Settings(emulate_device_latency="2"))
+    with pytest.raises(ConfigError, match="give a mean in milliseconds"):
+        validate(Settings(emulate=True, emulate_device_latency="auto"))

@@ -1,0 +1,174 @@
+"""Knee detection: synthetic series with known knees, and series recorded from real fio runs
+on emulated volumes (tests/data/credits, see capture.py there)."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+from support.common import DATA
+
+from pytest_ebsperf.credits.knee import best_split, excess_integral, find_knee, noise_sigma
+
+HERE = DATA / "credits"
+
+
+def step(knee_s: float, n: int = 30, high: float = 3000.0, low: float = 300.0) -> list[float]:
+    """Per-second averages of a rate that steps from ``high`` to ``low`` at ``knee_s``."""
+    values = []
+    for i in range(n):
+        share = min(1.0, max(0.0, knee_s - i))  # of window (i, i+1] spent at ``high``
+        values.append(high * share + low * (1.0 - share))
+    return values
+
+
+def noisy(values: list[float], sigma_share: float, seed: int = 7) -> list[float]:
+    rng = random.Random(seed)
+    return [v * (1.0 + rng.gauss(0.0, sigma_share)) for v in values]
+
+
+def recorded(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((HERE / f"{name}.json").read_text())
+    return data
+
+
+@pytest.mark.parametrize("knee_s", [3.0, 12.25, 12.5, 12.75, 20.9])
+def test_a_clean_step_is_found_to_a_fraction_of_a_window(knee_s: float) -> None:
+    knee = find_knee(step(knee_s))
+    assert knee.found
+    assert knee.t_s == pytest.approx(knee_s, abs=1e-9)
+    assert (knee.before, knee.after) == (3000.0, 300.0)
+
+
+def test_per_second_noise_moves_the_knee_by_less_than_a_window() -> None:
+    knee = find_knee(noisy(step(17.4, n=40), 0.03))
+    assert knee.found
+    assert abs((knee.t_s or 0.0) - 17.4) < 1.0
+    assert knee.noise > 0
+
+
+def test_a_short_dip_in_the_burst_is_not_taken_for_the_knee() -> None:
+    values = step(20.3)
+    values[6:8] = [150.0, 150.0]  # two seconds of a stalled host, mid-burst
+    knee = find_knee(values)
+    assert knee.found and abs((knee.t_s or 0.0) - 20.3) < 0.05
+    assert knee.before == 3000.0  # medians: the dip moves no level
+
+
+def test_a_burst_without_a_knee_is_reported_as_no_knee_even_with_a_dip() -> None:
+    values = noisy([3000.0] * 30, 0.02)
+    values[12:14] = [200.0, 200.0]
+    knee = find_knee(values)
+    assert not knee.found
+    assert knee.t_s is None and knee.after is None
+    assert "no knee" in knee.reason
+
+
+def test_a_dip_in_the_last_seconds_is_not_a_knee() -> None:
+    values = [3000.0] * 28 + [300.0, 300.0]  # fewer than MIN_AFTER samples after the cut
+    assert not find_knee(values).found
+
+
+def test_noise_alone_never_makes_a_knee() -> None:
+    for seed in range(20):
+        assert not find_knee(noisy([300.0] * 25, 0.05, seed=seed)).found
+
+
+def test_a_rise_is_not_a_knee() -> None:
+    knee = find_knee([300.0] * 10 + [3000.0] * 10)
+    assert not knee.found and "rises" in knee.reason
+
+
+def test_a_drop_smaller_than_the_minimum_share_is_not_a_knee() -> None:
+    assert not find_knee([3000.0] * 10 + [2940.0] * 10).found  # 2 %: within a CAP tolerance
+    assert find_knee([3000.0] * 10 + [2700.0] * 10).found  # gp2 900 GiB: 3,000 -> 2,700
+
+
+def test_too_few_samples_give_no_knee_with_a_reason() -> None:
+    knee = find_knee([3000.0, 300.0])
+    assert not knee.found and "too few samples" in knee.reason
+
+
+def test_times_and_values_of_different_length_are_refused() -> None:
+    with pytest.raises(ValueError):
+        find_knee([1.0, 2.0, 3.0], [1.0, 2.0])
+
+
+def test_gaps_in_the_windows_keep_the_knee_on_the_clock() -> None:
+    values = step(15.5)
+    times = [float(i + 1) for i in range(len(values))]
+    del values[4], times[4]  # a window fio did not log
+    knee = find_knee(values, times)
+    assert knee.t_s == pytest.approx(15.5)
+
+
+def test_the_split_minimises_the_squared_error() -> None:
+    assert best_split([5.0, 5.0, 5.0, 1.0, 1.0]) == 3
+    with pytest.raises(ValueError):
+        best_split([1.0])
+
+
+def test_noise_is_estimated_from_differences_so_one_step_does_not_count() -> None:
+    assert noise_sigma([3000.0] * 10 + [300.0] * 10) == 0.0
+    assert noise_sigma([]) == 0.0
+
+
+def test_the_excess_integral_is_what_was_delivered_above_a_level() -> None:
+    assert excess_integral([3000.0] * 10 + [300.0] * 5, 300.0) == pytest.approx(27_000.0)
+    assert excess_integral([3000.0] * 4, 300.0, window_s=0.5) == pytest.approx(5_400.0)
+
+
+# -- recorded from real fio runs on emulated volumes --------------------------------------
+@pytest.mark.parametrize("name", ["gp2_knee", "gp2_small_bucket", "st1_knee"])
+def test_recorded_knees_are_found_within_a_window_of_the_bucket_switch(name: str) -> None:
+    run = recorded(name)
+    knee = find_knee(run["values"], run["t_s"])
+    assert knee.found, knee.reason
+    assert abs((knee.t_s or 0.0) - run["true_knee_s"]) < run["window_s"]
+
+
+def test_a_recorded_stall_mid_burst_does_not_hide_or_fake_the_knee() -> None:
+    run = recorded("gp2_knee_dip")
+    assert min(run["values"][:5]) < 0.5 * max(run["values"])  # the dip is in the data
+    knee = find_knee(run["values"], run["t_s"])
+    assert knee.found
+    assert abs((knee.t_s or 0.0) - run["true_knee_s"]) < run["window_s"]
+
+
+@pytest.mark.parametrize("name", ["gp2_no_knee_burst", "gp2_empty_start"])
+def test_recorded_runs_at_one_level_have_no_knee(name: str) -> None:
+    run = recorded(name)
+    assert run["true_knee_s"] is None  # the emulated bucket never switched during the run
+    knee = find_knee(run["values"], run["t_s"])
+    assert not knee.found
+    assert knee.before == pytest.approx(sorted(run["values"])[len(run["values"]) // 2])
+
+
+def test_recorded_credits_consumed_match_the_bucket_the_run_emptied() -> None:
+    # A 30 % smaller bucket: the burst spent 0.7 of what a full scaled bucket holds
+    # (5.4 M / 200 x 0.7), give or take a second of burst.
+    run = recorded("gp2_small_bucket")
+    spent = excess_integral(run["values"], 300.0)
+    assert spent == pytest.approx(5_400_000 / run["scale"] * run["bucket_factor"], abs=2_700)
+
+
+def test_a_first_window_above_the_rest_is_a_step_but_not_the_end_of_a_burst() -> None:
+    # S0-11: a throttle's start-up allowance (or a first status report after 0.6 s) makes
+    # the first live window of a burst run 10 % high; the changepoint sees a step there,
+    # but the volume is still bursting after it, so no knee may stop the run or be timed.
+    from pytest_ebsperf.credits.checks import burst_end
+    from pytest_ebsperf.credits.verdicts import Levels
+
+    levels = Levels("IOPS", 3000.0, 300.0, 3000.0, 300.0, "I/O credits")
+    values = [3300.0, 3000.0, 3001.0, 3000.0, 2999.0, 3000.0]
+    step_only = find_knee(values)
+    assert step_only.found and step_only.after is not None and step_only.t_s is not None
+    assert step_only.t_s < 2.0 and step_only.after > levels.middle
+    knee = burst_end(step_only, values, levels)
+    assert not knee.found
+    assert "still bursting" in knee.reason and knee.before == pytest.approx(3000.0, abs=1)
+    real = step(12.5, n=20)
+    found = burst_end(find_knee(real), real, levels)
+    assert found.found and found.t_s == pytest.approx(12.5, abs=0.3)

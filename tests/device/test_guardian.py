@@ -1,0 +1,74 @@
+"""The guardian: what it is told to kill dies when the run ends without a goodbye."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from support.common import ROOT
+
+from pytest_ebsperf.device import guardian_process
+
+
+def _start_time(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+
+
+def test_a_run_that_says_bye_leaves_its_processes_to_itself() -> None:
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        lines = [f"pid {sleeper.pid} {_start_time(sleeper.pid)}\n".encode(), b"bye\n"]
+        assert guardian_process.guard(sleeper.pid, lines) == 0
+        assert sleeper.poll() is None
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_a_run_that_dies_has_its_fio_killed_and_a_reused_pid_spared() -> None:
+    sleeper = subprocess.Popen(["sleep", "30"])
+    spared = subprocess.Popen(["sleep", "30"])
+    try:
+        lines = [f"pid {sleeper.pid} {_start_time(sleeper.pid)}\n".encode(),
+                 f"pid {spared.pid} 1\n".encode()]  # a start time that is not its own
+        gone = subprocess.Popen(["true"])
+        gone.wait()  # the run: a pid that is no more
+        start = time.monotonic()
+        assert guardian_process.guard(gone.pid, lines) == 0  # end of file: the run is gone
+        assert sleeper.wait(timeout=5) == -9
+        assert time.monotonic() - start < 5
+        assert spared.poll() is None
+    finally:
+        for proc in (sleeper, spared):
+            proc.kill()
+            proc.wait()
+
+
+def test_a_sigkilled_run_is_followed_by_its_guardian(tmp_path: Path) -> None:
+    # the run: starts its guardian, tells it of a process, then dies of SIGKILL
+    script = ("import os, signal, subprocess, sys, time\n"
+              "from pytest_ebsperf.device import guardian\n"
+              "guardian.start()\n"
+              "child = subprocess.Popen(['sleep', '30'], start_new_session=True)\n"
+              "guardian.watch(child.pid)\n"
+              "print(child.pid, flush=True)\n"
+              "os.kill(os.getpid(), signal.SIGKILL)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=30, check=False, cwd=ROOT)
+    assert done.returncode == -9
+    child = int(done.stdout.split()[0])
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{child}").exists() and \
+            Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() < deadline, "the guardian did not kill the run's process"
+        time.sleep(0.05)
+
+
+def test_guarding_in_process_leaves_this_processs_signals_alone() -> None:
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    assert guardian_process.guard(1, [b"bye\n"]) == 0
+    assert signal.getsignal(signal.SIGTERM) == before  # children inherit dispositions

@@ -1,0 +1,237 @@
+"""Emulated volumes with latency: every I/O takes the set service time (a FUSE daemon under a
+loop device with direct I/O), on top of the kernel's rate limits; data is kept; nothing is
+left behind. Real fio on real loop devices."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.common import ROOT, needs_fio, needs_root
+
+from pytest_ebsperf.emulate import EmulatedDevice, cleanup, loop, service_time
+from pytest_ebsperf.errors import ConfigError
+from pytest_ebsperf.fio.runner import FioRunner
+from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.spec.volume_types import volume_type
+
+#: Times latencies or rates closely: runs while no other test runs (conftest).
+pytestmark = pytest.mark.alone
+
+MIB = 1024 * 1024
+
+
+def _usable() -> None:
+    try:
+        service_time.check_available()
+    except Exception as exc:  # noqa: BLE001 - any reason is a reason to skip
+        pytest.skip(f"emulated latency is not available here: {exc}")
+
+
+#: The daemon's own path cost (µs at queue depth 1) above which this machine cannot show the
+#: emulator's figures: 0-148 µs where they were measured (docs/benchmarks.md); 240-500 µs on
+#: virtual machines whose wake-ups cost 100 µs or more, where 2-s means wander by 20-80 %
+#: (and at 150-200 µs a deep queue still fell 25 % short there).
+SLOW_PATH_US = 150.0
+
+
+@pytest.fixture(scope="module")
+def fast_path() -> None:
+    """Skips a fidelity test, with the figure, on a machine whose I/O path through the
+    daemon is too slow for it: the test would measure the machine, not the emulator."""
+    _usable()
+    with EmulatedDevice(size_bytes=16 * MIB, iops=100_000, latency_us=1000) as dev:
+        path_us = dev.overhead_us
+    if path_us > SLOW_PATH_US:
+        pytest.skip(f"this machine's own I/O path through the latency daemon took "
+                    f"{path_us:.0f} µs at queue depth 1 (over {SLOW_PATH_US:.0f} µs: wake-ups "
+                    "are slow here); the emulator's latency figures cannot be checked on it")
+
+
+def read(device: EmulatedDevice, iodepth: int, seconds: float = 2) -> tuple[float, float]:
+    """(IOPS, mean completion latency in µs) of 4 KiB random reads at ``iodepth``."""
+    result = FioRunner().run(Workload("randread", bs=4096, iodepth=iodepth, runtime_s=seconds,
+                                      ramp_s=0.5, engine="libaio"), device.path,
+                             readonly=True, prefix=device.argv_prefix())
+    return result.read.iops, result.read.clat.mean_ns / 1000.0
+
+
+def test_the_setting_reads_auto_none_and_milliseconds() -> None:
+    assert service_time.parse("auto") == "auto"
+    assert service_time.parse("none") is None
+    assert service_time.parse("0.5") == 500.0
+    assert service_time.for_volume("auto", "io2") == volume_type("io2").emulated_latency_us == 300.0
+    assert service_time.for_volume(2000.0, "io2") == 2000.0
+    with pytest.raises(ConfigError, match="milliseconds"):
+        service_time.parse("fast")
+
+
+@needs_root
+@needs_fio
+@pytest.mark.parametrize("mean_ms", [0.5, 2.0])
+def test_queue_depth_one_sees_the_set_latency(mean_ms: float, fast_path: None) -> None:
+    _usable()
+    with EmulatedDevice(size_bytes=64 * MIB, iops=100_000, latency_us=mean_ms * 1000) as dev:
+        iops, clat = read(dev, 1)
+    # 5 % is the goal on a quiet machine (docs/benchmarks.md has the figures); on this 2-CPU
+    # virtual machine 2-s runs at 0.5 ms were measured between -15 % and +3 % of the set mean
+    # (the path's cost, calibrated once per process, varies by tens of µs from run to run)
+    assert clat == pytest.approx(mean_ms * 1000, rel=0.20)
+    assert iops == pytest.approx(1e6 / clat, rel=0.10)  # Little's law at QD 1
+
+
+@needs_root
+@needs_fio
+def test_deeper_queues_reach_queue_depth_over_latency(fast_path: None) -> None:
+    _usable()
+    with EmulatedDevice(size_bytes=64 * MIB, iops=100_000, latency_us=1000) as dev:
+        path_us = dev.overhead_us
+        iops, clat = read(dev, 8)
+    if path_us > 300:
+        # each I/O crosses the loop device, FUSE and the daemon: several wake-ups, which on
+        # some virtual machines cost 100 µs each; at QD 8 they queue behind one another
+        pytest.skip(f"this machine's own I/O path through the latency daemon took {path_us:.0f} "
+                    "µs at queue depth 1 (about 100 µs on a machine whose wake-ups are fast): "
+                    f"8 I/Os in flight measured {iops:,.0f} IOPS at {clat:.0f} µs; the figure "
+                    "this test checks needs a path well under 300 µs (docs/benchmarks.md)")
+    assert iops >= 0.85 * 8 / 1e-3  # 8 in flight at 1 ms each: 8,000 IOPS
+    assert clat == pytest.approx(1000, rel=0.15)
+
+
+@needs_root
+@needs_fio
+def test_the_kernels_rate_limit_still_binds_under_latency() -> None:
+    _usable()
+    with EmulatedDevice(size_bytes=64 * MIB, iops=2000, latency_us=500) as dev:
+        iops, _ = read(dev, 16, seconds=3)
+    assert iops == pytest.approx(2000, rel=0.05)
+
+
+@needs_root
+@needs_fio
+def test_what_is_written_reads_back() -> None:
+    _usable()
+    with EmulatedDevice(size_bytes=16 * MIB, iops=100_000, latency_us=200) as dev:
+        pattern = os.urandom(1 * MIB)
+        fd = os.open(dev.path, os.O_RDWR)
+        try:
+            os.pwrite(fd, pattern, 3 * MIB)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with open(dev.path, "rb", buffering=0) as handle:
+            handle.seek(3 * MIB)
+            assert handle.read(MIB) == pattern
+
+
+@needs_root
+def test_closing_removes_daemon_mounts_and_loop_device() -> None:
+    _usable()
+    dev = EmulatedDevice(size_bytes=16 * MIB, iops=1000, latency_us=500).start()
+    run_dir, name = dev.run_dir, Path(dev.path).name
+    assert run_dir is not None
+    assert any(m.source == "ebsperf-latfs" for m in loop.mounts())
+    dev.close()
+    assert not any(str(m.mountpoint).startswith(str(run_dir)) for m in loop.mounts())
+    assert loop.loop_backing_file(name) is None or str(run_dir) not in (
+        loop.loop_backing_file(name) or "")
+    assert not run_dir.exists()
+
+
+@needs_root
+def test_a_sigkilled_owner_leaves_nothing_once_its_guardian_swept() -> None:
+    _usable()
+    script = ("import time\nfrom pytest_ebsperf.emulate import EmulatedDevice\n"
+              "d = EmulatedDevice(size_bytes=16 * 1024 * 1024, iops=1000, latency_us=500)\n"
+              "d.start()\nprint(d.run_dir, flush=True)\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                            cwd=ROOT)
+    try:
+        assert proc.stdout is not None
+        run_dir = proc.stdout.readline().strip()
+        assert run_dir
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(str(m.mountpoint).startswith(run_dir) for m in loop.mounts()) or \
+                loop.loops_backed_under(Path(run_dir)):
+            assert time.monotonic() < deadline, "the latency mount or loop device stayed"
+            time.sleep(0.1)
+        assert not Path(run_dir).exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup.sweep_stale()
+
+
+@needs_root
+@needs_fio
+def test_trim_reaches_the_backing_file_through_the_daemon() -> None:
+    _usable()
+    with EmulatedDevice(size_bytes=16 * MIB, iops=100_000, latency_us=200) as dev:
+        fd = os.open(dev.path, os.O_RDWR)
+        try:
+            os.pwrite(fd, b"\xff" * MIB, 0)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        done = subprocess.run(["blkdiscard", "-o", "0", "-l", str(MIB), dev.path],
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        with open(dev.path, "rb", buffering=0) as handle:
+            assert handle.read(MIB) == bytes(MIB)  # a punched hole reads as zeros
+
+
+IO2_LATENCY = ("suites/io2/test_io2.py::"
+               "test_sixteen_kib_io_averages_under_half_a_millisecond")
+
+
+@needs_root
+@needs_fio
+@pytest.mark.parametrize(("setting", "outcome"), [("none", "passed"), ("3.0", "failed")])
+def test_io2_latency_claim_passes_and_fails_on_volumes_made_to_meet_or_miss_it(
+        setting: str, outcome: str, tmp_path: Path) -> None:
+    """B-IO2: < 500 µs average for 16 KiB I/O, asserted on emulated io2 volumes that meet it
+    (no service time: a loop device in memory answers in tens of µs) or whose every I/O takes
+    3 ms (misses it). Not 0.3 ms, nor 1 ms: the daemon's own path was measured at 0.15-0.5
+    ms on a 2-CPU virtual machine, and wandering by that much from second to second it kept
+    a volume at 1 ms from being told apart from 0.5 ms in 8 s. At 3 ms it is told apart on
+    any machine, so this test needs no fast path."""
+    _usable()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(ROOT / IO2_LATENCY), "--emulate",
+         f"--emulate-latency={setting}", "--ebsperf-runtime=12", "-p", "no:cacheprovider",
+         "-q"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    # 12 s, not 8: in 1 of 12 runs of 8 s the machine's own latency fell steadily from 244
+    # to 65 µs over the run, a trend that leaves the mean's upper bound at 0.55 ms
+    # (INCONCLUSIVE, "run longer"), which is right for 8 such seconds.
+    said = [line for line in done.stdout.splitlines() if "B-IO2" in line]
+    assert f"1 {outcome}" in done.stdout, said or done.stdout[-3000:]
+    if outcome == "failed":
+        assert "above the claim, FAIL" in done.stdout
+
+
+GP3_LATENCY = "suites/gp3/test_gp3.py::test_sixteen_kib_io_takes_single_digit_milliseconds"
+
+
+@needs_root
+@needs_fio
+@pytest.mark.parametrize(("setting", "outcome"), [("auto", "passed"), ("12", "failed")])
+def test_gp3_single_digit_milliseconds_passes_and_fails(setting: str, outcome: str,
+                                                        tmp_path: Path) -> None:
+    """B-SLA: gp3's single-digit millisecond latency, met at gp3's emulated 0.6 ms and
+    missed at 12 ms per I/O."""
+    _usable()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(ROOT / GP3_LATENCY), "--emulate",
+         f"--emulate-latency={setting}", "--ebsperf-runtime=6", "-p", "no:cacheprovider",
+         "-q"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    said = [line for line in done.stdout.splitlines() if "B-SLA" in line]
+    assert f"1 {outcome}" in done.stdout, said or done.stdout[-3000:]

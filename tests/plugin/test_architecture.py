@@ -1,0 +1,141 @@
+"""The package's rooms: only ``plugin/`` knows pytest, modules do not import in circles (not even
+lazily), every module is on the architecture page, and a pytest start loads no measuring code.
+
+The import graph is read from the source (``ast``), so it holds for every module, imported by a
+test or not. Every import counts: at the top, inside functions (they load on demand, but a
+cycle among them is still two rooms that need each other) and under ``if TYPE_CHECKING:``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from support.common import ROOT
+
+PACKAGE = ROOT / "pytest_ebsperf"
+#: The pytest layer, and the built-in suites (test files, which use pytest by nature).
+PYTEST_ROOMS = ("plugin", "suites")
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _imports(path: Path, module: str, known: set[str] | None = None) -> set[str]:
+    """Modules ``module`` imports anywhere: at the top, in functions, under TYPE_CHECKING.
+    ``from pkg import sub`` counts as importing ``pkg.sub`` (and ``pkg`` only when a name
+    that is not one of ``known`` modules is taken from it)."""
+    tree = ast.parse(path.read_text())
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                name = f"{base}.{node.module}" if node.module else base
+            else:
+                name = node.module or ""
+            subs = {f"{name}.{alias.name}" for alias in node.names}
+            modules_only = known is not None and subs <= known
+            out.update(subs if modules_only else subs | {name})
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph = {}
+    for name, path in modules.items():
+        graph[name] = {imp for imp in _imports(path, name, set(modules))
+                       if imp in modules}
+        # importing a.b.c runs a/__init__ and a/b/__init__ too, unless they are the importing
+        # module's own packages (already being initialised: Python's normal order)
+        ancestors = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
+        graph[name] |= ({".".join(dep.split(".")[:i]) for dep in set(graph[name])
+                         for i in range(2, dep.count(".") + 1)} & set(modules)) - ancestors
+        graph[name].discard(name)
+    return graph
+
+
+def test_nothing_outside_plugin_imports_pytest() -> None:
+    offenders = []
+    for name, path in _modules().items():
+        if name.split(".")[1:2] and name.split(".")[1] in PYTEST_ROOMS:
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):  # in functions too: the room is the module
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(n == "pytest" or n.startswith(("pytest.", "_pytest")) for n in names):
+                offenders.append(f"{name} (line {node.lineno})")
+    assert offenders == []
+
+
+def test_the_package_has_no_import_cycles() -> None:
+    graph = _graph()
+    cycles = []
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def walk(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(graph[node]):
+            if state.get(dep) == 1:
+                cycles.append(" -> ".join(stack[stack.index(dep):] + [dep]))
+            elif dep not in state:
+                walk(dep)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            walk(node)
+    assert cycles == []
+
+
+def test_the_cycle_finder_sees_every_import(tmp_path: Path) -> None:
+    # the finder itself can fail: imports at the top, in functions, for type checking
+    a = tmp_path / "a.py"
+    a.write_text("from pytest_ebsperf import b\n")
+    assert "pytest_ebsperf.b" in _imports(a, "pytest_ebsperf.a")
+    hidden = tmp_path / "g.py"
+    hidden.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                      "    from pytest_ebsperf import b\ndef f():\n    import pytest_ebsperf.c\n")
+    assert {"pytest_ebsperf.b", "pytest_ebsperf.c"} <= _imports(hidden, "pytest_ebsperf.g")
+
+
+#: Rooms a pytest start must not load: they measure, judge or model, and load when a check
+#: first needs them.
+MEASURING = ("session", "claims", "checks", "verdict", "evidence", "fio", "models", "aws",
+             "emulate", "credits", "report", "safety", "identity", "diagnosis", "latency")
+
+
+def _loaded_by_a_pytest_start(cwd: Path, *args: str) -> list[str]:
+    import subprocess
+    import sys
+
+    code = ("import sys, pytest; pytest.main(sys.argv[1:]); "
+            "print(sorted(m for m in sys.modules if m.startswith('pytest_ebsperf')))")
+    done = subprocess.run([sys.executable, "-c", code, "--collect-only", "-q", "-p",
+                           "no:cacheprovider", *args], cwd=cwd, capture_output=True, text=True,
+                          check=True)
+    return [m for m in ast.literal_eval(done.stdout.strip().splitlines()[-1])]
+
+
+def test_a_pytest_start_loads_no_measuring_code(tmp_path: Path) -> None:
+    """What every pytest run in a project with the plugin installed pays (an empty
+    directory), and a collection of every suite (CI listings, IDE discovery)."""
+    for args in ((), (str(PACKAGE.parent / "suites"),)):
+        loaded = _loaded_by_a_pytest_start(tmp_path, *args)
+        assert "pytest_ebsperf.plugin" in loaded  # the plugin did load
+        heavy = [m for m in loaded if m.split(".")[1:2] and m.split(".")[1] in MEASURING]
+        assert heavy == [], (args, heavy)

@@ -1,0 +1,102 @@
+"""The ``ebsperf`` command line (also ``python3 -m pytest_ebsperf``): help, version, exit
+codes, and the dry run that starts no fio."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.common import SUITES
+
+from pytest_ebsperf import __version__
+
+
+def tool(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest_ebsperf", *args], capture_output=True,
+                          text=True, timeout=120, check=False, cwd=cwd,
+                          env={**os.environ, **(env or {})})
+
+
+def test_help_is_on_stdout_and_exits_0_and_names_the_exit_codes() -> None:
+    for args in ((), ("--help",)):
+        done = tool(*args)
+        assert done.returncode == 0, done.stderr
+        assert "judge" in done.stdout and "history" in done.stdout and "plan-fleet" in done.stdout
+        assert "4  usage" in done.stdout and done.stderr == ""
+
+
+def test_the_version_is_printed() -> None:
+    done = tool("--version")
+    assert done.returncode == 0 and __version__ in done.stdout
+
+
+@pytest.mark.parametrize("command", ["judge", "history", "compare", "plan-fleet"])
+def test_every_command_has_help_on_stdout(command: str) -> None:
+    done = tool(command, "--help")
+    assert done.returncode == 0, done.stderr
+    assert "usage:" in done.stdout and "exit status" in done.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ("nonsense",), ("judge",), ("judge", "x.json", "--volume-type"),
+    ("history", "--since", "many"), ("compare", "--by", "colour"),
+    ("plan-fleet", "--hosts", "two"), ("history", "--db", "/nonexistent/history.sqlite"),
+    ("compare", "--db", "/nonexistent/history.sqlite", "--matrix", "S0-04"),
+])
+def test_every_usage_error_exits_4_with_a_sentence(args: tuple[str, ...]) -> None:
+    done = tool(*args)
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr
+
+
+def test_a_database_that_does_not_exist_is_not_made(tmp_path: Path) -> None:
+    missing = tmp_path / "none.sqlite"
+    assert tool("history", "--db", str(missing)).returncode == 4
+    assert tool("compare", "--db", str(missing), "1", "2").returncode == 4
+    assert not missing.exists()
+
+
+def test_the_console_script_is_installed_and_is_the_same_tool() -> None:
+    script = shutil.which("ebsperf")
+    if script is None:
+        pytest.skip("the package is not installed with its console script here")
+    done = subprocess.run([script, "--version"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and __version__ in done.stdout
+
+
+# -- the dry run ----------------------------------------------------------------------------
+def test_a_dry_run_lists_each_check_and_starts_no_fio(tmp_path: Path) -> None:
+    calls = tmp_path / "calls.txt"
+    fake = tmp_path / "fio"
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {calls}\nexit 1\n")
+    fake.chmod(0o755)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(SUITES / "io1"), "--ebsperf-plan",
+         "--emulate", f"--fio={fake}", "-p", "no:cacheprovider", "-q"],
+        capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+        env={**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert not calls.exists(), calls.read_text()  # fio was never started
+    text = done.stdout
+    assert "ebsperf: plan (a dry run: no fio started)" in text
+    lines = [line for line in text.splitlines() if re.match(r"^[SB]\d?-?\S+ +\S", line)
+             and " | about " in line]
+    assert len(lines) == 5, text[-3000:]
+    assert all("about" in line and "at most" in line for line in lines)
+    commands = [line for line in text.splitlines() if line.strip().startswith("$ ")]
+    assert len(commands) == 5 and all("--rw=" in c and "--bs=" in c for c in commands)
+    assert "4,000 IOPS (io1 provisioned 4,000 IOPS)" in text
+    assert "No fio was started." in text
+    assert not list(Path("/dev").glob("emulated-*"))
+
+
+def test_ebsperf_plan_is_the_dry_run() -> None:
+    done = tool("plan", str(SUITES / "io2"), "--emulate")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "ebsperf: plan (a dry run: no fio started)" in done.stdout
