@@ -356,7 +356,7 @@ def aa(checks: int = 200, pairs: int = 4) -> dict[str, Any]:
     Student's t on K - 1 (Kolmogorov-Smirnov against it)."""
     from scipy import stats as scipy_stats
 
-    from pytest_ebsperf.checks import paired
+    from pytest_ebsperf.checks import paired, preflight
     from pytest_ebsperf.checks.claim_runner import ClaimRunner
     from pytest_ebsperf.checks.session import EbsperfSession
     from pytest_ebsperf.config.consistency import validate
@@ -369,7 +369,7 @@ def aa(checks: int = 200, pairs: int = 4) -> dict[str, Any]:
     ratios: list[float] = []
     started = time.monotonic()
     try:
-        session.preflight()
+        preflight.run(session)
         runner = ClaimRunner(session, name="bench-aa")
         block = paired.block_workload(runner.workload("randread", "16k"), settings)
         for check in range(checks):

@@ -9,7 +9,6 @@ ClaimRunner` is all of them together.
 from __future__ import annotations
 
 import contextlib
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -18,8 +17,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from pytest_ebsperf import spec
 from pytest_ebsperf.checks.session import EbsperfSession
+from pytest_ebsperf.checks.witnesses import Witnesses, members_alone
 from pytest_ebsperf.config.settings import Settings
-from pytest_ebsperf.device.kernelstat import BlockStat
 from pytest_ebsperf.device.target import SuiteMismatch, Target, volume_from_marker
 from pytest_ebsperf.errors import (
     DeviceError,
@@ -36,7 +35,6 @@ from pytest_ebsperf.results import report
 from pytest_ebsperf.results.records import measurement_facts
 from pytest_ebsperf.spec.types import Expectation
 from pytest_ebsperf.spec.volume import Volume
-from pytest_ebsperf.spec.volume_types import is_instance_store
 from pytest_ebsperf.units import format_quantity
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
@@ -82,6 +80,8 @@ class CheckCore:
         self._volume: Volume | None = None
         self.verdicts: list[Verdict] = []
         self.notes: list[str] = []
+        #: The kernel's and the volume's own counts of each run, beside fio's.
+        self.witnesses = Witnesses(session, self.notes)
         #: Extra report-row fields (``plot``: the PNG of a time-based check).
         self.row_extras: dict[str, Any] = {}
         #: Volumes measured together by this runner's checks (None: the one volume).
@@ -130,10 +130,9 @@ class CheckCore:
         base = Workload(pattern, bs=parse_size(bs, what="block size"), rwmixread=rwmixread,
                         runtime_s=s.runtime_s, ramp_s=s.ramp_s, engine=s.engine,
                         name=self.name[:60])
-        expected = self._rate_for_queue_depth(base)
-        iodepth, numjobs = spec.default_queue_depth(self.volume, base, expected,
-                                                      cpu_count=self.session.cpu_count)
-        tuned = base.replace(iodepth=s.iodepth or iodepth, numjobs=s.numjobs or numjobs)
+        tuned = spec.plan_queue(self.volume, base, self.expected_rate(base),
+                                cpu_count=self.session.cpu_count, iodepth=s.iodepth,
+                                numjobs=s.numjobs)
         try:
             mine = s.user_fio_options  # --ebsperf-job-file, --ebsperf-fio-options
         except EbsperfError as exc:
@@ -143,13 +142,13 @@ class CheckCore:
         return tuned.replace(**overrides) if overrides else tuned
 
     def expected_rate(self, workload: Workload) -> float:
-        """IOPS the model expects of ``workload`` on the volume under test."""
-        return self._rate_for_queue_depth(workload)
-
-    def _rate_for_queue_depth(self, workload: Workload) -> float:
-        if is_instance_store(self.volume.type):
-            return spec.instance_store_rate(self.volume, workload)
-        return self.expect_cap("", "", workload).value
+        """IOPS the model expects of ``workload`` on the volume under test (of the set, when
+        a set is measured)."""
+        credits = self.volume.burst_balance_pct != 0
+        if self.set_count is not None:
+            return self.expect_cap("", "", workload, credits=credits).value
+        return spec.expected_iops(self.volume, workload, credits=credits, era=self.settings.era,
+                                  instance_limits=self.session.instance_limits)
 
     def run(self, workload: Workload, *, target: Target | None = None,
             phase: str = "steady", monitor: Monitor | None = None) -> FioResult:
@@ -177,15 +176,15 @@ class CheckCore:
         with self._measuring(), self._one_load_at_a_time(target) as lock, \
                 contextlib.ExitStack() as holds:
             claims: list[int] = list(lock.fds)
-            for member in self._members_alone(target):
+            for member in members_alone(target):
                 held = self._guard_writes(workload, member)
                 if held is not None:
                     holds.callback(held.close)
                     claims += list(held.fds.values())
             result, started, before, nvme_before = self._run_locked(workload, target, monitor,
                                                                     claims)
-        seen = self._kernel_seen(target, before, result, workload)
-        volume_said = self._ebs_nvme_seen(target, nvme_before, result)
+        seen = self.witnesses.kernel_seen(target, before, result, workload)
+        volume_said = self.witnesses.volume_seen(target, nvme_before, result)
         self._record_measurement(workload, target, result, time.perf_counter() - started,
                                  phase, seen, volume_said)
         return result
@@ -204,8 +203,8 @@ class CheckCore:
                     workload = device.prepare(workload)
             self.session.pace_set(target, workload)
         started = time.perf_counter()
-        nvme_before = self._ebs_nvme_stats(target)
-        before = self._kernel_stat(target)
+        nvme_before = self.witnesses.volume_counts(target)
+        before = self.witnesses.kernel_counts(target)
         from pytest_ebsperf.device.kernelstat import read_cpu
 
         cpu_before = read_cpu(self.session.runner.host)
@@ -227,93 +226,6 @@ class CheckCore:
                 result = replace(result, host_cpu_busy_pct=cpu_after.busy_pct_since(cpu_before))
             booked(result)
         return result, started, before, nvme_before
-
-    def _members_alone(self, target: Target) -> list[Target]:
-        """The devices a run writes to: each member of a set driven together, else itself."""
-        if not target.members or target.md is not None:
-            return [target]
-        reports = dict(zip(target.members, target.member_reports))
-        return [Target(m, target.volume, emulated=target.emulated, report=reports.get(m),
-                       role=target.role, emulated_set=target.emulated_set)
-                for m in target.members]
-
-    def _kernel_stat(self, target: Target) -> BlockStat | None:
-        from pytest_ebsperf.device import kernelstat
-
-        if target.members and target.md is None:
-            stats = [self._kernel_stat(member) for member in self._members_alone(target)
-                     if member.members == ()]
-            total: BlockStat | None = None
-            for stat in stats:
-                if stat is None:
-                    return None
-                total = stat if total is None else total + stat
-            return total
-        host = self.session.runner.host
-        if host.is_local:
-            return kernelstat.read(target.path)
-        if target.report is None:
-            return None
-        return kernelstat.read_on(host, target.report.name)
-
-    def _kernel_seen(self, target: Target, before: BlockStat | None, result: FioResult,
-                     workload: Workload | None = None) -> dict[str, float] | None:
-        """What the kernel counted on the device during the run (a second witness)."""
-        if before is None:
-            return None
-        from pytest_ebsperf.device import kernelstat
-
-        after = self._kernel_stat(target)
-        if after is None:
-            return None
-        seen = after - before
-        # fio's bytes exclude its ramp; the kernel counts it too, so it never sees less
-        fio_bytes = result.read.io_bytes + result.write.io_bytes
-        problem = kernelstat.mismatch(seen, fio_bytes, target.path)
-        merged = kernelstat.merge_note(seen, workload.bs, target.path) if workload else None
-        for said in (problem, merged):
-            if said and said not in self.notes:
-                self.notes.append(said)
-        return seen.facts()
-
-    def _ebs_nvme_stats(self, target: Target) -> Any:
-        """The volume's own counters (EBS NVMe log page 0xD0), when it has them."""
-        if target.emulated_any or target.members or not self.session.runner.host.is_local:
-            return None
-        from pytest_ebsperf.device import ebsnvme
-
-        if not ebsnvme.is_ebs_nvme(target.path):
-            if not self.session.ebs_nvme_said:  # said once per run, then out of the way
-                self.session.ebs_nvme_said = True
-                self.notes.append(f"{target.path} is not an EBS NVMe device: the volume's own "
-                                  "statistics (NVMe log page 0xD0) are not available")
-            return None
-        try:
-            return ebsnvme.parse_log_page(ebsnvme.read_log_page(target.path))
-        except (OSError, ValueError, subprocess.SubprocessError) as exc:
-            if not self.session.ebs_nvme_said:
-                self.session.ebs_nvme_said = True
-                self.notes.append(f"the volume's own statistics of {target.path} could not "
-                                  f"be read ({exc})")
-            return None
-
-    def _ebs_nvme_seen(self, target: Target, before: Any, result: FioResult
-                       ) -> dict[str, int] | None:
-        """What the volume itself counted during the run, and which limit it says bound."""
-        if before is None:
-            return None
-        from pytest_ebsperf.device import ebsnvme
-
-        after = self._ebs_nvme_stats(target)
-        if after is None:
-            return None
-        delta = after - before
-        seconds = max(result.read.runtime_ms, result.write.runtime_ms) / 1000.0
-        said = ebsnvme.bound_sentence(delta, seconds)
-        if said and said not in self.notes:
-            self.notes.append(said)
-        facts: dict[str, int] = delta.facts()
-        return facts
 
     def _measuring(self, *, alone: bool = False) -> Any:
         """The host-wide measuring lock (:func:`pytest_ebsperf.device.lock.measuring`), where

@@ -25,7 +25,7 @@ from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec.types import Expectation
 from pytest_ebsperf.units import MIB, format_quantity
-from pytest_ebsperf.verdicts import diagnosis, evidence, plain, sweep, verdict
+from pytest_ebsperf.verdicts import block_sizes, diagnosis, evidence, plain, verdict
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 #: Seconds a mean-latency check and a floor check run at least (unless --ebsperf-runtime is
@@ -366,10 +366,10 @@ class RateChecks(CheckCore):
             result = self.run(workload, monitor=self._monitor(expectation, workload, "iops",
                                                               point_policy))
             points.append((workload.bs, expectation, result, workload))
-            if not sweep.judge_sweep(claim, what, [points[-1]], policy=point_policy,
+            if not block_sizes.judge_sweep(claim, what, [points[-1]], policy=point_policy,
                                        cpu_count=self.session.cpu_count).outcome is Outcome.PASS:
                 break  # one point off the model (or not judgeable) decides the sweep
-        found = sweep.judge_sweep(claim, what, points, cpu_count=self.session.cpu_count,
+        found = block_sizes.judge_sweep(claim, what, points, cpu_count=self.session.cpu_count,
                                     policy=policy, planned_points=len(sizes))
         if len(points) < len(sizes):
             skipped = ", ".join(str(size) for size in sizes[len(points):])

@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pytest_ebsperf.checks import paired, twins
+from pytest_ebsperf.checks import discovery, paired, twins
 from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
@@ -94,7 +94,7 @@ def _conclude(runner: CheckCore, found: Verdict, workload: Workload,
 def check_encrypted_twin(runner: CheckCore, claim: str, what: str, workload: Workload
                          ) -> list[Verdict]:
     """S2-17 on the twins the facts describe: one encrypted, one plain, of one type."""
-    facts = runner.session.twin_facts(runner.volume)
+    facts = discovery.twin_facts(runner.session, runner.volume)
     pair = twins.encryption_pair(facts, claim)
     if pair.status in ("other", "contradiction"):
         runner.skip(pair.sentence)  # (a contradiction stops the run at its start)
@@ -121,7 +121,7 @@ def check_faster_than(runner: CheckCore, claim: str, what: str, workload: Worklo
     fresh confirming stage both put it below, else INCONCLUSIVE. A device that bursts on
     credits is measured only while its bucket can carry a block, and a block in which the
     burst ended stops the pairs (a claim about the burst is not judged on the baseline)."""
-    facts = runner.session.twin_facts(runner.volume, reference_type)
+    facts = discovery.twin_facts(runner.session, runner.volume, reference_type)
     pair = twins.type_pair(facts, reference_type, claim)
     if pair.status != "ok":
         runner.skip(pair.sentence)

@@ -164,10 +164,9 @@ def _tuned(runner: CheckCore, volume: Volume, workload: Workload,
            expectation: Expectation) -> Workload:
     """The host's own queue depth (Little's law for its volume), unless the user set one."""
     rate = expectation.value if expectation.unit == "IOPS" else expectation.value / workload.bs
-    iodepth, numjobs = spec.default_queue_depth(volume, workload, rate,
-                                                  cpu_count=runner.session.cpu_count)
     s = runner.settings
-    return workload.replace(iodepth=s.iodepth or iodepth, numjobs=s.numjobs or numjobs)
+    return spec.plan_queue(volume, workload, rate, cpu_count=runner.session.cpu_count,
+                           iodepth=s.iodepth, numjobs=s.numjobs)
 
 
 def _row(runner: CheckCore, found: Verdict, host: ServerHost, volume: Volume,

@@ -8,7 +8,7 @@ errors or skips.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -20,15 +20,13 @@ from pytest_ebsperf.device.target import (
     given_volume,
     volume_from_settings,
 )
-from pytest_ebsperf.errors import ConfigError, EbsperfError, UnsafeDeviceError, VolumeSpecError
+from pytest_ebsperf.errors import VolumeSpecError
 from pytest_ebsperf.spec import volume_types
-from pytest_ebsperf.spec.facts import DiscoveryFacts, RunFacts, VolumeEntry
+from pytest_ebsperf.spec.facts import RunFacts, VolumeEntry
 from pytest_ebsperf.spec.volume import DEFAULT, Volume
-from pytest_ebsperf.spec.volume_types import is_instance_store
 
 if TYPE_CHECKING:
     from pytest_ebsperf.aws import Discovery
-    from pytest_ebsperf.checks.twins import TwinFacts
     from pytest_ebsperf.credits.book import CreditBook
     from pytest_ebsperf.credits.progress import ProgressWriter
     from pytest_ebsperf.device.mdraid import MdArray
@@ -139,178 +137,6 @@ class EbsperfSession:
             self._runner = FioRunner(host=host, fio=self.settings.fio)
         return self._runner
 
-    def preflight(self) -> None:
-        """Checks made once before any check runs: fio, and the device or emulation."""
-        self.runner.version()
-        self.runner.resolve_engine(self.settings.engine)  # an engine fio lacks stops the run
-        if self.runner.host.is_local:
-            from pytest_ebsperf.fio.process import sweep_fio_dirs
-
-            sweep_fio_dirs()  # what runs killed with SIGKILL left in the temporary directory
-        if self.settings.emulate and not self.runner.host.is_local:
-            from pytest_ebsperf.emulate.on_host import check_remote_emulation, sweep_remote
-
-            check_remote_emulation(self.runner.host)  # root and util-linux there
-            sweep_remote(self.runner.host)  # what killed runs from here left on that host
-            return
-        if self.settings.emulate:
-            from pytest_ebsperf.emulate import check_emulation_available, service_time, sweep_stale
-
-            check_emulation_available()
-            if service_time.parse(self.settings.emulate_latency) is not None:
-                service_time.check_available()  # /dev/fuse, and the daemon builds here
-            sweep_stale()
-            return
-        if self.settings.provision:
-            return  # each provisioned volume's device is checked when it is attached
-        if not self.settings.device:
-            raise ConfigError(
-                "No device to check: pass --device=PATH (the block device under test, e.g. "
-                "/dev/nvme1n1) or --emulate to create an emulated volume."
-            )
-        if not self.runner.host.is_local:
-            return self._preflight_remote()
-        self.device_report(self.settings.device)
-        self._preflight_set()
-        if self.settings.reference_device:
-            self.device_report(self.settings.reference_device)
-            self._check_reference_differs()
-        self.discover()
-        if self.settings.volume_type is None and self.found is None:
-            raise ConfigError(
-                f"The volume type of {self.settings.device} is unknown: pass --volume-type "
-                f"({', '.join(volume_types.names())}) with --volume-size and, for "
-                f"{'/'.join(_provisioning())}, "
-                f"--volume-iops.{self._discovery_hint()}"
-            )
-        if self.found is None:
-            self._record_given_volume()
-
-    def check_plan(self, markers: Sequence[Mapping[str, Any]]) -> int:
-        """What the collected checks need, checked before any fio run (a usage error, exit
-        4, not a failed check): each test's marker settings, the volume each suite checks
-        (facts AWS would not accept), twins whose facts contradict their claim (S2-17 on two
-        encrypted volumes) and an opt-in to write that cannot be honoured.
-        ``markers`` holds each collected check's ``ebsperf`` marker keywords. Returns how
-        many of them can FAIL: not those that only record (``records=True``) and not those
-        whose suite does not apply to the volume under test (they skip)."""
-        from pytest_ebsperf.checks import twins
-        from pytest_ebsperf.device.target import volume_from_marker
-
-        applies: dict[tuple[Any, ...], bool] = {}
-        judged = 0
-        for kwargs in markers:
-            self.settings.with_marker(kwargs)  # a bad marker value is a sentence now
-            emulated = kwargs.get("emulated")
-            key = (kwargs.get("volume_type"), repr(emulated), kwargs.get(twins.TWINS_MARKER))
-            if key not in applies:
-                applies[key] = self._plan_one(kwargs, emulated, twins, volume_from_marker)
-            if applies[key] and not kwargs.get("records"):
-                judged += 1
-        self.check_opt_in()
-        return judged
-
-    def _plan_one(self, kwargs: Mapping[str, Any], emulated: Any, twins: Any,
-                  volume_from_marker: Any) -> bool:
-        """Check one suite's volume and twins; False when the suite does not apply."""
-        if self.settings.provision:
-            return True  # each provisioned volume is checked when it is made
-        if self.found is not None:  # AWS described it: valid, and read when a check runs
-            volume = self.found.volume
-            if kwargs.get("volume_type") not in (None, volume.type):
-                return False
-        else:
-            try:
-                volume = self.volume_for(kwargs.get("volume_type"), volume_from_marker(
-                    emulated, kwargs.get("volume_type")) if emulated else None)
-            except SuiteMismatch:
-                return False  # the suite does not apply here: its checks skip with the reason
-        if kwargs.get(twins.TWINS_MARKER) == twins.ENCRYPTED_TWIN and (
-                self.settings.reference_device or self.settings.emulate):
-            pair = twins.encryption_pair(self.twin_facts(volume))
-            if pair.status == "contradiction":
-                raise ConfigError(pair.sentence)
-        return True
-
-    def check_opt_in(self) -> None:
-        """--ebsperf-destructive on a device no write may touch (mounted, root, swap, held by
-        something above it): the opt-in cannot be honoured, so the run stops here."""
-        s = self.settings
-        if not s.destructive or s.emulate or s.provision:
-            return
-        from pytest_ebsperf.device.safety import check_writable
-
-        paths = [*(self.md.members if self.md else ()), *s.devices,
-                 *([s.reference_device] if s.reference_device else [])]
-        for path in dict.fromkeys(p for p in paths if p):
-            if self.remote_uninspected:
-                raise ConfigError(f"--ebsperf-destructive cannot be honoured: writes to {path} "
-                                  f"on {self.runner.host} are refused ({self.remote_uninspected}"
-                                  "). Run without it for the read-only checks.")
-            try:
-                check_writable(self.device_report(path), destructive=True)
-            except UnsafeDeviceError as exc:
-                raise ConfigError(f"--ebsperf-destructive cannot be honoured: {exc} Run "
-                                  "without it for the read-only checks.") from None
-
-    def _preflight_set(self) -> None:
-        """Every device of --device=A,B,... is inspected; an md array's members are read
-        from sysfs (where fio runs)."""
-        devices = self.settings.devices
-        for other in devices[1:]:
-            self.device_report(other)
-        if len(devices) > 1:
-            majors = {self._reports[d].major_minor for d in devices}
-            if len(majors) != len(devices):
-                raise ConfigError(f"--device={','.join(devices)} names one device twice "
-                                  "(two paths of the same device): each member of a set is "
-                                  "a different volume.")
-            return
-        from pytest_ebsperf.device import mdraid
-
-        host = self.runner.host
-        found = mdraid.read_md(self.settings.device or "") if host.is_local else \
-            mdraid.read_md_on(host, self.settings.device or "")
-        if found is not None:
-            self.md = found
-            for member in found.members:
-                self.device_report(member)
-
-    def _check_reference_differs(self) -> None:
-        device, reference = self.settings.device or "", self.settings.reference_device or ""
-        if self._reports[device].major_minor == self._reports[reference].major_minor:
-            raise ConfigError(
-                f"--reference-device={reference} is the device under test ({device}, both "
-                f"{self._reports[device].real_path}): a relative claim compares two volumes. "
-                "Pass the twin volume (e.g. the unencrypted copy) as --reference-device.")
-
-    def _preflight_remote(self) -> None:
-        """fio runs on another host: nothing of this machine's may stand for that device.
-        Its volume facts must be given (discovery asks this machine's metadata)."""
-        from pytest_ebsperf.device.safety import RemoteInspectionError
-
-        device = self.settings.device or ""
-        try:  # the device is inspected where fio runs, with the same code as here
-            self.device_report(device)
-            self._preflight_set()
-            if self.settings.reference_device:
-                self.device_report(self.settings.reference_device)
-                self._check_reference_differs()
-        except RemoteInspectionError as exc:
-            # read-only checks can still run (fio opens the device --readonly); writes cannot
-            self.remote_uninspected = str(exc)
-            self.runner.check_target(device)
-        self.discover()  # the host says what its device and instance are; AWS the rest
-        if self.settings.volume_type is None and self.found is None:
-            raise ConfigError(
-                f"The volume type of {self.settings.device} on {self.runner.host} is unknown: "
-                f"pass --volume-type ({', '.join(volume_types.names())}) with --volume-size "
-                f"and, for {'/'.join(_provisioning())}, --volume-iops, or give them in the "
-                "hosts file."
-                f"{self._discovery_hint()}")
-        if self.found is None:
-            self._record_given_volume()
-
     def device_report(self, path: str) -> DeviceReport:
         """What ``path`` is and holds, on the host fio runs on (inspected once, at preflight;
         writing checks inspect it again right before they write)."""
@@ -364,135 +190,6 @@ class EbsperfSession:
     def given_volume(self) -> Volume:
         """The facts the options give, each marked GIVEN so that discovery keeps them."""
         return given_volume(self.settings)
-
-    def discover(self) -> None:
-        """Ask AWS what ``--device`` is when facts are missing; a failure is kept as a
-        sentence (:meth:`_discovery_hint`) for the error the missing facts then cause."""
-        s, missing = self.settings, self.missing_facts()
-        info: DiscoveryFacts = {"missing": list(missing)}
-        self.facts["discovery"] = info
-        if not s.no_discovery:
-            self._discover_reference()
-        if s.no_discovery or not missing:
-            info["status"] = ("off (--ebsperf-no-discovery)" if s.no_discovery else
-                              "not needed: every fact was given")
-            return
-        from pytest_ebsperf import aws
-
-        try:
-            found = aws.discover(str(s.device), given=self.given_volume(),
-                                 **self._discovery_options(str(s.device)))
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a sentence, not a trace
-            info["status"] = "failed"
-            info["error"] = str(exc) if isinstance(exc, EbsperfError) else (
-                f"AWS discovery failed ({type(exc).__name__}: {exc}).")
-            return
-        volume = spec.validate(found.volume)
-        self.discovery, info["status"], info["aws"] = found, "discovered", found.as_dict()
-        if found.ebs_limits is not None:
-            self.instance_limits = spec.as_ebs_limits(found.ebs_limits)
-        origin = f"discovered from AWS: {found.volume_id or found.device.path}"
-        reason = self._initialization_reason(found, volume)
-        self.found = FoundVolume(volume, str(s.device), origin, reason)
-        self.record_volume(str(s.device), volume, found.notes)
-        for other in s.devices[1:]:
-            self._discover_member(other, volume)
-
-    def _discover_reference(self) -> None:
-        """--reference-device's type and encryption from AWS, when an option leaves them
-        out (the relative claims need them: S2-17's encrypted twin, S0-08's Magnetic one).
-        A failure is a note: the claims then say what to pass."""
-        s = self.settings
-        if not s.reference_device or (s.reference_volume_type is not None
-                                      and s.reference_encrypted is not None):
-            return
-        from pytest_ebsperf import aws
-
-        given = Volume(s.reference_volume_type or "", encrypted=s.reference_encrypted)
-        try:
-            found = aws.discover(s.reference_device, given=given,
-                                 **self._discovery_options(s.reference_device))
-        except Exception as exc:  # noqa: BLE001 - a note, never a trace
-            why = str(exc) if isinstance(exc, EbsperfError) else f"{type(exc).__name__}: {exc}"
-            self.facts["discovery"]["reference_error"] = why
-            return
-        self.reference_found = found.volume
-        self.record_volume(s.reference_device, found.volume,
-                           ["the reference twin (--reference-device), discovered"])
-
-    def twin_facts(self, device: Volume, claim_type: str | None = None) -> TwinFacts:
-        """Type and encryption of the device under test and its reference twin (given,
-        discovered, or for emulated twins what the claim asks for: ``claim_type``)."""
-        from pytest_ebsperf.checks import twins
-
-        s = self.settings
-        if s.emulate:
-            source = "given" if s.reference_volume_type else "emulated"
-            return twins.emulated_facts(device, "the emulated volume", "its emulated twin",
-                                        reference_type=s.reference_volume_type or claim_type,
-                                        device_encrypted=s.volume_encrypted,
-                                        reference_encrypted=s.reference_encrypted,
-                                        type_source=source)
-        found = self.reference_found
-        enc_source = device.provenance.get("encrypted", "default")
-        return twins.TwinFacts(
-            str(s.device), str(s.reference_device),
-            twins.Fact(device.type, device.provenance.get("type", "given")),
-            twins.fact(s.reference_volume_type, "given", found.type if found else None,
-                       "discovered"),
-            twins.fact(device.encrypted, enc_source, None, ""),
-            twins.fact(s.reference_encrypted, "given", found.encrypted if found else None,
-                       "discovered"))
-
-    def _discover_member(self, path: str, first: Volume) -> None:
-        """Each further device of a set described by AWS on its own (its own size, IOPS,
-        type); on failure its facts are the first device's, and the note says why."""
-        from pytest_ebsperf import aws
-
-        try:
-            found = aws.discover(path, given=self.given_volume(),
-                                 **self._discovery_options(path))
-            volume = spec.validate(found.volume)
-        except Exception as exc:  # noqa: BLE001 - a note for this member, not a trace
-            why = str(exc) if isinstance(exc, EbsperfError) else f"{type(exc).__name__}: {exc}"
-            self.record_volume(path, first, [(f"a member of the set: discovery could not tell "
-                                             f"({why.rstrip('.')}); facts taken as the first "
-                                             f"device's ({self.settings.device}).")])
-            return
-        self.member_volumes[path] = volume
-        self.record_volume(path, volume, [*found.notes, ("a member of the set, discovered on "
-                                          "its own.")])
-
-    def _discovery_options(self, path: str) -> dict[str, Any]:
-        """aws.discover's keywords: the local roots, or for a device on another host what
-        that host said of it and of itself (aws.remote.identify_on)."""
-        if self.runner.host.is_local:
-            return dict(self.aws_options)
-        from pytest_ebsperf.aws.remote import identify_on
-
-        roots = {k: v for k, v in self.aws_options.items() if k in ("sysfs_root", "dev_root")}
-        info, identity = identify_on(self.runner.host, path, **roots)
-        rest = {k: v for k, v in self.aws_options.items()
-                if k not in ("sysfs_root", "dev_root", "imds")}
-        return {**rest, "info": info, "identity": identity}
-
-    def _initialization_reason(self, found: Discovery, volume: Volume) -> str | None:
-        """The skip reason of a volume still initializing, with what the opt-in read costs."""
-        from pytest_ebsperf.aws import initialization_read_estimate_s
-        from pytest_ebsperf.aws.pricing import duration
-
-        state, reason = found.initialization, found.skip_reason
-        if state is None or reason is None or is_instance_store(volume.type):
-            return None
-        rate = spec.volume_caps(volume).throughput_bps
-        if self.instance_limits is not None:
-            rate = min(rate, self.instance_limits.bytes_per_s())
-        seconds = initialization_read_estimate_s(
-            volume.size_gib or 0, rate / 2**20, progress_pct=state.progress_pct)
-        self.facts["initialization"] = {"state": state.label(), "skip_reason": reason,
-                                        "read_estimate_s": round(seconds), "read_s": None}
-        return (f"{reason.rstrip('.')} (--ebsperf-initialize; reading it takes at least "
-                f"{duration(seconds)} at {rate / 2**20:,.0f} MiB/s).")
 
     def _discovery_hint(self) -> str:
         info = self.facts.get("discovery", {})

@@ -103,7 +103,7 @@ class Settings:
         found: tuple[tuple[str, str], ...] = ()
         if not (self.job_file or self.fio_options):
             return found
-        from pytest_ebsperf.fio.options import parse_fio_options, parse_job_file
+        from pytest_ebsperf.fio.allowlist import parse_fio_options, parse_job_file
 
         if self.job_file:
             found += parse_job_file(self.job_file)

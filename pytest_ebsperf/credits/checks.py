@@ -19,7 +19,7 @@ import math
 import os
 import statistics
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -40,6 +40,10 @@ from pytest_ebsperf.credits.progress import (
 from pytest_ebsperf.credits.verdicts import (
     Levels,
     Timing,
+    _no_knee_sizes,
+    _plot_notes,
+    _span,
+    burst_end,
     first_settled_s,
     judge_knee_time,
     model_curve,
@@ -52,7 +56,7 @@ from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec.types import Expectation
 from pytest_ebsperf.spec.volume import Volume
-from pytest_ebsperf.spec.volume_types import spends_mib, volume_type
+from pytest_ebsperf.spec.volume_types import spends_mib
 from pytest_ebsperf.units import MIB, format_seconds
 from pytest_ebsperf.verdicts import plain, verdict
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
@@ -339,11 +343,10 @@ class CreditChecks:
         the burst) and a queue depth for the burst level, not the level credits allow now."""
         s = self.h.settings
         iops = levels.burst / workload.bs if levels.unit == "B/s" else levels.burst
-        depth, jobs = spec.default_queue_depth(self.h.volume, workload, iops,
-                                                 cpu_count=self.h.session.cpu_count)
-        return workload.replace(runtime_s=math.ceil(runtime_s * 10) / 10, ramp_s=0.0,
-                                iodepth=s.iodepth or max(depth, workload.iodepth),
-                                numjobs=s.numjobs or max(jobs, workload.numjobs))
+        planned = spec.plan_queue(self.h.volume, workload, iops,
+                                  cpu_count=self.h.session.cpu_count, iodepth=s.iodepth,
+                                  numjobs=s.numjobs, at_least=True)
+        return planned.replace(runtime_s=math.ceil(runtime_s * 10) / 10, ramp_s=0.0)
 
     # -- running -------------------------------------------------------------------------
     def _run(self, job: Workload, forecast: Forecast | None,
@@ -485,37 +488,4 @@ class CreditChecks:
         else:
             self.h.row_extras["plot"] = str(path)
 
-
-def burst_end(knee: Knee, values: Sequence[float], levels: Levels) -> Knee:
-    """``knee`` when it is the end of a burst: a fall to below the middle between the burst
-    level and the baseline. A step that leaves the level above the middle (the first
-    window of a run above the rest, as a throttle's start-up allowance or a late first
-    status report makes it) is no knee: the volume is still bursting after it."""
-    if not knee.found or knee.after is None or knee.after < levels.middle:
-        return knee
-    level = statistics.median(values)
-    reason = (f"no knee: the level stepped from {levels.q(knee.before)} to "
-              f"{levels.q(knee.after)} at {format_seconds(knee.t_s or 0.0)} but stayed above "
-              f"{levels.q(levels.middle)}, halfway between the burst level and the baseline: "
-              "still bursting")
-    return Knee(False, level, None, None, None, knee.noise, reason, knee.window_s)
-
-
-def _span(series: Series) -> float:
-    return series.t_s[-1] if series.t_s else 0.0
-
-
-def _plot_notes(timing: Timing, knee: Knee) -> list[str]:
-    notes = [knee.reason]
-    if timing.timescale != 1.0:
-        notes.append(f"emulated bucket, time scale {timing.timescale:,.4g}: multiply times by "
-                     "it for a real volume")
-    return notes
-
-
-def _no_knee_sizes(volume: Volume) -> str:
-    sizes = volume_type(volume.type).never_drains
-    if sizes:
-        return f"{volume.type} volumes of {sizes}"
-    return f"{volume.type} volumes whose baseline reaches their burst level"
 

@@ -9,11 +9,14 @@ said the bucket held, and, on an emulated volume, what the times mean on a real 
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_ebsperf.credits.knee import Knee
 from pytest_ebsperf.fio.result import DirectionStats, FioResult, Series
+from pytest_ebsperf.spec.volume import Volume
+from pytest_ebsperf.spec.volume_types import volume_type
 from pytest_ebsperf.units import format_quantity, format_seconds
 from pytest_ebsperf.verdicts import plain
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
@@ -174,3 +177,37 @@ def model_curve(levels: Levels, knee_s: float | None, end_s: float,
     knee_s = min(knee_s, end_s)
     return [*idle_prefix, (0.0, levels.burst), (knee_s, levels.burst),
             (knee_s, levels.baseline), (end_s, levels.baseline)]
+
+
+def burst_end(knee: Knee, values: Sequence[float], levels: Levels) -> Knee:
+    """``knee`` when it is the end of a burst: a fall to below the middle between the burst
+    level and the baseline. A step that leaves the level above the middle (the first
+    window of a run above the rest, as a throttle's start-up allowance or a late first
+    status report makes it) is no knee: the volume is still bursting after it."""
+    if not knee.found or knee.after is None or knee.after < levels.middle:
+        return knee
+    level = statistics.median(values)
+    reason = (f"no knee: the level stepped from {levels.q(knee.before)} to "
+              f"{levels.q(knee.after)} at {format_seconds(knee.t_s or 0.0)} but stayed above "
+              f"{levels.q(levels.middle)}, halfway between the burst level and the baseline: "
+              "still bursting")
+    return Knee(False, level, None, None, None, knee.noise, reason, knee.window_s)
+
+
+def _span(series: Series) -> float:
+    return series.t_s[-1] if series.t_s else 0.0
+
+
+def _no_knee_sizes(volume: Volume) -> str:
+    sizes = volume_type(volume.type).never_drains
+    if sizes:
+        return f"{volume.type} volumes of {sizes}"
+    return f"{volume.type} volumes whose baseline reaches their burst level"
+
+
+def _plot_notes(timing: Timing, knee: Knee) -> list[str]:
+    notes = [knee.reason]
+    if timing.timescale != 1.0:
+        notes.append(f"emulated bucket, time scale {timing.timescale:,.4g}: multiply times by "
+                     "it for a real volume")
+    return notes

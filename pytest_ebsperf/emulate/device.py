@@ -62,6 +62,42 @@ def check_emulation_available() -> None:
     choose_throttle("probe", "0:0")  # raises with its own sentence when nothing throttles
 
 
+def swap_risk() -> str | None:
+    """A sentence when swap is on and a tmpfs without ``noswap`` may be swapped out: reads of
+    swapped-out pages wait on swap-in, so an emulated volume's rates are at risk."""
+    try:
+        swaps = Path("/proc/swaps").read_text().splitlines()[1:]
+    except OSError:
+        swaps = []
+    if not any(line.strip() for line in swaps):
+        return None
+    return ("swap is on and this kernel cannot keep the emulated volume's tmpfs out of it "
+            "(noswap needs Linux 6.4): reads of swapped-out pages wait on swap-in, so "
+            "the emulated volume's rates are at risk")
+
+
+class ColdRanges:
+    """Byte ranges of a device not written since it was made or last TRIMmed."""
+
+    def __init__(self) -> None:
+        self.ranges: list[tuple[int, int]] = []
+
+    def touch(self, workload: Workload, size: int) -> bool:
+        """Account for ``workload``: a TRIM makes its range cold, a write warms it. True when
+        a write lands on cold blocks."""
+        start = workload.offset
+        end = min(size, start + (workload.size or size))
+        if workload.pattern == "trim":
+            self.ranges.append((start, end))
+            return False
+        if not workload.writes:
+            return False
+        cold = any(a < end and start < b for a, b in self.ranges)
+        self.ranges = [piece for a, b in self.ranges for piece in
+                       ((a, min(b, start)), (max(a, end), b)) if piece[0] < piece[1]]
+        return cold
+
+
 class EmulatedDevice:
     """A throttled block device that behaves like a volume with ``iops`` and ``bps`` limits.
 
@@ -146,7 +182,7 @@ class EmulatedDevice:
         #: rate set on it, its bucket's and its pacing's included (a twin made slower).
         self.rate_factor = 1.0
         #: Byte ranges not written since made or TRIMmed (only tracked with the factor).
-        self._cold: list[tuple[int, int]] = []
+        self._cold = ColdRanges()
         self._penalty = 1.0
 
     def __repr__(self) -> str:
@@ -202,26 +238,17 @@ class EmulatedDevice:
     def _first_write_cost(self, workload: Workload) -> None:
         """With ``first_write_factor``: a run that writes into cold blocks runs at the factor
         (and warms them); a TRIM makes its range cold again."""
-        factor = self.first_write_factor
-        if factor is None:
+        if self.first_write_factor is None:
             return
-        start = workload.offset
-        end = min(self.size_bytes, start + (workload.size or self.size_bytes))
-        penalty = 1.0
-        if workload.pattern == "trim":
-            self._cold.append((start, end))
-        elif workload.writes:
-            if any(a < end and start < b for a, b in self._cold):
-                penalty = factor
-            self._cold = [piece for a, b in self._cold for piece in
-                          ((a, min(b, start)), (max(a, end), b)) if piece[0] < piece[1]]
+        cold = self._cold.touch(workload, self.size_bytes)
+        penalty = self.first_write_factor if cold else 1.0
         if penalty != self._penalty:
             self._penalty = penalty
             self._apply()
 
     def make_cold(self) -> None:
         """Every block counts as never written (the state of a new device)."""
-        self._cold = [(0, self.size_bytes)]
+        self._cold.ranges = [(0, self.size_bytes)]
 
     def allocate(self) -> None:
         """Allocate the whole backing file, once, before the first write workload.
@@ -243,17 +270,7 @@ class EmulatedDevice:
 
     def swap_risk(self) -> str | None:
         """A sentence when the volume's pages may be swapped out (fidelity at risk)."""
-        if self.noswap:
-            return None
-        try:
-            swaps = Path("/proc/swaps").read_text().splitlines()[1:]
-        except OSError:
-            swaps = []
-        if not any(line.strip() for line in swaps):
-            return None
-        return ("swap is on and this kernel cannot keep the emulated volume's tmpfs out of it "
-                "(noswap needs Linux 6.4): reads of swapped-out pages wait on swap-in, so "
-                "the emulated volume's rates are at risk")
+        return None if self.noswap else swap_risk()
 
     @property
     def limits(self) -> DirectionLimits:

@@ -431,60 +431,6 @@ def apply_witness(result: FioResult, workload: Workload, seen: Witness
     return replace(changed, series={}), "; ".join(said)
 
 
-# -- the job's own limits -------------------------------------------------------------------------
-def job_limit(options: Mapping[str, str], workload: Workload, measured: float, unit: str
-              ) -> str:
-    """A sentence naming the job's own option that bound the run (its rate, its think
-    time), or "" when none is set or the run was not at it."""
-    jobs = max(1, workload.numjobs)
-    side = 0 if workload.read_fraction >= 0.5 else 1
-    rate_iops = _per_side(options.get("rate_iops"), side)
-    if rate_iops:
-        total = rate_iops * jobs
-        ceiling = total if unit == "IOPS" else total * workload.bs
-        if measured >= 0.9 * ceiling:
-            return (f"the job's own rate_iops={options['rate_iops']} ({jobs} job(s): "
-                    f"{total:,.0f} IOPS) held it there")
-    rate = _per_side(options.get("rate"), side, size=True)
-    if rate:
-        total_bps = rate * jobs
-        ceiling = total_bps if unit == "B/s" else total_bps / workload.bs
-        if measured >= 0.9 * ceiling:
-            return (f"the job's own rate={options['rate']} ({jobs} job(s): "
-                    f"{total_bps / 2**20:,.1f} MiB/s) held it there")
-    think = options.get("thinktime")
-    if think:
-        try:
-            seconds = parse_seconds(think if re.search(r"[a-z]", think) else f"{think}us")
-        except ValueError:
-            seconds = 0.0
-        if seconds > 0:
-            per_job = _int(options.get("thinktime_blocks"), 1) / seconds
-            ceiling = per_job * jobs * (1 if unit == "IOPS" else workload.bs)
-            if measured <= 1.1 * ceiling:
-                return (f"the job's own thinktime={think} (an idle pause every "
-                        f"{_int(options.get('thinktime_blocks'), 1)} I/O(s), at most "
-                        f"{per_job * jobs:,.0f} IOPS over {jobs} job(s)) held it there")
-    for option in ("iodepth_low", "rate_min", "rate_iops_min", "flow"):
-        if options.get(option):
-            return (f"the job set {option}={options[option]}, which paces or holds back "
-                    "its queue: the run measured the job as written, not the volume's "
-                    "limit")
-    return ""
-
-
-def _per_side(text: str | None, side: int, *, size: bool = False) -> float:
-    """``rate_iops=600`` / ``600,300`` (reads, writes): the value for ``side``."""
-    if not text:
-        return 0.0
-    parts = [p.strip() for p in str(text).split(",")]
-    chosen = parts[side] if side < len(parts) and parts[side] else parts[0]
-    try:
-        return float(parse_size(chosen, what="rate")) if size else float(chosen)
-    except (EbsperfError, ValueError):
-        return 0.0
-
-
 #: fio engines that complete each I/O before the next is issued (a queue depth of one).
 SYNC_ENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "ftruncate"})
 

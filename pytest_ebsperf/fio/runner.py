@@ -23,7 +23,12 @@ from pytest_ebsperf.errors import (
     FioRunError,
 )
 from pytest_ebsperf.fio.engines import Engines
-from pytest_ebsperf.fio.failures import (
+from pytest_ebsperf.fio.host import KILL_AFTER_S, KILLED_RC, TIMEOUT_RC, FioHost, RunResult
+from pytest_ebsperf.fio.jobs import fio_argv
+from pytest_ebsperf.fio.live import LiveSeries, StatusStream
+from pytest_ebsperf.fio.logs import build_series, group_log_files
+from pytest_ebsperf.fio.parse import parse_result, parse_version
+from pytest_ebsperf.fio.refusals import (
     _before_json,
     _first_lines,
     _options_of,
@@ -33,11 +38,6 @@ from pytest_ebsperf.fio.failures import (
     diagnose,
     job_file,
 )
-from pytest_ebsperf.fio.host import KILL_AFTER_S, KILLED_RC, TIMEOUT_RC, FioHost, RunResult
-from pytest_ebsperf.fio.jobs import fio_argv
-from pytest_ebsperf.fio.live import LiveSeries, StatusStream
-from pytest_ebsperf.fio.logs import build_series, group_log_files
-from pytest_ebsperf.fio.parse import parse_result, parse_version
 from pytest_ebsperf.fio.result import FioResult, Series
 from pytest_ebsperf.fio.workload import Workload, format_size
 

@@ -71,6 +71,7 @@ class FleetRun:
         if why:
             state.broken = why
             raise EbsperfError(why)
+        from pytest_ebsperf.checks import preflight
         from pytest_ebsperf.checks.session import EbsperfSession
         from pytest_ebsperf.fio.host import FioHost
         from pytest_ebsperf.fio.runner import FioRunner
@@ -81,7 +82,7 @@ class FleetRun:
         session._runner = FioRunner(host=FioHost(fleet_host.host), fio=settings.fio)
         plugin.prepare_session(session)
         try:
-            session.preflight()
+            preflight.run(session)
         except (EbsperfError, OSError) as exc:
             session.close()
             state.broken = fleet.describe_error(exc, fleet_host)

@@ -159,6 +159,8 @@ class EbsperfPlugin:
         ours = [item for item in items if "ebsperf" in getattr(item, "fixturenames", ())]
         if not ours:
             return  # nothing of ours was collected: stay silent (fio, devices not needed)
+        from pytest_ebsperf.checks import preflight  # the run's code, loaded when it has checks
+
         option = self.config.option
         # The run's false-red budget is shared by its checks that can FAIL (Bonferroni):
         # not those that only record; those whose suite does not apply are known below.
@@ -171,7 +173,7 @@ class EbsperfPlugin:
             return  # each host's session is checked before its first check
         if self.settings.plan:  # a dry run: the plan is checked, no fio and no device touched
             try:
-                judged = self.session.check_plan([marker_kwargs(item) for item in ours])
+                judged = preflight.check_plan(self.session, [marker_kwargs(item) for item in ours])
                 self.session.checks_planned = max(1, judged)
             except EbsperfError as exc:
                 raise pytest.UsageError(str(exc)) from None
@@ -183,10 +185,10 @@ class EbsperfPlugin:
                 raise pytest.UsageError(str(exc)) from None
             return
         try:
-            self.session.preflight()
+            preflight.run(self.session)
             # the volume each suite checks, twins, markers and the opt-in to write: a
             # misconfigured job stops here (exit 4), never as a failed check
-            judged = self.session.check_plan([marker_kwargs(item) for item in ours])
+            judged = preflight.check_plan(self.session, [marker_kwargs(item) for item in ours])
             self.session.checks_planned = max(1, judged)
         except EbsperfError as exc:
             raise pytest.UsageError(str(exc)) from None

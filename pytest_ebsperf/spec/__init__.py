@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # the same names, loaded on first use (:func:`__getattr__`)
     )
     from pytest_ebsperf.spec.claims import CLAIMS, Claim, cite, claim, source_url
     from pytest_ebsperf.spec.ebs import ERA_2013, ERA_2014, ERAS, NOW
-    from pytest_ebsperf.spec.expect import cap_expectation, crossover_bs, limits
+    from pytest_ebsperf.spec.expect import cap_expectation, crossover_bs, expected_iops, limits
     from pytest_ebsperf.spec.floor import floor_expectation, instance_store_rate
     from pytest_ebsperf.spec.instances import (
         EbsLimits,
@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # the same names, loaded on first use (:func:`__getattr__`)
         default_latency_s,
         default_queue_depth,
         little_iops,
+        plan_queue,
     )
     from pytest_ebsperf.spec.types import (
         CAP,
@@ -117,6 +118,8 @@ _WHERE: dict[str, str] = {
     "crossover_bs": "expect",
     "default_latency_s": "queue",
     "default_queue_depth": "queue",
+    "plan_queue": "queue",
+    "expected_iops": "expect",
     "drain_seconds": "burst",
     "ebs_limits": "instances",
     "ebs_limits_from_api": "instances",
@@ -195,6 +198,7 @@ __all__ = [
     "ebs_note",
     "ebs_ops_per_io",
     "era_applies",
+    "expected_iops",
     "floor_expectation",
     "gp2_burst_plan",
     "has_burst",
@@ -210,6 +214,7 @@ __all__ = [
     "little_iops",
     "merges",
     "nitro",
+    "plan_queue",
     "source_url",
     "validate",
     "volume_caps",

@@ -20,7 +20,7 @@ from pytest_ebsperf.spec.caps import (
     volume_caps,
 )
 from pytest_ebsperf.spec.ebs import MIB, NOW
-from pytest_ebsperf.spec.floor import floor_expectation
+from pytest_ebsperf.spec.floor import floor_expectation, instance_store_rate
 from pytest_ebsperf.spec.instances import EbsLimits
 from pytest_ebsperf.spec.types import (
     CAP,
@@ -144,6 +144,17 @@ def limits(
     found = _volume_limits(volume, workload, credits, era)
     found += _instance_limits(volume, workload, sustained_instance, instance_limits)
     return tuple(found)
+
+
+def expected_iops(volume: Volume, workload: Workload, *, credits: bool = True,
+                  era: str = NOW, instance_limits: EbsLimits | None = None) -> float:
+    """The fio IOPS the models expect of ``workload``: the lowest of its ceilings
+    (:func:`limits`), or instance store's published floor. What the queue-depth planner
+    (:func:`~pytest_ebsperf.spec.queue.plan_queue`) sizes the queue for."""
+    if is_instance_store(volume.type):
+        return instance_store_rate(volume, workload)
+    found = limits(volume, workload, credits=credits, era=era, instance_limits=instance_limits)
+    return min((limit.iops for limit in found), default=0.0)
 
 
 def _notes(volume: Volume, binding: Limit, given: EbsLimits | None, era: str) -> list[str]:

@@ -83,3 +83,16 @@ def default_queue_depth(
 def little_iops(outstanding: int, latency_s: float) -> float:
     """The most IOPS ``outstanding`` I/Os can give at ``latency_s`` (Little's law)."""
     return outstanding / latency_s if latency_s > 0 else math.inf
+
+
+def plan_queue(volume: Volume, workload: Workload, rate: float, *, cpu_count: int = 1,
+               iodepth: int | None = None, numjobs: int | None = None,
+               at_least: bool = False) -> Workload:
+    """``workload`` with the queue that keeps ``rate`` fio IOPS in flight on ``volume``
+    (:func:`default_queue_depth`), unless the user gave ``iodepth`` or ``numjobs``; with
+    ``at_least``, never shallower than the workload already is. The one queue-depth planner:
+    checks, fio servers and the credit checks call it."""
+    depth, jobs = default_queue_depth(volume, workload, rate, cpu_count=cpu_count)
+    if at_least:
+        depth, jobs = max(depth, workload.iodepth), max(jobs, workload.numjobs)
+    return workload.replace(iodepth=iodepth or depth, numjobs=numjobs or jobs)

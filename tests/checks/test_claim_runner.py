@@ -16,6 +16,7 @@ from support.common import needs_fio, needs_root
 SCRIPT = textwrap.dedent("""
     import json, sys
     from pytest_ebsperf.checks.claim_runner import ClaimRunner, ClaimSkipped
+    from pytest_ebsperf.checks import preflight
     from pytest_ebsperf.checks.session import EbsperfSession
     from pytest_ebsperf.config.settings import Settings
     from pytest_ebsperf.config.consistency import validate
@@ -27,7 +28,7 @@ SCRIPT = textwrap.dedent("""
     validate(settings)
     session = EbsperfSession(settings)
     try:
-        session.preflight()
+        preflight.run(session)
         runner = ClaimRunner(session, name="nightly-io1")
         found = runner.check_cap("S0-04", "io1 random read 16 KiB",
                                  runner.workload("randread", "16k"))
@@ -85,7 +86,7 @@ PAGE_CACHE = textwrap.dedent("""
     session = EbsperfSession(Settings(emulate=True, volume_type="io1", volume_size=100,
                                       volume_iops=2000, runtime=3.0))
     try:
-        session.preflight()
+        preflight.run(session)
         runner = ClaimRunner(session, name="cached")
         # buffered reads of a 4 MiB region: after the first pass they come from the page cache
         job = runner.workload("randread", "16k").replace(direct=False, size=4 * 2**20)

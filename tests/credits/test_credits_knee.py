@@ -158,8 +158,7 @@ def test_a_first_window_above_the_rest_is_a_step_but_not_the_end_of_a_burst() ->
     # S0-11: a throttle's start-up allowance (or a first status report after 0.6 s) makes
     # the first live window of a burst run 10 % high; the changepoint sees a step there,
     # but the volume is still bursting after it, so no knee may stop the run or be timed.
-    from pytest_ebsperf.credits.checks import burst_end
-    from pytest_ebsperf.credits.verdicts import Levels
+    from pytest_ebsperf.credits.verdicts import Levels, burst_end
 
     levels = Levels("IOPS", 3000.0, 300.0, 3000.0, 300.0, "I/O credits")
     values = [3300.0, 3000.0, 3001.0, 3000.0, 2999.0, 3000.0]

@@ -14,6 +14,7 @@ from support.common import needs_fio, needs_root
 SCRIPT = """
 import json, sys
 from pytest_ebsperf.checks.claim_runner import ClaimRunner
+from pytest_ebsperf.checks import preflight
 from pytest_ebsperf.checks.session import EbsperfSession
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.config.consistency import validate
@@ -24,7 +25,7 @@ validate(settings)
 session = EbsperfSession(settings)
 out = {}
 try:
-    session.preflight()
+    preflight.run(session)
     runner = ClaimRunner(session, name="accounting")
     for pattern, bs in (("randread", "4k"), ("read", "4k"), ("randread", "512k")):
         result = runner.run(runner.workload(pattern, bs))

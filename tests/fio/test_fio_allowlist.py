@@ -18,8 +18,8 @@ import pytest
 from support.common import backing_file, needs_fio, needs_root, sha256
 
 from pytest_ebsperf.errors import ConfigError
+from pytest_ebsperf.fio.allowlist import ALLOWED, REFUSED, parse_fio_options
 from pytest_ebsperf.fio.jobs import RESERVED, fio_argv
-from pytest_ebsperf.fio.options import ALLOWED, REFUSED, parse_fio_options
 from pytest_ebsperf.fio.workload import Workload
 
 

@@ -11,7 +11,7 @@ from support.common import ROOT, needs_fio, needs_root
 from pytest_ebsperf.config.consistency import validate
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.errors import ConfigError
-from pytest_ebsperf.fio.options import parse_fio_options, parse_job_file
+from pytest_ebsperf.fio.allowlist import parse_fio_options, parse_job_file
 
 
 def test_options_read_as_name_value_pairs() -> None:

@@ -25,9 +25,9 @@ from pytest_ebsperf.errors import (
     FioNotFoundError,
     FioRunError,
 )
-from pytest_ebsperf.fio.failures import diagnose
 from pytest_ebsperf.fio.host import FioHost, RunResult, pgrep_pattern
 from pytest_ebsperf.fio.jobs import escape_filename, fio_argv
+from pytest_ebsperf.fio.refusals import diagnose
 from pytest_ebsperf.fio.runner import FioRunner
 from pytest_ebsperf.fio.workload import Workload
 

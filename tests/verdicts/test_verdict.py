@@ -23,7 +23,7 @@ from pytest_ebsperf.spec.types import (
     Expectation,
     Limit,
 )
-from pytest_ebsperf.verdicts import comparison, diagnosis, evidence, plain, sweep, verdict
+from pytest_ebsperf.verdicts import block_sizes, comparison, diagnosis, evidence, plain, verdict
 from pytest_ebsperf.verdicts.outcome import Outcome
 
 SLA = "https://docs.aws.amazon.com/ebs/latest/userguide/ebs-optimization.html"
@@ -407,14 +407,14 @@ def sweep_points(p_iops: float, t_bytes: float, measured_t_bytes: float
 
 
 def test_a_sweep_with_the_modelled_crossover_passes_and_reports_it() -> None:
-    found = sweep.judge_sweep("S2-08", "io1 block-size sweep",
+    found = block_sizes.judge_sweep("S2-08", "io1 block-size sweep",
                                 sweep_points(4000, 500 * MIB, 500 * MIB), cpu_count=4)
     assert found.outcome is Outcome.PASS
     assert "crossover expected at 128 KiB, measured curve turned at 128 KiB" in found.message
 
 
 def test_a_sweep_whose_curve_turns_early_fails() -> None:
-    found = sweep.judge_sweep("S2-08", "io1 block-size sweep",
+    found = block_sizes.judge_sweep("S2-08", "io1 block-size sweep",
                                 sweep_points(4000, 500 * MIB, 250 * MIB), cpu_count=4)
     assert found.outcome is Outcome.FAIL
     assert "measured curve turned at 64 KiB" in found.message
@@ -425,7 +425,7 @@ def test_a_sweep_point_short_because_fio_ran_out_of_cpu_is_inconclusive() -> Non
     points = sweep_points(4000, 500 * MIB, 500 * MIB)
     bs, expectation, _ = points[0]
     points[0] = (bs, expectation, run(None, mean=2000, bs=bs, cpu_pct=99))
-    found = sweep.judge_sweep("S2-08", "io1 block-size sweep", points, cpu_count=4)
+    found = block_sizes.judge_sweep("S2-08", "io1 block-size sweep", points, cpu_count=4)
     assert found.outcome is Outcome.INCONCLUSIVE
     assert found.reason.startswith("4KiB: inconclusive: load-generator bound")
 

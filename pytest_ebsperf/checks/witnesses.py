@@ -1,0 +1,105 @@
+"""The witnesses of a run beside fio: the kernel's count of the device's I/O and the volume's
+own counters (EBS NVMe log page 0xD0), read before and after each run, and what they say
+when they disagree with fio or name the limit that bound.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Any
+
+from pytest_ebsperf.checks.session import EbsperfSession
+from pytest_ebsperf.device import ebsnvme, kernelstat
+from pytest_ebsperf.device.kernelstat import BlockStat
+from pytest_ebsperf.device.target import Target
+from pytest_ebsperf.fio.result import FioResult
+from pytest_ebsperf.fio.workload import Workload
+
+
+def members_alone(target: Target) -> list[Target]:
+    """The devices a run writes to: each member of a set driven together, else itself."""
+    if not target.members or target.md is not None:
+        return [target]
+    reports = dict(zip(target.members, target.member_reports))
+    return [Target(m, target.volume, emulated=target.emulated, report=reports.get(m),
+                   role=target.role, emulated_set=target.emulated_set)
+            for m in target.members]
+
+
+class Witnesses:
+    """Reads the second witnesses of a runner's runs; what they say goes to ``notes`` (the
+    check's notes, each said once)."""
+
+    def __init__(self, session: EbsperfSession, notes: list[str]) -> None:
+        self.session = session
+        self.notes = notes
+
+    def kernel_counts(self, target: Target) -> BlockStat | None:
+        if target.members and target.md is None:
+            stats = [self.kernel_counts(member) for member in members_alone(target)
+                     if member.members == ()]
+            total: BlockStat | None = None
+            for stat in stats:
+                if stat is None:
+                    return None
+                total = stat if total is None else total + stat
+            return total
+        host = self.session.runner.host
+        if host.is_local:
+            return kernelstat.read(target.path)
+        if target.report is None:
+            return None
+        return kernelstat.read_on(host, target.report.name)
+
+    def kernel_seen(self, target: Target, before: BlockStat | None, result: FioResult,
+                     workload: Workload | None = None) -> dict[str, float] | None:
+        """What the kernel counted on the device during the run (a second witness)."""
+        if before is None:
+            return None
+        after = self.kernel_counts(target)
+        if after is None:
+            return None
+        seen = after - before
+        # fio's bytes exclude its ramp; the kernel counts it too, so it never sees less
+        fio_bytes = result.read.io_bytes + result.write.io_bytes
+        problem = kernelstat.mismatch(seen, fio_bytes, target.path)
+        merged = kernelstat.merge_note(seen, workload.bs, target.path) if workload else None
+        for said in (problem, merged):
+            if said and said not in self.notes:
+                self.notes.append(said)
+        return seen.facts()
+
+    def volume_counts(self, target: Target) -> Any:
+        """The volume's own counters (EBS NVMe log page 0xD0), when it has them."""
+        if target.emulated_any or target.members or not self.session.runner.host.is_local:
+            return None
+        if not ebsnvme.is_ebs_nvme(target.path):
+            if not self.session.ebs_nvme_said:  # said once per run, then out of the way
+                self.session.ebs_nvme_said = True
+                self.notes.append(f"{target.path} is not an EBS NVMe device: the volume's own "
+                                  "statistics (NVMe log page 0xD0) are not available")
+            return None
+        try:
+            return ebsnvme.parse_log_page(ebsnvme.read_log_page(target.path))
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            if not self.session.ebs_nvme_said:
+                self.session.ebs_nvme_said = True
+                self.notes.append(f"the volume's own statistics of {target.path} could not "
+                                  f"be read ({exc})")
+            return None
+
+    def volume_seen(self, target: Target, before: Any, result: FioResult
+                       ) -> dict[str, int] | None:
+        """What the volume itself counted during the run, and which limit it says bound."""
+        if before is None:
+            return None
+        after = self.volume_counts(target)
+        if after is None:
+            return None
+        delta = after - before
+        seconds = max(result.read.runtime_ms, result.write.runtime_ms) / 1000.0
+        said = ebsnvme.bound_sentence(delta, seconds)
+        if said and said not in self.notes:
+            self.notes.append(said)
+        facts: dict[str, int] = delta.facts()
+        return facts
