@@ -17,7 +17,11 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from pytest_ebsperf import __version__
+from pytest_ebsperf.checks.plan import plan_main
 from pytest_ebsperf.errors import EXIT_CODES, USAGE_EXIT, EbsperfError, Parser, UsageError
+from pytest_ebsperf.fio.fleet import plan_main as plan_fleet
+from pytest_ebsperf.trends.commands import compare_main, history_main
+from pytest_ebsperf.verdicts.judge import main as judge
 
 __all__ = ["EXIT_CODES", "USAGE_EXIT", "Parser", "UsageError", "console", "main", "run"]
 
@@ -58,22 +62,17 @@ def _parser() -> Parser:
 
 def _command(name: str) -> Callable[[Sequence[str]], int]:
     if name == "judge":
-        from pytest_ebsperf.verdicts.judge import main as judge
 
         return judge
     if name == "history":
-        from pytest_ebsperf.trends.commands import history_main
 
         return history_main
     if name == "compare":
-        from pytest_ebsperf.trends.commands import compare_main
 
         return compare_main
     if name == "plan":
-        from pytest_ebsperf.checks.plan import plan_main
 
         return plan_main
-    from pytest_ebsperf.fio.fleet import plan_main as plan_fleet
 
     return plan_fleet
 

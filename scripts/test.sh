@@ -39,7 +39,7 @@ ok() {  # pytest's status: 0 passed, 5 nothing selected (a -k that matches one p
 
 echo "pytest-ebsperf tests, pass 1: the tests that share the machine"
 shared=0
-run_pass shared -n "${EBSPERF_TEST_WORKERS:-4}" -m "not alone" "$@" || shared=$?
+run_pass shared -n "${EBSPERF_TEST_WORKERS:-4}" --dist worksteal -m "not alone" "$@" || shared=$?
 echo "pytest-ebsperf tests, pass 2: the tests that run alone"
 alone=0
 run_pass alone -m alone "$@" || alone=$?

@@ -14,11 +14,13 @@ Progress comes from ``DescribeVolumeStatus`` -> ``VolumeStatuses[].Initializatio
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_ebsperf.aws.failures import aws_call
+from pytest_ebsperf.fio.host import KILLED_RC, TIMEOUT_RC
 
 #: Provisioned Rate for Volume Initialization, valid range (CreateVolume
 #: ``VolumeInitializationRate``, B-INIT).
@@ -168,9 +170,7 @@ def initialization_read(runner: Any, device: str, estimate_s: float) -> tuple[fl
     """Run the initialization read through ``runner``'s host (a ``FioRunner``), bounded by
     three times ``estimate_s`` (at least :data:`INIT_READ_MIN_TIMEOUT_S`). Returns the
     seconds it took and None, or the seconds and the sentence saying why it failed."""
-    import time
 
-    from pytest_ebsperf.fio.host import KILLED_RC, TIMEOUT_RC
 
     started = time.monotonic()
     limit_s = max(INIT_READ_MIN_TIMEOUT_S, 3.0 * estimate_s)

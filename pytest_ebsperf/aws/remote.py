@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf.aws import devices
+from pytest_ebsperf.aws.discover import refuse_non_aws
 from pytest_ebsperf.aws.failures import NotOnEc2Error
 from pytest_ebsperf.aws.imds import InstanceIdentity
 from pytest_ebsperf.errors import DeviceError
@@ -100,7 +101,6 @@ def identify_on(host: FioHost, device: str, *, sysfs_root: str = "/sys",
     info = _device_info(device, data)
     # as for a local device: a device EC2 does not attach is refused before the host's
     # instance metadata is asked for anything
-    from pytest_ebsperf.aws.discover import refuse_non_aws
 
     refuse_non_aws(info)
     data = _ask(host, device, sysfs_root, dev_root, env, imds=True)

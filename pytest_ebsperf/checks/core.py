@@ -16,9 +16,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from pytest_ebsperf import spec
+from pytest_ebsperf.checks.plan import Planned
 from pytest_ebsperf.checks.session import EbsperfSession
 from pytest_ebsperf.checks.witnesses import Witnesses, members_alone
 from pytest_ebsperf.config.settings import Settings
+from pytest_ebsperf.device.hold import hold
+from pytest_ebsperf.device.kernelstat import read_cpu
+from pytest_ebsperf.device.lock import DeviceLock, measuring
+from pytest_ebsperf.device.safety import check_writable, inspect_on
 from pytest_ebsperf.device.target import SuiteMismatch, Target, volume_from_marker
 from pytest_ebsperf.errors import (
     DeviceError,
@@ -33,6 +38,7 @@ from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload, parse_size
 from pytest_ebsperf.results import report
 from pytest_ebsperf.results.records import measurement_facts
+from pytest_ebsperf.spec.stripes import set_expectation
 from pytest_ebsperf.spec.types import Expectation
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.units import format_quantity
@@ -166,7 +172,6 @@ class CheckCore:
                       "it over ssh with --hosts.")
         target = target or self.target
         if self.settings.plan:  # a dry run: say what would run, start nothing
-            from pytest_ebsperf.checks.plan import Planned
 
             raise Planned(workload, target)
         # one load per piece of storage at a time; a write claims the device (and every
@@ -205,7 +210,6 @@ class CheckCore:
         started = time.perf_counter()
         nvme_before = self.witnesses.volume_counts(target)
         before = self.witnesses.kernel_counts(target)
-        from pytest_ebsperf.device.kernelstat import read_cpu
 
         cpu_before = read_cpu(self.session.runner.host)
         with self.session.credits.track(target, workload) as booked:  # the credit ledger
@@ -230,7 +234,6 @@ class CheckCore:
     def _measuring(self, *, alone: bool = False) -> Any:
         """The host-wide measuring lock (:func:`pytest_ebsperf.device.lock.measuring`), where
         fio runs on this host."""
-        from pytest_ebsperf.device.lock import measuring
 
         if not self.session.runner.host.is_local:
             return contextlib.nullcontext(False)
@@ -256,7 +259,6 @@ class CheckCore:
     def _one_load_at_a_time(self, target: Target) -> Any:
         """A real device is measured by one fio at a time (pytest-xdist workers, other runs):
         two loads at once would each see half the volume."""
-        from pytest_ebsperf.device.lock import DeviceLock
 
         if target.emulated_any or not self.session.runner.host.is_local:
             return DeviceLock([])  # the run's own loop devices; a remote host's own runs
@@ -268,8 +270,6 @@ class CheckCore:
         gone, and say once what will be lost. Returns the claim (None: nothing to claim)."""
         if not workload.writes or target.emulated_any:
             return None
-        from pytest_ebsperf.device.hold import hold
-        from pytest_ebsperf.device.safety import check_writable, inspect_on
 
         host = self.session.runner.host
         try:
@@ -324,7 +324,6 @@ class CheckCore:
         if credits is None:
             credits = self.volume.burst_balance_pct != 0
         if self.set_count is not None:
-            from pytest_ebsperf.spec.stripes import set_expectation
 
             members = self.session.set_members(self.volume, self.set_count)
             return set_expectation(claim, what, members, workload, credits=credits,

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import aws, spec
+from pytest_ebsperf.aws import initialization_read_estimate_s
+from pytest_ebsperf.aws.pricing import duration
+from pytest_ebsperf.aws.remote import identify_on
+from pytest_ebsperf.checks import twins
 from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.spec.facts import DiscoveryFacts
 from pytest_ebsperf.spec.volume import Volume
@@ -32,7 +36,6 @@ def discover(session: EbsperfSession) -> None:
         info["status"] = ("off (--ebsperf-no-discovery)" if s.no_discovery else
                           "not needed: every fact was given")
         return
-    from pytest_ebsperf import aws
 
     try:
         found = aws.discover(str(s.device), given=session.given_volume(),
@@ -62,7 +65,6 @@ def _discover_reference(session: EbsperfSession) -> None:
     if not s.reference_device or (s.reference_volume_type is not None
                                   and s.reference_encrypted is not None):
         return
-    from pytest_ebsperf import aws
 
     given = Volume(s.reference_volume_type or "", encrypted=s.reference_encrypted)
     try:
@@ -80,7 +82,6 @@ def _discover_reference(session: EbsperfSession) -> None:
 def twin_facts(session: EbsperfSession, device: Volume, claim_type: str | None = None) -> TwinFacts:
     """Type and encryption of the device under test and its reference twin (given,
     discovered, or for emulated twins what the claim asks for: ``claim_type``)."""
-    from pytest_ebsperf.checks import twins
 
     s = session.settings
     if s.emulate:
@@ -105,7 +106,6 @@ def twin_facts(session: EbsperfSession, device: Volume, claim_type: str | None =
 def _discover_member(session: EbsperfSession, path: str, first: Volume) -> None:
     """Each further device of a set described by AWS on its own (its own size, IOPS,
     type); on failure its facts are the first device's, and the note says why."""
-    from pytest_ebsperf import aws
 
     try:
         found = aws.discover(path, given=session.given_volume(),
@@ -127,7 +127,6 @@ def _discovery_options(session: EbsperfSession, path: str) -> dict[str, Any]:
     that host said of it and of itself (aws.remote.identify_on)."""
     if session.runner.host.is_local:
         return dict(session.aws_options)
-    from pytest_ebsperf.aws.remote import identify_on
 
     roots = {k: v for k, v in session.aws_options.items() if k in ("sysfs_root", "dev_root")}
     info, identity = identify_on(session.runner.host, path, **roots)
@@ -138,8 +137,6 @@ def _discovery_options(session: EbsperfSession, path: str) -> dict[str, Any]:
 
 def _initialization_reason(session: EbsperfSession, found: Discovery, volume: Volume) -> str | None:
     """The skip reason of a volume still initializing, with what the opt-in read costs."""
-    from pytest_ebsperf.aws import initialization_read_estimate_s
-    from pytest_ebsperf.aws.pricing import duration
 
     state, reason = found.initialization, found.skip_reason
     if state is None or reason is None or is_instance_store(volume.type):

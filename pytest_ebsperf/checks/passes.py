@@ -24,6 +24,7 @@ from dataclasses import replace
 
 from pytest_ebsperf.checks import paired
 from pytest_ebsperf.checks.core import CheckCore
+from pytest_ebsperf.emulate.registry import EMULATED_INSTANCE_STORE_BYTES
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload, format_size
 from pytest_ebsperf.units import MIB, format_mibps, format_seconds
@@ -52,7 +53,6 @@ def device_bytes(runner: CheckCore) -> int:
     if target.emulated is not None:
         return int(target.emulated.size_bytes)
     if runner.settings.plan:  # a dry run: the size an emulated or a given device would have
-        from pytest_ebsperf.emulate.registry import EMULATED_INSTANCE_STORE_BYTES
 
         return EMULATED_INSTANCE_STORE_BYTES
     if target.report is not None and target.report.size_bytes:

@@ -16,12 +16,20 @@ from __future__ import annotations
 
 import math
 import shlex
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_ebsperf import spec
+from pytest_ebsperf.checks import paired
+from pytest_ebsperf.credits import checks as credit
+from pytest_ebsperf.fio.jobs import fio_argv
 from pytest_ebsperf.spec.volume_types import is_instance_store
+from pytest_ebsperf.units import format_quantity
+from pytest_ebsperf.verdicts.diagnosis import probe_queue_depth
+from pytest_ebsperf.verdicts.evidence import MAX_DECIDING_WAIT_S
 
 #: Seconds fio takes to start and stop around a run (measured on this machine: 0.4-0.5 s for
 #: an emulated volume; a real device's first open and layout can take longer).
@@ -62,7 +70,6 @@ class PlanEntry:
 def fio_command(runner: Any, workload: Any, target: Any) -> str:
     """The fio command line a run of ``workload`` on ``target`` would be (paths of its
     output and logs shown as fio's defaults would name them)."""
-    from pytest_ebsperf.fio.jobs import fio_argv
 
     engine = workload.engine if workload.engine != "auto" else "libaio"
     try:
@@ -81,7 +88,6 @@ def _run_s(workload: Any) -> float:
 def estimate(method: str, runner: Any, workload: Any, args: Sequence[Any],
              kwargs: Mapping[str, Any]) -> tuple[float, float, str]:
     """(typical, longest, note) seconds of ``method`` whose first fio run is ``workload``."""
-    from pytest_ebsperf.checks import paired
 
     one = _run_s(workload)
     if method in ("check_faster_than", "check_rel", "check_encrypted_twin"):
@@ -109,7 +115,6 @@ def estimate(method: str, runner: Any, workload: Any, args: Sequence[Any],
                   "check_no_knee"):
         return _credit_estimate(method, runner, workload)
     # a rate: one run (stopped once settled), a deeper-queue confirmation and a rerun at most
-    from pytest_ebsperf.verdicts.diagnosis import probe_queue_depth
 
     longest = 2 * one + _run_s(probe_queue_depth(workload))
     # a duty cycle planned longer than the runtime so that its test can FAIL at all stops,
@@ -118,12 +123,10 @@ def estimate(method: str, runner: Any, workload: Any, args: Sequence[Any],
     typical = _run_s(workload.replace(runtime_s=settled))
     note = (f"planned {workload.runtime_s:g} s so a miss can be judged; a healthy volume "
             f"stops within {settled:g} s" if settled < workload.runtime_s else "")
-    from pytest_ebsperf import spec
 
     if spec.has_burst(runner.volume) and not runner.settings.given("runtime"):
         # a burst bucket too low for a run that can decide: after a miss, an idle wait for
         # the credits and a fresh run (RateChecks._too_short)
-        from pytest_ebsperf.verdicts.evidence import MAX_DECIDING_WAIT_S
 
         longest += MAX_DECIDING_WAIT_S + one
         wait = (f"at most {MAX_DECIDING_WAIT_S:g} s idle and a fresh run when the bucket is "
@@ -133,7 +136,6 @@ def estimate(method: str, runner: Any, workload: Any, args: Sequence[Any],
 
 
 def _credit_estimate(method: str, runner: Any, workload: Any) -> tuple[float, float, str]:
-    from pytest_ebsperf.credits import checks as credit
 
     cc = credit.CreditChecks(runner)
     ledger, levels = cc._setup(workload)
@@ -164,12 +166,10 @@ def _credit_estimate(method: str, runner: Any, workload: Any) -> tuple[float, fl
 def expected_text(runner: Any, workload: Any, method: str,
                   kwargs: Mapping[str, Any] | None = None) -> str:
     """The figure the model expects of this volume for ``workload``."""
-    from pytest_ebsperf.units import format_quantity
 
     metric = (kwargs or {}).get("metric", "iops")
     try:
         if is_instance_store(runner.volume.type):
-            from pytest_ebsperf import spec
 
             return format_quantity(spec.instance_store_rate(runner.volume, workload), "IOPS")
         found = runner.expect_cap("", "", workload, metric=metric)
@@ -198,7 +198,6 @@ def table(entries: Sequence[PlanEntry], width: int | None) -> list[str]:
 
 def plan_main(argv: Sequence[str]) -> int:
     """``ebsperf plan [PYTEST ARGS]``: pytest's collection with ``--ebsperf-plan``."""
-    import subprocess
 
     if any(a in ("-h", "--help") for a in argv):
         print(__doc__)

@@ -8,12 +8,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_ebsperf.checks import discovery
+from pytest_ebsperf.checks import discovery, twins
 from pytest_ebsperf.checks.session import EbsperfSession, _provisioning
+from pytest_ebsperf.device import mdraid
+from pytest_ebsperf.device.safety import RemoteInspectionError, check_writable
 from pytest_ebsperf.device.target import (
     SuiteMismatch,
+    volume_from_marker,
 )
+from pytest_ebsperf.emulate import check_emulation_available, service_time, sweep_stale
+from pytest_ebsperf.emulate.on_host import check_remote_emulation, sweep_remote
 from pytest_ebsperf.errors import ConfigError, UnsafeDeviceError
+from pytest_ebsperf.fio.process import sweep_fio_dirs
 from pytest_ebsperf.spec import volume_types
 
 
@@ -22,17 +28,14 @@ def run(session: EbsperfSession) -> None:
     session.runner.version()
     session.runner.resolve_engine(session.settings.engine)  # an engine fio lacks stops the run
     if session.runner.host.is_local:
-        from pytest_ebsperf.fio.process import sweep_fio_dirs
 
         sweep_fio_dirs()  # what runs killed with SIGKILL left in the temporary directory
     if session.settings.emulate and not session.runner.host.is_local:
-        from pytest_ebsperf.emulate.on_host import check_remote_emulation, sweep_remote
 
         check_remote_emulation(session.runner.host)  # root and util-linux there
         sweep_remote(session.runner.host)  # what killed runs from here left on that host
         return
     if session.settings.emulate:
-        from pytest_ebsperf.emulate import check_emulation_available, service_time, sweep_stale
 
         check_emulation_available()
         if service_time.parse(session.settings.emulate_latency) is not None:
@@ -73,8 +76,6 @@ def check_plan(session: EbsperfSession, markers: Sequence[Mapping[str, Any]]) ->
     ``markers`` holds each collected check's ``ebsperf`` marker keywords. Returns how
     many of them can FAIL: not those that only record (``records=True``) and not those
     whose suite does not apply to the volume under test (they skip)."""
-    from pytest_ebsperf.checks import twins
-    from pytest_ebsperf.device.target import volume_from_marker
 
     applies: dict[tuple[Any, ...], bool] = {}
     judged = 0
@@ -119,7 +120,6 @@ def check_opt_in(session: EbsperfSession) -> None:
     s = session.settings
     if not s.destructive or s.emulate or s.provision:
         return
-    from pytest_ebsperf.device.safety import check_writable
 
     paths = [*(session.md.members if session.md else ()), *s.devices,
              *([s.reference_device] if s.reference_device else [])]
@@ -148,7 +148,6 @@ def _preflight_set(session: EbsperfSession) -> None:
                               "(two paths of the same device): each member of a set is "
                               "a different volume.")
         return
-    from pytest_ebsperf.device import mdraid
 
     host = session.runner.host
     found = mdraid.read_md(session.settings.device or "") if host.is_local else \
@@ -171,7 +170,6 @@ def _check_reference_differs(session: EbsperfSession) -> None:
 def _preflight_remote(session: EbsperfSession) -> None:
     """fio runs on another host: nothing of this machine's may stand for that device.
     Its volume facts must be given (discovery asks this machine's metadata)."""
-    from pytest_ebsperf.device.safety import RemoteInspectionError
 
     device = session.settings.device or ""
     try:  # the device is inspected where fio runs, with the same code as here

@@ -16,6 +16,7 @@ from pytest_ebsperf import spec
 from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.checks.servers import check_on_servers
 from pytest_ebsperf.checks.sets import name_slow_member
+from pytest_ebsperf.device.lock import set_aside
 from pytest_ebsperf.errors import (
     EbsperfError,
 )
@@ -25,7 +26,7 @@ from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec.types import Expectation
 from pytest_ebsperf.units import MIB, format_quantity
-from pytest_ebsperf.verdicts import block_sizes, diagnosis, evidence, plain, verdict
+from pytest_ebsperf.verdicts import block_sizes, diagnosis, evidence, latency, plain, verdict
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 #: Seconds a mean-latency check and a floor check run at least (unless --ebsperf-runtime is
@@ -133,7 +134,6 @@ class RateChecks(CheckCore):
         volume = self.volume
         waited = ""
         if spec.has_burst(volume) and credits is not False:
-            from pytest_ebsperf.device.lock import set_aside
 
             wait = self.session.credits.credit_wait_s(volume, needed + workload.ramp_s)
             if wait > evidence.MAX_DECIDING_WAIT_S:
@@ -304,7 +304,6 @@ class RateChecks(CheckCore):
         is at most ``below`` ("2ms", "500us"; a number is milliseconds), e.g. "p99 read
         latency stays under 2 ms at QD 4". ``direction`` is "read" or "write" (default: the
         workload's main one). See :mod:`pytest_ebsperf.verdicts.latency` for the test."""
-        from pytest_ebsperf.verdicts import latency
 
         try:
             bound_ns = latency.parse_duration_ns(below)
@@ -326,7 +325,6 @@ class RateChecks(CheckCore):
         """The average completion latency of ``workload`` is under ``below`` ("500us"; a
         number is milliseconds), judged on fio's per-second means (e.g. io2's "< 500 µs
         average for 16 KiB I/O", B-IO2)."""
-        from pytest_ebsperf.verdicts import latency
 
         try:
             bound_ns = latency.parse_duration_ns(below)

@@ -17,8 +17,10 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pytest_ebsperf import spec
 from pytest_ebsperf.checks import discovery, paired, twins
 from pytest_ebsperf.checks.core import CheckCore
+from pytest_ebsperf.device.target import SuiteMismatch
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec.volume import Volume
@@ -163,7 +165,6 @@ def check_faster_than(runner: CheckCore, claim: str, what: str, workload: Worklo
 def _burst_levels(runner: CheckCore, block: Workload) -> tuple[float, float] | None:
     """(burst, baseline) IOPS of a device that bursts on credits for ``block``; None when it
     has no bucket (or its baseline reaches the burst)."""
-    from pytest_ebsperf import spec
 
     volume = runner.volume
     if not spec.has_burst(volume):
@@ -209,8 +210,6 @@ def _burst_ended(runner: CheckCore, result: FioResult, levels: tuple[float, floa
 def _reference_of_type(runner: CheckCore, vtype: str) -> Target:
     """The twin of another type: emulated as that type's volume of the device's size (in
     the type's range), else --reference-device with the facts discovery found."""
-    from pytest_ebsperf import spec
-    from pytest_ebsperf.device.target import SuiteMismatch
 
     session = runner.session
     found = session.reference_found

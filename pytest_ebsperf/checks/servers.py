@@ -26,10 +26,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf import spec
+from pytest_ebsperf.checks.core import _latency_percentiles
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.device.target import SuiteMismatch, volume_from_settings
 from pytest_ebsperf.errors import EbsperfError, VolumeSpecError
-from pytest_ebsperf.fio import clientserver
+from pytest_ebsperf.fio import clientserver, fleet
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.results import report
 from pytest_ebsperf.results.records import measurement_facts
@@ -60,7 +61,6 @@ class ServerHost:
 def server_hosts(settings: Settings, entries: Mapping[str, Mapping[str, Any]]
                  ) -> list[ServerHost]:
     """The servers of ``--ebsperf-fio-servers`` with their facts from the hosts file."""
-    from pytest_ebsperf.fio import fleet
 
     found = []
     for server in clientserver.parse_servers(settings.fio_servers or ""):
@@ -173,7 +173,6 @@ def _row(runner: CheckCore, found: Verdict, host: ServerHost, volume: Volume,
          job: Workload, result: Any) -> None:
     summary: dict[str, Any] = {}
     if result is not None:
-        from pytest_ebsperf.checks.core import _latency_percentiles
 
         summary = {"fio_version": result.fio_version,
                    "measured_s": round(max(result.read.runtime_ms,

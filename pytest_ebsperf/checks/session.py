@@ -13,28 +13,31 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf import spec
+from pytest_ebsperf.aws.initialization import initialization_read
 from pytest_ebsperf.config.settings import Settings
+from pytest_ebsperf.credits.book import CreditBook
+from pytest_ebsperf.device.safety import inspect_on
 from pytest_ebsperf.device.target import (
     SuiteMismatch,
     Target,
     given_volume,
     volume_from_settings,
 )
+from pytest_ebsperf.emulate.registry import EmulatedVolumes
 from pytest_ebsperf.errors import VolumeSpecError
+from pytest_ebsperf.fio.host import FioHost
+from pytest_ebsperf.fio.runner import FioRunner
 from pytest_ebsperf.spec import volume_types
 from pytest_ebsperf.spec.facts import RunFacts, VolumeEntry
 from pytest_ebsperf.spec.volume import DEFAULT, Volume
+from pytest_ebsperf.verdicts import evidence
 
 if TYPE_CHECKING:
     from pytest_ebsperf.aws import Discovery
-    from pytest_ebsperf.credits.book import CreditBook
     from pytest_ebsperf.credits.progress import ProgressWriter
     from pytest_ebsperf.device.mdraid import MdArray
     from pytest_ebsperf.device.safety import DeviceReport
-    from pytest_ebsperf.emulate.registry import EmulatedVolumes
-    from pytest_ebsperf.fio.runner import FioRunner
     from pytest_ebsperf.fio.workload import Workload
-    from pytest_ebsperf.verdicts import evidence
 
 
 
@@ -105,7 +108,6 @@ class EbsperfSession:
     @property
     def policy(self) -> evidence.Policy:
         """How this run weighs evidence: ``--ebsperf-false-alarm`` split over its checks."""
-        from pytest_ebsperf.verdicts import evidence
 
         checks = self.checks_planned or evidence.DEFAULT_CHECKS_PER_RUN
         return evidence.Policy.for_run(self.settings.false_alarm, checks,
@@ -115,7 +117,6 @@ class EbsperfSession:
     def credits(self) -> CreditBook:
         """Burst-credit ledgers of the volumes and bucket controllers of emulated devices."""
         if self._credits is None:
-            from pytest_ebsperf.credits.book import CreditBook
 
             self._credits = CreditBook(self.settings)
         return self._credits
@@ -124,8 +125,6 @@ class EbsperfSession:
     @property
     def runner(self) -> FioRunner:
         if self._runner is None:
-            from pytest_ebsperf.fio.host import FioHost
-            from pytest_ebsperf.fio.runner import FioRunner
 
             spec = self.settings.host
             if spec in ("", "local://"):
@@ -141,7 +140,6 @@ class EbsperfSession:
         """What ``path`` is and holds, on the host fio runs on (inspected once, at preflight;
         writing checks inspect it again right before they write)."""
         if path not in self._reports:
-            from pytest_ebsperf.device.safety import inspect_on
 
             self._reports[path] = inspect_on(self.runner.host, path)
         return self._reports[path]
@@ -235,7 +233,6 @@ class EbsperfSession:
 
     def _initialization_read(self, found: FoundVolume) -> None:
         """AWS's documented read of every block (B-INIT), once, before the first check."""
-        from pytest_ebsperf.aws.initialization import initialization_read
 
         estimate = float(self.facts["initialization"].get("read_estimate_s") or 0.0)
         read_s, problem = initialization_read(self.runner, found.path, estimate)
@@ -336,7 +333,6 @@ class EbsperfSession:
     def emulation(self) -> EmulatedVolumes:
         """The run's emulated volumes (made as checks need them; rates and pacing)."""
         if self._emulation is None:
-            from pytest_ebsperf.emulate.registry import EmulatedVolumes
 
             self._emulation = EmulatedVolumes(
                 self.settings, host=lambda: self.runner.host, limits=lambda: self.instance_limits,

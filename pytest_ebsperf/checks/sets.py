@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.spec.stripes import member_expectation
 from pytest_ebsperf.units import format_quantity
 from pytest_ebsperf.verdicts.outcome import Verdict
 
@@ -40,7 +41,6 @@ def name_slow_member(runner: CheckCore, found: Verdict, workload: Workload, metr
 
     Each member runs the set's pattern as reads at the same block size for a short
     while, against its own ceiling; the lowest share of its ceiling is named."""
-    from pytest_ebsperf.spec.stripes import member_expectation
 
     target = runner.target
     pattern = {"randwrite": "randread", "randrw": "randread", "write": "read",

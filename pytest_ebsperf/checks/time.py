@@ -8,6 +8,8 @@ import time
 
 from pytest_ebsperf import spec
 from pytest_ebsperf.checks.core import CheckCore
+from pytest_ebsperf.credits.checks import CreditChecks, NotApplicable
+from pytest_ebsperf.device.lock import set_aside
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec import volume_types
 from pytest_ebsperf.verdicts.outcome import Verdict
@@ -32,7 +34,6 @@ class TimeChecks(CheckCore):
         seconds = self.settings.runtime_s + self.settings.ramp_s
         wait = self.session.credits.credit_wait_s(volume, seconds)  # after earlier runs
         if 0 < wait <= MAX_CREDIT_WAIT_S:
-            from pytest_ebsperf.device.lock import set_aside
 
             self.announce(f"{self.name}: {volume.label()} needs {wait:,.0f} s of idle time to "
                           "earn the credits this check spends at burst level; waiting")
@@ -79,7 +80,6 @@ class TimeChecks(CheckCore):
         return self._credit_check("no_knee", claim, what, workload)
 
     def _credit_check(self, name: str, claim: str, what: str, workload: Workload) -> Verdict:
-        from pytest_ebsperf.credits.checks import CreditChecks, NotApplicable
 
         try:
             found: Verdict = getattr(CreditChecks(self), name)(claim, what, workload)

@@ -49,6 +49,7 @@ from pytest_ebsperf.credits.verdicts import (
     model_curve,
     trim_result,
 )
+from pytest_ebsperf.device.lock import set_aside
 from pytest_ebsperf.device.target import Target
 from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult, Series
@@ -168,7 +169,6 @@ class CreditChecks:
         self._note_start(ledger)
         if lead:
             self._empty_bucket(claim, what, workload, ledger, levels, drain_run)
-        from pytest_ebsperf.device.lock import set_aside
 
         with set_aside():  # idle: a comparison waiting on another worker may measure now
             self._idle(idle, ledger, levels)

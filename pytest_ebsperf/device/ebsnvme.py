@@ -25,6 +25,8 @@ stays out of the way.
 
 from __future__ import annotations
 
+import ctypes
+import fcntl
 import os
 import shutil
 import struct
@@ -140,8 +142,6 @@ def read_log_page(device: str) -> bytes:
 
 
 def _ioctl_log_page(device: str) -> bytes:
-    import ctypes
-    import fcntl
 
     buffer = ctypes.create_string_buffer(PAGE_BYTES)
     # struct nvme_passthru_cmd: opcode 0x02 (Get Log Page), nsid 1, the buffer and its

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pytest_ebsperf.device.guardian import process_start_time
+from pytest_ebsperf.emulate.cleanup import sweep_stale
+from pytest_ebsperf.fio.process import sweep_fio_dirs
 
 
 def _alive(pid: int, start_time: str | None = None) -> bool:
@@ -56,8 +58,6 @@ def guard(run_pid: int, stream: Iterable[bytes] | None = None) -> int:
         except OSError:
             pass
     _wait_gone([run_pid, *left], 10.0)  # its locks are dropped when it is gone
-    from pytest_ebsperf.emulate.cleanup import sweep_stale
-    from pytest_ebsperf.fio.process import sweep_fio_dirs
 
     for sweep in (sweep_stale, sweep_fio_dirs):
         try:

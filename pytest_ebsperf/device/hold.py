@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import errno
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_ebsperf.device import identity, lifetime
+from pytest_ebsperf.device.safety import read_mounts, read_swaps
 from pytest_ebsperf.errors import UnsafeDeviceError
 
 PROC = Path("/proc")
@@ -66,7 +68,6 @@ def inflight(name: str) -> int:
 
 def wait_idle(names: list[str], seconds: float = 5.0) -> bool:
     """Wait (``seconds`` at most) until none of ``names`` has a request in flight."""
-    import time
 
     deadline = time.monotonic() + seconds
     while any(inflight(name) for name in names):
@@ -90,7 +91,6 @@ def _node(name: str, number: str) -> str:
 
 def _in_use(numbers: dict[str, str], proc: Path) -> dict[str, str]:
     """``name -> "is mounted on /x"`` / ``"is in use as swap"`` for members in use."""
-    from pytest_ebsperf.device.safety import read_mounts, read_swaps
 
     found: dict[str, str] = {}
     for number, name in numbers.items():

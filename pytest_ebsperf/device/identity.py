@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -90,7 +91,6 @@ def loop_backing(name: str, *, dev: Path = DEV, sys: Path = SYS_CLASS_BLOCK
         info = os.stat(path.removesuffix(" (deleted)"))
     except OSError:
         return LoopBacking("?", 0, None, path)
-    import stat
 
     rdev = _numbers(info.st_rdev) if stat.S_ISBLK(info.st_mode) else None
     return LoopBacking(_numbers(info.st_dev), info.st_ino, rdev, path)

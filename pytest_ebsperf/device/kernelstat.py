@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_ebsperf.errors import FioRunError
+
 SECTOR = 512
 #: The device may not have seen less than this share of the bytes fio reports.
 MIN_SEEN_SHARE = 0.95
@@ -77,7 +79,6 @@ def read(device: str) -> BlockStat | None:
 
 def read_on(host: Any, name: str) -> BlockStat | None:
     """The counters of block device ``name`` (``nvme1n1``) on a remote ``FioHost``."""
-    from pytest_ebsperf.errors import FioRunError
 
     try:
         return BlockStat.parse(host.read_text(f"/sys/class/block/{name}/stat"))
@@ -139,7 +140,6 @@ class CpuTimes:
 
 def read_cpu(host: Any = None) -> CpuTimes | None:
     """``/proc/stat`` here, or on a remote ``FioHost``; None when it cannot be read."""
-    from pytest_ebsperf.errors import FioRunError
 
     try:
         text = Path("/proc/stat").read_text() if host is None or host.is_local \

@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_ebsperf.device.identity import family_of_path
+
 if TYPE_CHECKING:
     from typing import Self
 
@@ -38,7 +40,6 @@ def lock_name(root: str) -> str:
 
 def roots_of(device: str) -> tuple[str, ...]:
     """The storage at the bottom of ``device``'s stack (see :mod:`pytest_ebsperf.device.identity`)."""
-    from pytest_ebsperf.device.identity import family_of_path
 
     return family_of_path(device).roots
 

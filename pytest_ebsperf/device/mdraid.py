@@ -7,6 +7,7 @@ follow from it.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,7 +74,6 @@ print(json.dumps([name, read(md + "/level"), read(md + "/chunk_size"), members])
 
 def read_md_on(host: Any, device: str) -> MdArray | None:
     """:func:`read_md` on the host fio runs on (through its host object, with python3)."""
-    import json
 
     result = host.run(["python3", "-c", _READ_MD_SCRIPT, device])
     if result.rc != 0:

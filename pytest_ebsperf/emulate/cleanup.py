@@ -14,6 +14,7 @@ import hashlib
 import os
 import platform
 import re
+import stat
 from pathlib import Path
 
 from pytest_ebsperf.device import lifetime
@@ -89,7 +90,6 @@ _LEGACY_UNREACHABLE = "/volume.img"
 
 def open_by_anyone(number: str, proc: Path = Path("/proc")) -> bool:
     """True when some process has block device ``MAJ:MIN`` open (a scan of /proc/*/fd)."""
-    import stat
 
     for fd_dir in proc.glob("[0-9]*/fd"):
         try:

@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pytest_ebsperf.device import lifetime
-from pytest_ebsperf.emulate import cleanup, loop
+from pytest_ebsperf.emulate import cleanup, loop, service_time
 from pytest_ebsperf.emulate.throttle import (
     DirectionLimits,
     ThrottleGroup,
@@ -357,7 +357,6 @@ class EmulatedDevice:
     def _attach_with_latency(self, image: Path) -> tuple[str, bool]:
         """The loop device over the latency daemon's file (direct I/O: every request reaches
         the daemon), with the path's own time per I/O measured and taken off."""
-        from pytest_ebsperf.emulate import service_time
 
         assert self.run_dir is not None and self.latency_us is not None
         self._latency = service_time.LatencyServer(image, self.run_dir / "latency",

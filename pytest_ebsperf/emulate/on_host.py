@@ -24,6 +24,7 @@ import time
 from dataclasses import fields
 from typing import TYPE_CHECKING
 
+from pytest_ebsperf.device import lifetime
 from pytest_ebsperf.emulate.cleanup import MACHINE, pid_alive
 from pytest_ebsperf.emulate.throttle import DirectionLimits, format_io_max, split_limits
 from pytest_ebsperf.errors import EmulationUnavailableError, HostUnreachableError
@@ -87,7 +88,6 @@ class RemoteEmulatedDevice:
         return self.loop
 
     def start(self) -> RemoteEmulatedDevice:
-        from pytest_ebsperf.device import lifetime
 
         lifetime.register(self)  # closed on every way out, with the local ones
         try:
@@ -149,7 +149,6 @@ class RemoteEmulatedDevice:
         if self.closed:
             return
         self.closed = True
-        from pytest_ebsperf.device import lifetime
 
         lifetime.unregister(self)
         # Every step is tried whatever became of the one before: an SSH connection refused

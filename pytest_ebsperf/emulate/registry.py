@@ -19,13 +19,16 @@ from typing import TYPE_CHECKING, Any, cast
 from pytest_ebsperf import spec
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.device.target import SuiteMismatch, Target
+from pytest_ebsperf.emulate import misses, service_time
+from pytest_ebsperf.emulate.device import EmulatedDevice
+from pytest_ebsperf.emulate.on_host import RemoteEmulatedDevice
+from pytest_ebsperf.emulate.stripe import EmulatedSet
+from pytest_ebsperf.emulate.throttle import HDD_SPLIT_HEADROOM
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.spec.volume_types import is_hdd, is_instance_store
 
 if TYPE_CHECKING:
     from pytest_ebsperf.credits.book import CreditBook
-    from pytest_ebsperf.emulate.device import EmulatedDevice
-    from pytest_ebsperf.emulate.stripe import EmulatedSet
     from pytest_ebsperf.fio.host import FioHost
     from pytest_ebsperf.fio.workload import Workload
 
@@ -65,7 +68,6 @@ class EmulatedVolumes:
         --emulate-device-latency makes slower), here or on the host fio runs on."""
         if not self.host().is_local:
             return self._start_remote(volume)
-        from pytest_ebsperf.emulate import EmulatedDevice
 
         iops, bps, unit = self.rates(volume)
         injected: list[str] = []
@@ -77,7 +79,6 @@ class EmulatedVolumes:
                             "(its twin does not)")
         size = (EMULATED_INSTANCE_STORE_BYTES if is_instance_store(volume.type)
                  else EMULATED_DEVICE_BYTES)
-        from pytest_ebsperf.emulate import service_time
 
         chosen = self.settings.emulate_latency
         if role == "device" and self.settings.emulate_device_latency is not None:
@@ -123,8 +124,6 @@ class EmulatedVolumes:
 
     def _start_remote(self, volume: Volume) -> EmulatedDevice:
         """An emulated volume made on the host fio runs on, through its host object."""
-        from pytest_ebsperf.emulate import service_time
-        from pytest_ebsperf.emulate.on_host import RemoteEmulatedDevice
 
         if service_time.parse(self.settings.emulate_latency) is not None:
             raise SuiteMismatch(
@@ -161,14 +160,12 @@ class EmulatedVolumes:
             raise SuiteMismatch(f"sets of emulated volumes are made only where pytest runs, "
                                 f"not on {self.host()}: give the host's devices "
                                 "(--device=A,B,...).")
-        from pytest_ebsperf.emulate.stripe import EmulatedSet
 
         count = self.set_size()
         factors = self.settings.member_factors or (1.0,) * count
         iops, bps, unit = self.rates(volume.replace(instance_type=None))
         rates = [(None if iops is None else iops * f, None if bps is None else bps * f, unit)
                  for f in factors]
-        from pytest_ebsperf.emulate import service_time
 
         mean_us = service_time.for_volume(service_time.parse(self.settings.emulate_latency), volume.type)
         total_iops = sum(r[0] or 0 for r in rates) or None
@@ -221,7 +218,6 @@ class EmulatedVolumes:
 
     def _add_misses(self, device: Any, volume: Volume) -> None:
         """--emulate-misses: the device's missed seconds (its own chain per device)."""
-        from pytest_ebsperf.emulate import misses
 
         plan = misses.parse(self.settings.emulate_misses)
         if plan is None:
@@ -278,7 +274,6 @@ class EmulatedVolumes:
         rate = spec.cap_expectation("", "", volume, workload, credits=credits,
                                       instance_limits=self.limits()).value
         pieces = -(-workload.bs // exact_io_bytes)
-        from pytest_ebsperf.emulate.throttle import HDD_SPLIT_HEADROOM
 
         return rate * pieces * HDD_SPLIT_HEADROOM, rate * workload.bs
 

@@ -22,7 +22,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from pytest_ebsperf.errors import EmulationUnavailableError
+from pytest_ebsperf.emulate import loop
+from pytest_ebsperf.errors import ConfigError, EmulationUnavailableError
+from pytest_ebsperf.fio.process import _setpriv
+from pytest_ebsperf.fio.runner import FioRunner
+from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec import volume_types
 
 SOURCE = Path(__file__).with_name("latfs.c")
@@ -33,7 +37,6 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))) / "p
 
 def parse(text: str | None, where: str = "--emulate-latency") -> float | str | None:
     """``auto`` / ``none`` / milliseconds -> ``"auto"``, ``None`` or µs; a sentence if bad."""
-    from pytest_ebsperf.errors import ConfigError
 
     if text is None or text.strip().lower() in ("", "none", "0"):
         return None
@@ -134,7 +137,6 @@ class LatencyServer:
         argv = [binary(), str(self.mountpoint), "--backing", str(self.backing),
                 "--mean-us", f"{self.mean_us:g}", "--sigma", f"{self.sigma:g}",
                 "--overhead-us", f"{self.overhead_us:g}", "--control", str(self.control)]
-        from pytest_ebsperf.fio.process import _setpriv
 
         setpriv = _setpriv()
         if setpriv is not None:  # dies with this process: a hung daemon would hang the loop
@@ -184,7 +186,6 @@ class LatencyServer:
             for stream in (proc.stdout, proc.stderr):
                 if stream is not None:
                     stream.close()
-        from pytest_ebsperf.emulate import loop
 
         if loop.is_mountpoint(self.mountpoint):
             subprocess.run(["umount", "-l", str(self.mountpoint)], capture_output=True,
@@ -218,8 +219,6 @@ def calibrate(device: str, server: LatencyServer) -> float:
 
 def measure_qd1_us(device: str) -> float:
     """fio's mean completion latency (µs) of 4 KiB random reads at queue depth 1."""
-    from pytest_ebsperf.fio.runner import FioRunner
-    from pytest_ebsperf.fio.workload import Workload
 
     result = FioRunner().run(Workload("randread", bs=4096, iodepth=1, runtime_s=1, ramp_s=0.2,
                                       engine="libaio"), device, readonly=True)

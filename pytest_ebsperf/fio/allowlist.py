@@ -14,6 +14,7 @@ write, trim, verify or reset data, change the device or the system or run comman
 from __future__ import annotations
 
 import configparser
+import stat
 from pathlib import Path
 
 from pytest_ebsperf.errors import ConfigError
@@ -144,7 +145,6 @@ MAX_JOB_FILE_BYTES = 256 * 1024
 def _read_job_text(file: Path, where: str) -> str:
     """The text of a job file: a regular file of at most :data:`MAX_JOB_FILE_BYTES` of
     UTF-8 text, else a sentence."""
-    import stat
 
     try:
         info = file.stat()

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pytest_ebsperf.errors import FioOutputError, FioRunError
 from pytest_ebsperf.fio.host import FioHost
 from pytest_ebsperf.fio.parse import parse_result
+from pytest_ebsperf.fio.process import LocalProcess, OwnedDir
 
 #: Engines ``--ebsperf-engine=auto`` tries, best first (else psync).
 AUTO_ENGINES = ("io_uring", "libaio")
@@ -70,7 +71,6 @@ class Engines:
         removed (a probe that ran on would lay out its file again in the removed one)."""
         if not local:
             return self.host.run(argv, timeout_s=30).rc == 0
-        from pytest_ebsperf.fio.process import LocalProcess
 
         proc = LocalProcess(argv, tmp)
         rc = proc.wait(30.0)
@@ -84,7 +84,6 @@ class Engines:
         tmp = self.host.mkdtemp()
         owned = None
         if self.host.is_local:
-            from pytest_ebsperf.fio.process import OwnedDir
 
             owned = OwnedDir(tmp)  # as a run's: removed on SIGTERM, swept after SIGKILL
         out = posixpath.join(tmp, "probe.json")

@@ -27,16 +27,21 @@ Without a file, every host uses the command line's ``--device`` and volume optio
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
+import shutil
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_ebsperf.aws.pricing import builtin_prices, duration, estimate_cost
 from pytest_ebsperf.config.settings import Settings
-from pytest_ebsperf.errors import ConfigError, EbsperfError
+from pytest_ebsperf.errors import EXIT_CODES, ConfigError, EbsperfError, Parser
+from pytest_ebsperf.spec.volume import Volume
 
 #: hosts-file key -> (Settings field, type).
 HOST_KEYS: Mapping[str, tuple[str, type]] = {
@@ -118,8 +123,6 @@ def multiplex(hosts: Sequence[FleetHost], directory: str) -> int:
 
 def end_multiplex(directory: str) -> None:
     """Close the run's ssh master connections and remove their sockets."""
-    import shutil
-    import subprocess
 
     root = Path(directory)
     if not root.is_dir():
@@ -293,7 +296,6 @@ class FleetPlan:
     per_check_s: float
 
     def describe(self) -> str:
-        from pytest_ebsperf.aws.pricing import duration
 
         rounds = -(-self.hosts // self.workers) if self.engine == "ssh" else 1
         return (f"{self.hosts} host(s) x {self.checks} check(s) over {self.engine}"
@@ -322,11 +324,7 @@ def plan(hosts: int, checks: int, *, runtime_s: float, ramp_s: float, workers: i
 
 def plan_main(argv: Sequence[str]) -> int:
     """``ebsperf plan-fleet``: time, and the volumes' cost over that time."""
-    import argparse
 
-    from pytest_ebsperf.aws.pricing import builtin_prices, estimate_cost
-    from pytest_ebsperf.errors import EXIT_CODES, Parser
-    from pytest_ebsperf.spec.volume import Volume
 
     parser = Parser(prog="ebsperf plan-fleet", description="How long a fleet run takes, and "
                     "what the volumes cost while it runs.", epilog=EXIT_CODES,

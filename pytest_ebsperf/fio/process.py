@@ -19,11 +19,12 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_ebsperf.device import lifetime
+from pytest_ebsperf.device import guardian, lifetime
 
 _PR_SET_PDEATHSIG = 1
 
@@ -70,7 +71,6 @@ class LocalProcess:
         self.started = time.monotonic()
         self.interrupted_at: float | None = None
         lifetime.register(self)  # SIGTERM/SIGHUP/exit of this process stop fio first
-        from pytest_ebsperf.device import guardian
 
         guardian.watch(self.proc.pid)  # killed by the guardian should this process be killed
 
@@ -84,7 +84,6 @@ class LocalProcess:
         self._forget()
 
     def _forget(self) -> None:
-        from pytest_ebsperf.device import guardian
 
         if self.proc.poll() is not None:
             guardian.forget(self.proc.pid)
@@ -169,7 +168,6 @@ class OwnedDir:
         lifetime.register(self)
 
     def close(self) -> None:
-        import shutil
 
         shutil.rmtree(self.path, ignore_errors=True)
         self.owner.release(unlink=False)  # the directory (and its owner file) is gone
@@ -182,8 +180,6 @@ class OwnedDir:
 def sweep_fio_dirs(root: str | None = None) -> list[str]:
     """Remove the temporary directories of fio runs whose owner is dead (not locked), or
     that carry no owner file and are older than :data:`lifetime.GRACE_S`."""
-    import shutil
-    import tempfile
 
     base = Path(root or tempfile.gettempdir())
     removed = []

@@ -12,7 +12,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_ebsperf.errors import EbsperfError
+from pytest_ebsperf.errors import EbsperfError, FioOutputError
+from pytest_ebsperf.fio import terse as fio_terse
+from pytest_ebsperf.fio import text as fio_text
+from pytest_ebsperf.fio.logs import averaged_to_seconds, build_series, log_shape, per_io_to_seconds
+from pytest_ebsperf.fio.parse import count_jobs, extract_json
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import PATTERNS, Workload, parse_size
 
@@ -151,7 +155,6 @@ def _files_of(entries: Sequence[Mapping[str, Any]], data: Mapping[str, Any]) -> 
 
 
 def _one_entry_per_job(entries: Sequence[Mapping[str, Any]], data: Mapping[str, Any]) -> bool:
-    from pytest_ebsperf.fio.parse import count_jobs
 
     return count_jobs(entries, {}) == len(entries) and all(
         _options(data, e).get("group_reporting") is None for e in entries)
@@ -278,12 +281,6 @@ def _log_names(root: Path, stem: str, kind: str, unit: Unit) -> list[str]:
 def _series(logs: dict[str, list[str]], workload: Workload, result: FioResult
             ) -> tuple[dict[str, Any], list[str]]:
     """Per-second (or per-window) series from logs of any window, and what was done."""
-    from pytest_ebsperf.fio.logs import (
-        averaged_to_seconds,
-        build_series,
-        log_shape,
-        per_io_to_seconds,
-    )
 
     notes: list[str] = []
     first = next((texts[0] for texts in logs.values() if texts), "")
@@ -324,10 +321,6 @@ class Report:
 
 def read_reports(path: str, form: str = "auto") -> list[Report]:
     """Every fio run in ``path`` (JSON, normal or terse output), or a sentence."""
-    from pytest_ebsperf.errors import FioOutputError
-    from pytest_ebsperf.fio import terse as fio_terse
-    from pytest_ebsperf.fio import text as fio_text
-    from pytest_ebsperf.fio.parse import extract_json
 
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:

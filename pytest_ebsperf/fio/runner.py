@@ -28,6 +28,7 @@ from pytest_ebsperf.fio.jobs import fio_argv
 from pytest_ebsperf.fio.live import LiveSeries, StatusStream
 from pytest_ebsperf.fio.logs import build_series, group_log_files
 from pytest_ebsperf.fio.parse import parse_result, parse_version
+from pytest_ebsperf.fio.process import LocalProcess, OwnedDir, read_from
 from pytest_ebsperf.fio.refusals import (
     _before_json,
     _first_lines,
@@ -145,7 +146,6 @@ class FioRunner:
         live = self.host.is_local
         owned = None
         if live:
-            from pytest_ebsperf.fio.process import OwnedDir
 
             owned = OwnedDir(tmp)  # removed with the run, even on SIGTERM; swept after SIGKILL
         try:
@@ -229,7 +229,6 @@ class FioRunner:
     def _execute_live(self, argv: list[str], timeout_s: float, tmp: str, output: str,
                       series: LiveSeries, monitor: Monitor | None,
                       keep_fds: Sequence[int] = ()) -> tuple[RunResult, str]:
-        from pytest_ebsperf.fio.process import LocalProcess, read_from
 
         self.last_argv = argv
         self.last_wall_s = None

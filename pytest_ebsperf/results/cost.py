@@ -22,6 +22,7 @@ from typing import Any
 
 from pytest_ebsperf.aws.pricing import builtin_prices, monthly_cost
 from pytest_ebsperf.results import records
+from pytest_ebsperf.results.tables import fit_table
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.spec.volume_types import is_instance_store
 from pytest_ebsperf.units import MIB, format_number
@@ -138,7 +139,6 @@ def format_cost_table(table: CostTable, tablefmt: str = "simple", width: int | N
     if not any(row.note for row in table.rows):
         headers.pop()
         lines = [line[:-1] for line in lines]
-    from pytest_ebsperf.results.tables import fit_table
 
     return fit_table(lines, headers, tablefmt=tablefmt, width=width,
                      wrap=("Volume", "IOPS (workload)", "MiB/s (workload)", "Note"),

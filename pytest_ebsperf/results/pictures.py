@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf.fio.workload import format_size
+from pytest_ebsperf.results.history import primary_measurement
 from pytest_ebsperf.results.plots import new_figure, safe_name, save_figure
 from pytest_ebsperf.units import MIB
 
@@ -172,7 +173,6 @@ def _title(row: Mapping[str, Any]) -> str:
 def draw_test(rows: Sequence[Mapping[str, Any]], measurements: Sequence[Mapping[str, Any]],
               directory: Path) -> list[Path]:
     """Save the pictures worth looking at for one test's rows; return their paths."""
-    from pytest_ebsperf.results.history import primary_measurement
 
     saved = []
     drawn: set[str] = set()

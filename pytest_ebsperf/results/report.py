@@ -11,6 +11,7 @@ takes tabulate's ``tablefmt``, so the HTML report shows the same tables.
 from __future__ import annotations
 
 import dataclasses
+import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -186,7 +187,6 @@ def claims_lines(rows: Sequence[RowLike], *, width: int | None, color: bool = Fa
     column its own width: the claim, verdict and figures whole, what and the binding limit
     cut with an ellipsis; at 120 columns the time it ran, at 160 the latency and the
     volume join)."""
-    import io
 
     from rich import box
     from rich.console import Console
@@ -262,7 +262,6 @@ def paragraph(text: str, width: int | None, *, color: str = "", markup: bool = F
     """``text`` wrapped to ``width`` (rich's wrapping: long words such as URLs folded)."""
     if width is None:
         return [text]
-    import io
 
     from rich.console import Console
     from rich.text import Text

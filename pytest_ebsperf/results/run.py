@@ -12,13 +12,14 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.results import ALPHA, DEFAULT_REGION, DEFAULT_THRESHOLD_PCT
-
-if TYPE_CHECKING:  # the comparison code loads only when a baseline is given
-    from pytest_ebsperf.results import compare as cmp
+from pytest_ebsperf.results import compare as cmp
+from pytest_ebsperf.results.baseline import load_baseline
+from pytest_ebsperf.results.compare import REGRESSION
+from pytest_ebsperf.results.document import annotate_measurements
 
 #: Rows with these outcomes are gated; an inconclusive check measured the test's limits.
 GATED_OUTCOMES = ("pass", "fail", "info")
@@ -86,7 +87,6 @@ class ResultsRun:
         check_options(options)
         baseline = None
         if options.compare:
-            from pytest_ebsperf.results.baseline import load_baseline
 
             baseline = load_baseline(options.compare, benchmark_storage=benchmark_storage)
         return cls(options, baseline)
@@ -99,8 +99,6 @@ class ResultsRun:
         carries the result under ``"compare"``. A test with an inconclusive row is annotated
         but never failed by the gate.
         """
-        from pytest_ebsperf.results import compare as cmp
-        from pytest_ebsperf.results.document import annotate_measurements
 
         annotate_measurements(rows, measurements)
         if self.baseline is None or not rows:
@@ -120,7 +118,6 @@ class ResultsRun:
         return message
 
     def _compare(self, measurement: Mapping[str, Any]) -> cmp.Comparison:
-        from pytest_ebsperf.results import compare as cmp
 
         assert self.baseline is not None
         found, note = self.baseline.match(measurement)
@@ -143,7 +140,6 @@ class ResultsRun:
 def gate_counts(rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
     """Tests compared and tests with a regression, from the rows (which, unlike this
     process's counters, include the tests xdist workers ran)."""
-    from pytest_ebsperf.results.compare import REGRESSION
 
     compared = {row.get("nodeid") for row in rows if row.get("compare")}
     regressed = {row.get("nodeid") for row in rows
@@ -152,7 +148,6 @@ def gate_counts(rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
 
 
 def _row_summary(comparisons: Sequence[cmp.Comparison]) -> dict[str, Any]:
-    from pytest_ebsperf.results import compare as cmp
 
     status = cmp.worst(c.status for c in comparisons)
     shown = next(c for c in comparisons if c.status == status)

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import math
 import statistics
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeAlias
 
 from pytest_ebsperf.fio.workload import format_size
+from pytest_ebsperf.spec import seed_data
+from pytest_ebsperf.spec.seed_data import SEED001_RUNS
 from pytest_ebsperf.spec.volume_types import is_instance_store
 from pytest_ebsperf.units import (
     MIB,
@@ -129,7 +132,6 @@ def runs_table(measurements: Sequence[MeasurementLike], tablefmt: str = "simple"
     if any(isinstance(m, Mapping) and is_instance_store((m.get("volume_facts") or {}).get("type")) for m in measurements):
         # Seed 001's runs (16 KiB random writes, runs 2-4 of 4) on the retired instance types
         # beside the instance store measured here (S1-01, S1-07, S1-09).
-        from pytest_ebsperf.spec.seed_data import SEED001_RUNS
 
         count = max(count, max(len(r) for r in SEED001_RUNS.values()))
         table = [row[:3] + row[3:-2] + [""] * (count + 5 - len(row)) + row[-2:]
@@ -170,7 +172,6 @@ def sets_table(measurements: Iterable[MeasurementLike], tablefmt: str = "simple"
                          []).append(item)
     rows = list(dict.fromkeys(key for key, _ in cells))
     table = [[row, *(_cell(cells.get((row, n), [])) for n in counts)] for row in rows]
-    from pytest_ebsperf.spec import seed_data
 
     for title, figures in seed_data.SEED004_IOPS.items():
         by_n = dict(zip(seed_data.SEED004_VOLUMES, figures))
@@ -258,7 +259,6 @@ def wrap_text(text: str, width: int | None, indent: str = "  ") -> list[str]:
     """A paragraph as lines of at most ``width`` characters (the later ones indented)."""
     if width is None or len(text) <= width:
         return [text]
-    import textwrap
 
     return textwrap.wrap(text, width=width, subsequent_indent=indent,
                          break_long_words=True, break_on_hyphens=False)

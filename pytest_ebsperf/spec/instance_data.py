@@ -11,6 +11,7 @@ snapshot and comes from the awsdocs table. On EC2 the plugin reads the live reco
 from __future__ import annotations
 
 import json
+from importlib import resources
 
 from pytest_ebsperf.spec import sources
 
@@ -26,7 +27,6 @@ DOCUMENTED_EXTRA: dict[str, tuple[int, float, int, float] | None] = {
 
 def _load() -> tuple[dict[str, tuple[int, float, int, float] | None], dict[str, str | None],
                      str]:
-    from importlib import resources
 
     text = resources.files("pytest_ebsperf").joinpath(TABLE_FILE).read_text(encoding="utf-8")
     data = json.loads(text)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_ebsperf.errors import VolumeSpecError
-from pytest_ebsperf.spec import ebs, hdd, instances
+from pytest_ebsperf.spec import ebs, hdd
 from pytest_ebsperf.spec.ebs import MIB, NOW
 from pytest_ebsperf.spec.types import DUTY_GP, DUTY_IO, VolumePrices
 from pytest_ebsperf.spec.volume import Volume
@@ -251,6 +251,10 @@ def _standard_caps(volume: Volume, burst: bool, era: str) -> tuple[float, float]
 
 
 def _store_caps(volume: Volume, burst: bool, era: str) -> tuple[float, float]:
+    # the instance table loads when instance store's caps are first asked, not with the
+    # records (a pytest start reads the records for --volume-type's help)
+    from pytest_ebsperf.spec import instances
+
     published = instances.instance_store_iops(volume.instance_type or "")
     if published is None:
         raise VolumeSpecError(

@@ -16,6 +16,7 @@ from pytest_ebsperf.trends.changes import (
     worsening_since,
 )
 from pytest_ebsperf.trends.store import Identity, Point
+from pytest_ebsperf.units import format_quantity
 
 #: A gate fails on a change for the worse that starts within this many latest runs.
 DEFAULT_SINCE = 10
@@ -75,7 +76,6 @@ def analyse(series: Mapping[Identity, Sequence[Point]], *, alpha: float = DEFAUL
 
 def describe_drift(trend: Trend) -> str:
     """``drift -119 IOPS/run (-3.0 %/run) from run 6 (p 2e-11)``."""
-    from pytest_ebsperf.units import format_quantity
 
     moving = trend.drift
     if moving is None:

@@ -37,6 +37,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
+from pytest_ebsperf.verdicts import stats
+from pytest_ebsperf.verdicts.stats import t_two_sided_p
+
 #: Probability of reporting a change in a series that has none (per series).
 DEFAULT_ALPHA = 0.01
 #: Most shuffles of one test (the p-value's resolution is 1 / (MAX_SHUFFLES + 1)).
@@ -121,7 +124,6 @@ def split_t_p_value(values: Sequence[float], t: int, min_size: int = MIN_SIZE) -
     """Welch's t-test of the two sides of the split before ``t`` (runs taken as independent
     and normal), Bonferroni-corrected for the number of splits a series of this length
     offers (short series)."""
-    from pytest_ebsperf.verdicts.stats import t_two_sided_p
 
     left, right = values[:t], values[t:]
     ma, mb = sum(left) / len(left), sum(right) / len(right)
@@ -217,7 +219,6 @@ def drift(values: Sequence[float], *, alpha: float = DEFAULT_DRIFT_ALPHA, since:
     With independent runs and normal noise each test holds its level exactly; a flat series
     reports a drift with probability at most ``alpha``.
     """
-    from pytest_ebsperf.verdicts import stats
 
     n = len(values)
     if n < DRIFT_MIN_BEFORE + DRIFT_MIN_AFTER:

@@ -17,12 +17,20 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_ebsperf.errors import EbsperfError
+from pytest_ebsperf.errors import EXIT_CODES, EbsperfError, Parser
+from pytest_ebsperf.results import compare as cmp
+from pytest_ebsperf.results.tables import fit_table
+from pytest_ebsperf.trends.analysis import DEFAULT_SINCE, analyse, describe, describe_drift
+from pytest_ebsperf.trends.changes import DEFAULT_ALPHA, DEFAULT_DRIFT_ALPHA
+from pytest_ebsperf.trends.page import render
+from pytest_ebsperf.trends.store import HistoryStore, documents_from
+from pytest_ebsperf.units import counted, format_quantity
 
 USAGE_EXIT = 4
 
@@ -42,7 +50,6 @@ def _db(value: str | None, *, create: bool = False) -> str:
 
 
 def history_main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
-    from pytest_ebsperf.errors import EXIT_CODES, Parser
 
     parser = Parser(prog="ebsperf history", description="Trends, change points and drift of "
                     "every check in a history database (--ebsperf-history).",
@@ -67,11 +74,6 @@ def history_main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
 
 
 def _history(args: argparse.Namespace, out: TextIO) -> int:
-    from pytest_ebsperf.results.tables import fit_table
-    from pytest_ebsperf.trends.analysis import DEFAULT_SINCE, analyse, describe, describe_drift
-    from pytest_ebsperf.trends.changes import DEFAULT_ALPHA, DEFAULT_DRIFT_ALPHA
-    from pytest_ebsperf.trends.store import HistoryStore, documents_from
-    from pytest_ebsperf.units import counted, format_quantity
 
     since = DEFAULT_SINCE if args.since is None else args.since
     alpha = DEFAULT_ALPHA if args.alpha is None else args.alpha
@@ -113,7 +115,6 @@ def _history(args: argparse.Namespace, out: TextIO) -> int:
             print(f"DRIFT {where}: {describe_drift(trend)}, by "
                   f"{trend.drift.method}", file=out)
     if args.html:
-        from pytest_ebsperf.trends.page import render
 
         Path(args.html).write_text(render(trends, title="pytest-ebsperf: storage over time",
                                           since=since, alpha=alpha), encoding="utf-8")
@@ -122,14 +123,12 @@ def _history(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _width() -> int | None:
-    import shutil
 
     return shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else None
 
 
 # -- compare -------------------------------------------------------------------------------
 def compare_main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
-    from pytest_ebsperf.errors import EXIT_CODES, Parser
 
     parser = Parser(prog="ebsperf compare", description="Two runs' verdicts, as "
                     "--ebsperf-compare gives them, without pytest; or one claim across "
@@ -160,18 +159,15 @@ def compare_main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
 
 def _document(spec: str, db: str | None) -> tuple[str, dict[str, Any]]:
     if spec.isdigit() and (db or os.environ.get("EBSPERF_HISTORY")):
-        from pytest_ebsperf.trends.store import HistoryStore
 
         with HistoryStore(_db(db)) as store:
             return f"run {spec} of {_db(db)}", store.document(int(spec))
-    from pytest_ebsperf.trends.store import documents_from
 
     (source, document), = documents_from([spec])
     return source.split(":", 1)[1], document
 
 
 def _compare(args: argparse.Namespace, out: TextIO) -> int:
-    from pytest_ebsperf.results import compare as cmp
 
     base_name, base = _document(args.runs[0], args.db)
     name, current = _document(args.runs[1], args.db)
@@ -204,9 +200,6 @@ def _compare(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _matrix(args: argparse.Namespace, out: TextIO) -> int:
-    from pytest_ebsperf.results.tables import fit_table
-    from pytest_ebsperf.trends.store import HistoryStore
-    from pytest_ebsperf.units import format_quantity
 
     column = {"instance_type": "instance type", "fio_version": "fio"}.get(args.by, args.by)
     with HistoryStore(_db(args.db)) as store:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf.errors import ConfigError
+from pytest_ebsperf.verdicts.stats import summarize
 
 if TYPE_CHECKING:
     from typing_extensions import Self  # typing.Self from Python 3.11
@@ -327,7 +328,6 @@ def interval(measurement: Mapping[str, Any], unit: str, measured: Any
     values = [float(v) for v in values or () if isinstance(v, (int, float))]
     if len(values) < 2 or not isinstance(measured, (int, float)):
         return None, None, len(values)
-    from pytest_ebsperf.verdicts.stats import summarize
 
     summary = summarize(values)
     low, high = summary.bounds(0.025)  # two-sided 95 %: 2.5 % each way, from batch means

@@ -47,7 +47,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_ebsperf import spec
-from pytest_ebsperf.errors import EbsperfError
+from pytest_ebsperf.errors import EXIT_CODES, EbsperfError, Parser
+from pytest_ebsperf.fio.logs import LOG_KINDS
+from pytest_ebsperf.fio.parse import result_from_data
 from pytest_ebsperf.fio.reports import (
     FORMATS,
     Report,
@@ -68,7 +70,10 @@ from pytest_ebsperf.fio.reports import (
 )
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload, parse_size
+from pytest_ebsperf.spec.stripes import set_expectation
+from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.spec.volume_types import is_instance_store
+from pytest_ebsperf.verdicts import plain, verdict
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 EXIT = {Outcome.PASS: 0, Outcome.FAIL: 1, Outcome.INCONCLUSIVE: 2, Outcome.INFO: 0}
@@ -76,7 +81,6 @@ USAGE_EXIT = 4
 
 
 def _parser() -> argparse.ArgumentParser:
-    from pytest_ebsperf.errors import EXIT_CODES, Parser
 
     p = Parser(prog="ebsperf judge", formatter_class=argparse.RawDescriptionHelpFormatter,
                 description="Judge fio output (JSON, normal or terse; a file or a directory "
@@ -131,7 +135,6 @@ class Judged:
 def _log_texts(args: argparse.Namespace, unit: Unit, result: FioResult
                ) -> tuple[dict[str, list[str]], str | None]:
     """The unit's logs per kind and where they came from (empty: none found)."""
-    from pytest_ebsperf.fio.logs import LOG_KINDS
 
     if unit.log_suffix == "\0":
         return {}, None
@@ -167,7 +170,6 @@ def _log_texts(args: argparse.Namespace, unit: Unit, result: FioResult
 # -- the facts ----------------------------------------------------------------------------------
 def volumes_of(args: argparse.Namespace) -> list[Any]:
     """The volume, or the set's members (``--volume-count``, ``--member``), validated."""
-    from pytest_ebsperf.spec.volume import Volume
 
     def volume(vtype: str, size: int | None, iops: int | None, mibps: float | None) -> Any:
         return spec.validate(Volume(vtype, size_gib=size, iops=iops, throughput_mibps=mibps,
@@ -208,7 +210,6 @@ def _expectation(args: argparse.Namespace, members: Sequence[Any], workload: Wor
     if len(members) == 1:
         return spec.cap_expectation(args.claim, what, first, workload, metric=metric,
                                       credits=credits)
-    from pytest_ebsperf.spec.stripes import set_expectation
 
     return set_expectation(args.claim, what, list(members), workload, credits=credits,
                            metric=metric)
@@ -217,7 +218,6 @@ def _expectation(args: argparse.Namespace, members: Sequence[Any], workload: Wor
 def _magnetic(expectation: Any, result: FioResult, workload: Workload) -> Verdict:
     """Magnetic (standard) is best effort (B-STD): recorded, as the suites record it; a
     figure far above what a Magnetic volume can deliver is named as not the volume's."""
-    from pytest_ebsperf.verdicts import plain
 
     found = plain.judge_info(expectation.claim, expectation.what, result, workload,
                                notes=(MAGNETIC_NOTE,))
@@ -279,8 +279,6 @@ def judge_report(argv: Sequence[str]) -> list[Judged | Refused]:
 def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
               ) -> list[Judged | Refused]:
     """The units of one fio run, judged."""
-    from pytest_ebsperf.fio.parse import result_from_data
-    from pytest_ebsperf.verdicts import verdict
 
     data, text = report.data, report.text
     preamble = text[:text.find("{")] if report.form == "json" and "{" in text else text

@@ -34,3 +34,16 @@ def test_every_module_is_on_the_architecture_page() -> None:
                if "suites" not in path.relative_to(package).parts
                and f"`{path.relative_to(package).as_posix()}`" not in page]
     assert missing == [], f"not on docs/architecture.md: {missing}"
+
+
+def test_every_file_the_architecture_walk_throughs_name_exists() -> None:
+    """The hand-written parts of docs/architecture.md ("add a volume type", "add a check")
+    name files; a file moved or renamed without the page fails here."""
+    import re
+
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    named = set(re.findall(r"`((?:pytest_ebsperf|tests|scripts|docs|benchmarks)/[\w/.<>-]+)`",
+                           page))
+    named = {name for name in named if "<" not in name}  # a pattern (suites/<type>/...)
+    assert len(named) >= 20
+    assert sorted(name for name in named if not (ROOT / name).exists()) == []
