@@ -159,8 +159,6 @@ class EbsperfPlugin:
         ours = [item for item in items if "ebsperf" in getattr(item, "fixturenames", ())]
         if not ours:
             return  # nothing of ours was collected: stay silent (fio, devices not needed)
-        from pytest_ebsperf.checks import preflight  # the run's code, loaded when it has checks
-
         option = self.config.option
         # The run's false-red budget is shared by its checks that can FAIL (Bonferroni):
         # not those that only record; those whose suite does not apply are known below.
@@ -171,6 +169,8 @@ class EbsperfPlugin:
             return  # pytest's dry runs (IDE discovery, CI listings): no device, no fio
         if self.config.stash.get(FLEET_KEY, None) is not None:
             return  # each host's session is checked before its first check
+        from pytest_ebsperf.checks import preflight  # the run's code: it has checks to run
+
         if self.settings.plan:  # a dry run: the plan is checked, no fio and no device touched
             try:
                 judged = preflight.check_plan(self.session, [marker_kwargs(item) for item in ours])

@@ -79,6 +79,7 @@ def test_a_script_gets_a_failing_verdict_back_not_an_exception() -> None:
 
 PAGE_CACHE = textwrap.dedent("""
     import json
+    from pytest_ebsperf.checks import preflight
     from pytest_ebsperf.checks.claim_runner import ClaimRunner
     from pytest_ebsperf.checks.session import EbsperfSession
     from pytest_ebsperf.config.settings import Settings

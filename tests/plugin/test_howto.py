@@ -45,6 +45,7 @@ def test_the_page_has_the_examples_it_promises() -> None:
     assert "import pytest_ebsperf" not in "".join(examples().values())
 
 
+@pytest.mark.alone  # judges a p99 latency and rates to a few percent
 def test_every_example_holds_on_the_volume_it_describes(tmp_path: Path) -> None:
     _write(tmp_path)
     proc, checks = _run(tmp_path)
