@@ -17,11 +17,13 @@ from pytest_ebsperf.credits.knee import Knee
 from pytest_ebsperf.fio.result import DirectionStats, FioResult, Series
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.spec.volume_types import volume_type
-from pytest_ebsperf.units import format_quantity, format_seconds
+from pytest_ebsperf.units import format_percent, format_quantity, format_seconds
 from pytest_ebsperf.verdicts import plain
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 BINDING = "burst credits"
+#: A burst under this share of the model's level times the bucket at the measured level.
+SHORT_BURST = 0.9
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,29 @@ def _insert_before_citation(message: str, claim: str, extra: str) -> str:
     return f"{message[:cut]} {extra}{message[cut:]}"
 
 
+def at_burst_level(timing: Timing, knee: Knee, levels: Levels) -> tuple[Timing, str]:
+    """The knee time a bucket of the model's size gives at the level the run burst at.
+
+    The bucket drains at (delivered - earned) credits a second, so a volume that burst
+    below the model's burst level (a host, an instance or another limit set the pace)
+    drains it more slowly and its knee comes later: that says nothing about the bucket.
+    Below ``SHORT_BURST`` of the model's level the knee is judged at the measured level,
+    and a sentence says so; the burst-rate checks judge the rate itself.
+    """
+    if knee.before >= SHORT_BURST * levels.burst or levels.burst <= 0:
+        return timing, ""
+    drain = knee.before * levels.burst_credits / levels.burst - levels.earn
+    if drain <= 0:
+        return timing, ""
+    at_level = timing.expected_s * levels.drain / drain
+    sentence = (f"The volume burst at {levels.q(knee.before)}, under "
+                f"{format_percent(SHORT_BURST)} of the model's {levels.q(levels.burst)} (the burst-rate "
+                "checks judge the rate): at that level the model's bucket lasts "
+                f"{format_seconds(at_level)}, not {format_seconds(timing.expected_s)}, "
+                "and that is the time judged.")
+    return dataclasses.replace(timing, expected_s=at_level), sentence
+
+
 def real_time_note(timing: Timing, measured_s: float | None) -> str:
     """On an emulated volume: what the times are on a real one (the bucket is scaled)."""
     if timing.timescale == 1.0:
@@ -121,11 +146,15 @@ def judge_knee_time(claim: str, what: str, knee: Knee, levels: Levels, timing: T
     """
     if knee.before < levels.middle:
         return no_credits_at_start(claim, what, knee, levels, origin, source=source)
+    model_s = timing.expected_s
+    timing, short = at_burst_level(timing, knee, levels)
     found = plain.judge_time(claim, what, knee.t_s if knee.found else None,
                                timing.expected_s, rel_tol=timing.rel_tol,
                                min_abs_s=timing.min_abs_s, observed_for_s=timing.observed_s,
                                binding=BINDING, source=source)
     sentences = [context] if context else []
+    if short:
+        sentences.append(short)
     if knee.found and knee.after is not None:
         sentences.append(f"Burst at {levels.q(knee.before)}, then {levels.q(knee.after)} "
                          f"(model: {levels.q(levels.burst)}, then {levels.q(levels.baseline)}).")
@@ -137,6 +166,7 @@ def judge_knee_time(claim: str, what: str, knee: Knee, levels: Levels, timing: T
     if note:
         sentences.append(note)
     details = {**found.details, "knee_s": knee.t_s, "level_before": knee.before,
+               "model_knee_s": model_s,
                "level_after": knee.after, "noise": knee.noise, "consumed_credits": consumed,
                "modelled_credits": modelled, "timescale": timing.timescale,
                "knee_reason": knee.reason}

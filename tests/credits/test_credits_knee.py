@@ -171,3 +171,58 @@ def test_a_first_window_above_the_rest_is_a_step_but_not_the_end_of_a_burst() ->
     real = step(12.5, n=20)
     found = burst_end(find_knee(real), real, levels)
     assert found.found and found.t_s == pytest.approx(12.5, abs=0.3)
+
+
+# -- the knee's time at the level the run burst at (B-HDD, S0-11) ----------------------------
+def _st1_levels() -> Any:
+    from pytest_ebsperf.credits.verdicts import Levels
+    mib = 1024.0 * 1024.0
+    # a 2 TiB st1: 500 MiB/s burst, 80 MiB/s baseline, credits in MiB
+    return Levels("B/s", 500 * mib, 80 * mib, 500.0, 80.0, "MiB")
+
+
+def _judge(found_s: float | None, before_mib: float, observed_s: float = 16.0) -> Any:
+    from pytest_ebsperf.credits.knee import Knee
+    from pytest_ebsperf.credits.verdicts import Timing, judge_knee_time
+    levels = _st1_levels()
+    balance = 4194.0
+    knee = Knee(found_s is not None, before_mib * 1024 * 1024,
+                60 * 1024 * 1024.0 if found_s is not None else None, found_s,
+                found_s and int(found_s), 1.0, "", 1.0)
+    timing = Timing(balance / levels.drain, 1.0, observed_s, 500.0)
+    return judge_knee_time("B-HDD", "st1 burst duration", knee, levels, timing,
+                           consumed=4129.0, modelled=balance, origin="assumed a full bucket")
+
+
+def test_a_burst_under_the_model_level_is_timed_at_the_level_it_ran_at() -> None:
+    """A host that paced the burst at 377 of 500 MiB/s (seen in a busy run): the model's
+    4,194 MiB last 4,194 / (377 - 80) = 14.1 s at that level, so a knee at 13 s is on time,
+    not 3 s late."""
+    from pytest_ebsperf.verdicts.outcome import Outcome
+    found = _judge(13.0, 377.0)
+    assert found.outcome is Outcome.PASS, found.message
+    assert found.expected == pytest.approx(4194.0 / (377.0 - 80.0))
+    assert found.details["model_knee_s"] == pytest.approx(4194.0 / 420.0)
+    assert "The volume burst at 377 MiB/s, under 90 % of the model's 500 MiB/s" in found.message
+
+
+def test_at_the_burst_level_the_model_time_stands_and_a_late_knee_fails() -> None:
+    from pytest_ebsperf.verdicts.outcome import Outcome
+    found = _judge(13.0, 495.0)
+    assert found.outcome is Outcome.FAIL, found.message
+    assert found.expected == pytest.approx(4194.0 / 420.0)
+    assert "the level judged" not in found.message and "under 90 %" not in found.message
+
+
+def test_a_small_bucket_still_fails_when_the_burst_ran_short() -> None:
+    """A bucket 30 % small on a slow burst: 0.7 x 14.1 s = 9.9 s, outside 14.1 ± 1.4 s."""
+    from pytest_ebsperf.verdicts.outcome import Outcome
+    assert _judge(9.9, 377.0).outcome is Outcome.FAIL
+
+
+def test_a_knee_not_yet_seen_at_a_short_level_is_not_a_failure() -> None:
+    """No knee in 12 s at 377 MiB/s: the bucket lasts 14.1 s at that level, so the run was
+    too short to tell (at the model's level, 12 s would be past 10.0 + 1 s)."""
+    from pytest_ebsperf.verdicts.outcome import Outcome
+    assert _judge(None, 377.0, observed_s=12.0).outcome is Outcome.INCONCLUSIVE
+    assert _judge(None, 495.0, observed_s=12.0).outcome is Outcome.FAIL
