@@ -1,13 +1,16 @@
 """Loop devices on files of a private tmpfs: attach, tune, detach, find, and the tmpfs mount.
 
-Everything goes through util-linux (``losetup``, ``mount``, ``umount``) and sysfs. Before a
-loop device is detached its backing file is checked, so a device number that was freed and
-reused by someone else is never touched.
+Everything goes through util-linux (``losetup``, ``mount``, ``umount``) and sysfs, but the
+detach: it holds the device open, checks its backing file and clears it through that same
+descriptor (``LOOP_CLR_FD``). While a descriptor is open the kernel neither tears the device
+down nor binds it again, so a number that was freed and reused by someone else between the
+check and the detach is never touched (``losetup --detach`` after a check would be).
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import subprocess
 import time
@@ -17,6 +20,9 @@ from pathlib import Path
 SYS_BLOCK = Path("/sys/block")
 DEV = Path("/dev")
 MOUNTINFO = Path("/proc/self/mountinfo")
+#: ``<linux/loop.h>``: detach the backing file (deferred to the last close while others
+#: hold the device open: the kernel sets autoclear instead).
+LOOP_CLR_FD = 0x4C01
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
@@ -187,17 +193,33 @@ def major_minor(name: str, sys_block: Path = SYS_BLOCK) -> str:
 def detach(name: str, backing_file: Path | str, timeout: float = 5.0) -> None:
     """Detach loop device ``name`` if (and only if) it is still backed by ``backing_file``.
 
-    Retries briefly on EBUSY and waits until the kernel really released the device.
+    Each try opens the device, reads its backing file and clears it through the same
+    descriptor: the binding the check saw is the one cleared. While another process holds
+    the device the kernel only sets autoclear; this waits (``timeout``) until the kernel
+    really released it, trying again, and returns with autoclear set when it did not.
     """
     deadline = time.monotonic() + timeout
-    while loop_backing_file(name) == str(backing_file):
-        done = _run(["losetup", "--detach", str(DEV / name)])
-        gone = loop_backing_file(name) != str(backing_file)
-        if gone:
+    backing = str(backing_file)
+    while True:
+        try:
+            fd = os.open(DEV / name, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return  # gone, or being torn down (ENXIO): not bound to anything to detach
+        refused: OSError | None = None
+        try:
+            if loop_backing_file(name) != backing:
+                return  # unbound, or another's volume under this number now
+            try:
+                fcntl.ioctl(fd, LOOP_CLR_FD)
+            except OSError as error:
+                refused = error
+        finally:
+            os.close(fd)
+        if loop_backing_file(name) != backing:
             return
         if time.monotonic() > deadline:
-            if done.returncode != 0:
-                raise OSError(errno.EBUSY, f"losetup could not detach /dev/{name}", done.stderr)
+            if refused is not None:
+                raise OSError(errno.EBUSY, f"could not detach /dev/{name}: {refused.strerror}")
             return  # autoclear is set: the kernel detaches it at its last close
         time.sleep(0.05)
 

@@ -181,9 +181,12 @@ class RemoteEmulatedDevice:
         # Each device is detached only while it is still backed by this volume's file: once
         # released, its number may already be another run's volume (a second `losetup -d`
         # of a number, or a stale `losetup -j` line, would take that one away mid-fio).
+        # The subshell holds the device open (fd 3) while it checks and detaches: an open
+        # loop device is neither torn down nor bound again, so the binding checked is the
+        # one detached (the kernel finishes the detach when fd 3 closes).
         backing = shlex.quote(self.backing)
-        ours = ('d() { [ "$(cat /sys/block/${1##*/}/loop/backing_file 2>/dev/null)" = '
-                f'{backing} ] && losetup -d "$1"; }}; ')
+        ours = ('d() { ( exec 3<"$1" || exit 0; [ "$(cat /sys/block/${1##*/}/loop/'
+                f'backing_file 2>/dev/null)" = {backing} ] && losetup -d "$1" ) 2>/dev/null; }}; ')
         if self.loop:
             step(["sh", "-c", ours + f"d {shlex.quote(self.loop)}"])
         if self._mounted:

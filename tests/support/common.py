@@ -95,14 +95,15 @@ def backing_seen(device: str) -> str | None:
 
 
 def detach_own(device: str, backing: str | None) -> None:
-    """``losetup -d device`` only while it still has the backing file it had when the test
+    """Detach ``device`` only while it still has the backing file it had when the test
     attached it (``backing``, from :func:`backing_seen` then). A device the code under test
     detached (a sweep, a close) frees its number, and a test running beside this one may
     have attached its own volume under that number by now: detaching by name alone would
     pull that volume from under its fio ("zero sized block device")."""
-    if backing is None or backing_seen(device) != backing:
-        return
-    subprocess.run(["losetup", "-d", device], capture_output=True, check=False)
+    from pytest_ebsperf.emulate.loop import detach
+
+    if backing is not None:
+        detach(Path(device).name, backing)  # checked and cleared through one descriptor
 
 
 def backing_file(device: str) -> Path:
