@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf import spec
 from pytest_ebsperf.aws.initialization import initialization_read
+from pytest_ebsperf.config.session_inputs import SessionInputs
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.credits.book import CreditBook
 from pytest_ebsperf.device.safety import inspect_on
@@ -60,6 +61,11 @@ class EbsperfSession:
     """Everything the checks of one pytest run share."""
 
     settings: Settings
+    #: What the pytest run gives besides the settings (progress, servers, AWS options...),
+    #: read once here: nothing sets a session's fields from outside.
+    inputs: SessionInputs = field(default_factory=SessionInputs)
+    #: The host fio runs on when it is not the settings' ``--ebsperf-host`` (a fleet host's).
+    fio_host: FioHost | None = None
     cpu_count: int = field(default_factory=lambda: os.cpu_count() or 1)
     _runner: FioRunner | None = None
     _targets: dict[tuple[Volume, str], Target] = field(default_factory=dict)
@@ -83,27 +89,44 @@ class EbsperfSession:
     #: the run has one host.
     host_id: str | None = None
     #: fio servers measured together (--ebsperf-fio-servers), with their settings.
-    fio_servers: list[Any] = field(default_factory=list)
+    fio_servers: list[Any] = field(init=False, default_factory=list)
     #: The other devices of a set (--device=A,B,...) as discovery described each; empty when
     #: their facts are taken as the first device's.
     member_volumes: dict[str, Volume] = field(default_factory=dict)
     #: Everything discovery learnt (:class:`pytest_ebsperf.aws.Discovery`), when it ran.
     discovery: Discovery | None = None
     #: Read every block of a volume that is not fully initialized before measuring it.
-    initialize: bool = False
+    initialize: bool = field(init=False, default=False)
     #: Keyword arguments for :func:`pytest_ebsperf.aws.discover` (``sysfs_root``, ``dev_root``).
-    aws_options: dict[str, Any] = field(default_factory=dict)
+    aws_options: dict[str, Any] = field(init=False, default_factory=dict)
     _credits: CreditBook | None = None
     #: Checks of this run that can FAIL (the false-red budget is split over them): not
     #: those that only record, not those whose suite does not apply; 0: unknown.
-    checks_planned: int = 0
+    checks_planned: int = field(init=False, default=0)
     #: Where live lines go while fio runs (a terminal line or CI heartbeat); None: nowhere.
-    progress: ProgressWriter | None = None
+    progress: ProgressWriter | None = field(init=False, default=None)
     _emulation: EmulatedVolumes | None = None
     #: The md array ``--device`` names, when it is one (its members are the set).
     md: MdArray | None = None
     #: What AWS said of --reference-device (type, encryption), when discovery ran for it.
     reference_found: Volume | None = None
+
+    def __post_init__(self) -> None:
+        given = self.inputs
+        self.progress = given.progress
+        self.checks_planned = given.checks_planned
+        self.fio_servers = list(given.fio_servers)
+        self.initialize = given.initialize
+        self.aws_options = dict(given.aws_options)
+
+    def settle_checks(self, judged: int) -> None:
+        """The checks that can FAIL once preflight knows which suites apply (at least 1)."""
+        self.checks_planned = max(1, judged)
+
+    def use_instance_limits(self, limits: spec.EbsLimits) -> None:
+        """The instance's EBS-optimized limits as AWS described them (provisioning asks
+        DescribeInstanceTypes); the models use them instead of the built-in table."""
+        self.instance_limits = limits
 
     @property
     def policy(self) -> evidence.Policy:
@@ -117,23 +140,27 @@ class EbsperfSession:
     def credits(self) -> CreditBook:
         """Burst-credit ledgers of the volumes and bucket controllers of emulated devices."""
         if self._credits is None:
-
-            self._credits = CreditBook(self.settings)
+            book = CreditBook(self.settings)
+            book.configure(bucket_factor=self.settings.emulate_bucket_factor,
+                           start_pct=self.settings.emulate_burst_balance,
+                           plots=self.inputs.plots, progress=self.inputs.progress)
+            self._credits = book
         return self._credits
 
     # -- fio -----------------------------------------------------------------------------
     @property
     def runner(self) -> FioRunner:
         if self._runner is None:
-
+            host = self.fio_host
             spec = self.settings.host
-            if spec in ("", "local://"):
+            if host is None and spec in ("", "local://"):
                 host = FioHost()
-            else:
+            elif host is None:
                 import testinfra
 
                 host = FioHost(testinfra.get_host(spec))
-            self._runner = FioRunner(host=host, fio=self.settings.fio)
+            self._runner = FioRunner(host=host, fio=self.settings.fio,
+                                     keep_dir=self.inputs.keep_dir)
         return self._runner
 
     def device_report(self, path: str) -> DeviceReport:

@@ -69,7 +69,8 @@ class FioRunner:
     """
 
     def __init__(
-        self, host: Any = None, fio: str = "fio", min_version: tuple[int, int, int] = (3, 0, 0)
+        self, host: Any = None, fio: str = "fio", min_version: tuple[int, int, int] = (3, 0, 0),
+        keep_dir: Path | None = None,
     ) -> None:
         self.host = host if isinstance(host, FioHost) else FioHost(host)
         self.fio = fio
@@ -78,7 +79,7 @@ class FioRunner:
         self.last_argv: list[str] = []
         self.last_wall_s: float | None = None
         #: Where each run's report, logs and command line are kept (None: not kept).
-        self.keep_dir: Path | None = None
+        self.keep_dir = keep_dir
         self.kept_runs = 0
         self.keep_problems: list[str] = []
         self._version: str | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Generator, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,7 +91,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     (it takes one optionally); a flag followed by anything but a list of outcomes is the
     flag alone. Once the initial conftests are loaded (their options added), the short
     forms of the options join where their names are free."""
-    early_config.stash[BENCHMARKS_KEY] = _benchmarks_dir().exists()
+    early = early_config.stash.setdefault(EARLY_KEY, BeforeConfigure())
+    early.benchmarks_existed = _benchmarks_dir().exists()
     for index, arg in enumerate(args):
         if arg == "--":
             break
@@ -98,12 +100,21 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
                                           or not _outcome_list(args[index + 1])):
             args[index] = f"--ebsperf-strict={STRICT_FLAG_ALONE}"
     yield
-    taken = _add_aliases(parser)
-    early_config.stash[TAKEN_KEY] = taken
+    early.taken = _add_aliases(parser)
 
 
-#: The short forms another plugin or a conftest had taken (said once, at configure).
-TAKEN_KEY = pytest.StashKey[list[tuple[str, str]]]()
+@dataclass
+class BeforeConfigure:
+    """What the plugin learns before the run object exists (while pytest loads the initial
+    conftests): the run object (:data:`STATE_KEY`) holds everything after that."""
+
+    #: The short forms another plugin or a conftest had taken (said once, at configure).
+    taken: list[tuple[str, str]] = field(default_factory=list)
+    #: Whether pytest-benchmark's default storage (``./.benchmarks``) existed before the run.
+    benchmarks_existed: bool = True
+
+
+EARLY_KEY = pytest.StashKey[BeforeConfigure]()
 
 
 def _option_names(parser: pytest.Parser) -> set[str]:
@@ -138,10 +149,6 @@ def _add_aliases(parser: pytest.Parser) -> list[tuple[str, str]]:
     return taken
 
 
-#: Whether pytest-benchmark's default storage (``./.benchmarks``) existed before the run.
-BENCHMARKS_KEY = pytest.StashKey[bool]()
-
-
 def _benchmarks_dir() -> Path:
     return Path.cwd() / ".benchmarks"
 
@@ -149,7 +156,8 @@ def _benchmarks_dir() -> Path:
 def _forget_empty_benchmarks(config: pytest.Config) -> None:
     """pytest-benchmark makes ``./.benchmarks`` in every run; unless the run asked for its
     storage (a save, a compare, another storage path) an empty one it made is removed."""
-    if config.stash.get(BENCHMARKS_KEY, True) or hasattr(config, "workerinput"):
+    early = config.stash.get(EARLY_KEY, None)
+    if early is None or early.benchmarks_existed or hasattr(config, "workerinput"):
         return
     asked = any(config.getoption(name, None) for name in (
         "benchmark_save", "benchmark_autosave", "benchmark_compare", "benchmark_json"))
@@ -173,7 +181,8 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
-    for alias, canonical in config.stash.get(TAKEN_KEY, []):
+    early = config.stash.get(EARLY_KEY, None)
+    for alias, canonical in early.taken if early is not None else []:
         config.issue_config_time_warning(pytest.PytestConfigWarning(
             f"pytest-ebsperf: {alias} belongs to another plugin or a conftest here; "
             f"use {canonical} for pytest-ebsperf's"), stacklevel=2)

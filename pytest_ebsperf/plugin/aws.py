@@ -23,7 +23,7 @@ import os
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -51,7 +51,6 @@ FACT_NAMES = {
     "encrypted": "encrypted", "burst_balance_pct": "burst balance (%)", "nitro": "Nitro",
     "volume_id": "volume id",
 }  # fmt: skip
-AWS_KEY = pytest.StashKey["AwsRun"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -99,30 +98,30 @@ def pytest_configure(config: pytest.Config) -> None:
     state = config.stash.get(STATE_KEY, None)
     if state is None:
         return
-    initialize = state.settings.initialize
-    roots = device_roots(os.environ)
-
-    def setup(session: EbsperfSession) -> None:
-        session.initialize = initialize
-        session.aws_options = roots
-
-    state.on_session(setup)
+    state.inputs.initialize = state.settings.initialize
+    state.inputs.aws_options = device_roots(os.environ)
     # xdist workers would each provision the whole matrix on the same instance
     parallel = hasattr(config, "workerinput") or bool(config.getoption("numprocesses", None))
     try:
         run = AwsRun(state, parallel=parallel)
     except EbsperfError as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.stash[AWS_KEY] = run
+    state.aws = run
     config.pluginmanager.register(run, "ebsperf-aws")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    run = config.stash.get(AWS_KEY, None)
+    run = aws_run(config)
     if run is not None:
         run.close()
         config.pluginmanager.unregister(run)
-        del config.stash[AWS_KEY]
+        config.stash[STATE_KEY].aws = None
+
+
+def aws_run(config: pytest.Config) -> AwsRun | None:
+    """The run's AWS side (made at configure), or None."""
+    state = config.stash.get(STATE_KEY, None)
+    return cast("AwsRun | None", state.aws if state is not None else None)
 
 
 @pytest.fixture(scope="session")
@@ -137,7 +136,9 @@ def ebsperf_provisioned(request: pytest.FixtureRequest) -> Iterator[tuple[Volume
     if spec is None:
         yield None
         return
-    with request.config.stash[AWS_KEY].attached(spec) as pair:
+    run = aws_run(request.config)
+    assert run is not None  # made at configure, with the parametrization it serves
+    with run.attached(spec) as pair:
         yield pair
 
 
@@ -273,7 +274,7 @@ class AwsRun:
         if found is not None and found.ebs is not None:
             from pytest_ebsperf import spec
 
-            self.session.instance_limits = spec.as_ebs_limits(found.ebs)
+            self.session.use_instance_limits(spec.as_ebs_limits(found.ebs))
 
     def _initialization_lines(self) -> None:
         if not self._state.session_made:
@@ -372,7 +373,7 @@ SUMMARY_ORDER = 10
 def pytest_ebsperf_summary_sections(config: pytest.Config
                                     ) -> list[tuple[int, str, list[str]]]:
     """The "volume facts" part of the terminal summary (none when no check ran)."""
-    run = config.stash.get(AWS_KEY, None)
+    run = aws_run(config)
     lines = run.summary_lines() if run is not None else []
     if not lines:
         return []

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from pytest_ebsperf.errors import ConfigError, EbsperfError
-from pytest_ebsperf.plugin.keys import FLEET_KEY
 from pytest_ebsperf.plugin.state import STATE_KEY
 
 if TYPE_CHECKING:
@@ -74,13 +73,11 @@ class FleetRun:
         from pytest_ebsperf.checks import preflight
         from pytest_ebsperf.checks.session import EbsperfSession
         from pytest_ebsperf.fio.host import FioHost
-        from pytest_ebsperf.fio.runner import FioRunner
 
         plugin = self.config.stash[STATE_KEY]
         settings = fleet.settings_for(plugin.settings, fleet_host, self.source)
-        session = EbsperfSession(settings, host_id=host_id)
-        session._runner = FioRunner(host=FioHost(fleet_host.host), fio=settings.fio)
-        plugin.prepare_session(session)
+        session = EbsperfSession(settings, inputs=plugin.inputs,
+                                 fio_host=FioHost(fleet_host.host), host_id=host_id)
         try:
             preflight.run(session)
         except (EbsperfError, OSError) as exc:
@@ -121,9 +118,6 @@ def fleet_options(config: pytest.Config) -> dict[str, Any]:
     return {name: getattr(config.option, name, None) for name in fleet.TESTINFRA_OPTIONS}
 
 
-SERVERS_KEY = pytest.StashKey[list[Any]]()
-
-
 def _configure_servers(config: pytest.Config, plugin: Any) -> None:
     """--ebsperf-fio-servers: the servers and their facts, given to the run's session."""
     from pytest_ebsperf.fio import fleet
@@ -147,8 +141,7 @@ def _configure_servers(config: pytest.Config, plugin: Any) -> None:
                               f"{', '.join(stray)}, which --ebsperf-fio-servers does not name.")
     except EbsperfError as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.stash[SERVERS_KEY] = servers
-    plugin.on_session(lambda session: setattr(session, "fio_servers", servers))
+    plugin.inputs.fio_servers = servers
 
 
 @pytest.hookimpl(trylast=True)
@@ -195,7 +188,7 @@ def pytest_configure(config: pytest.Config) -> None:
                               "with a device per host.")
     except EbsperfError as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.stash[FLEET_KEY] = FleetRun(config, hosts, source)
+    plugin.fleet = FleetRun(config, hosts, source)
     config.pluginmanager.register(FleetTally(config), "ebsperf-fleet-tally")
     _group_hosts_for_xdist(config)
 
@@ -220,7 +213,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     run = fleet_run(config)
     if run is not None:
         run.close()
-        del config.stash[FLEET_KEY]
+        config.stash[STATE_KEY].fleet = None
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -301,13 +294,13 @@ def pytest_ebsperf_summary_sections(config: pytest.Config
     """The "ebsperf: fleet" section (none without --hosts or --ebsperf-fio-servers)."""
     if hasattr(config, "workerinput"):
         return []
-    servers, run = config.stash.get(SERVERS_KEY, None), fleet_run(config)
+    state = config.stash.get(STATE_KEY, None)
+    servers, run = (state.inputs.fio_servers if state is not None else []), fleet_run(config)
     if not servers and run is None:
         return []
     from pytest_ebsperf.fio import fleet
 
     if servers:
-        state = config.stash.get(STATE_KEY, None)
         rows = state.rows if state is not None else []
         return [(SUMMARY_ORDER, "ebsperf: fleet (fio client/server)",
                  fleet.host_summary(_server_states(servers, rows)))]
@@ -336,4 +329,5 @@ def _server_states(servers: list[Any], rows: list[dict[str, Any]]) -> list[fleet
 
 def fleet_run(config: pytest.Config) -> FleetRun | None:
     """The run's fleet (``--hosts``), or None."""
-    return cast("FleetRun | None", config.stash.get(FLEET_KEY, None))
+    state = config.stash.get(STATE_KEY, None)
+    return cast("FleetRun | None", state.fleet if state is not None else None)

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from pytest_ebsperf.plugin.keys import item_state
+
 if TYPE_CHECKING:
     from pytest_ebsperf.verdicts.outcome import Verdict
 
@@ -39,12 +41,6 @@ STATUS: dict[str, tuple[str, str, tuple[str, dict[str, bool]]]] = {
 }
 #: JUnit ``<skipped type=...>`` of each.
 JUNIT_TYPE = {INFO: "ebsperf.info", INCONCLUSIVE: "ebsperf.inconclusive"}
-#: Verdicts of a test, in the order they were decided.
-VERDICTS_KEY = pytest.StashKey["list[Verdict]"]()
-#: The outcome a test's last verdict raised (a skip for INCONCLUSIVE).
-RAISED_KEY = pytest.StashKey[str]()
-#: The outcomes --ebsperf-strict (or the test's marker) makes fail this test.
-STRICT_KEY = pytest.StashKey[frozenset[str]]()
 
 
 def fail_plainly(message: str, pytrace: bool = False) -> NoReturn:
@@ -66,15 +62,16 @@ def decide(item: pytest.Item, found: Verdict, strict: frozenset[str]) -> Verdict
     outcome is settled by :func:`settle` when it ends)."""
     from pytest_ebsperf.verdicts.outcome import Outcome
 
-    item.stash.setdefault(VERDICTS_KEY, []).append(found)
-    item.stash[STRICT_KEY] = strict
+    kept = item_state(item)
+    kept.verdicts.append(found)
+    kept.strict = strict
     if found.outcome is Outcome.FAIL:
         pytest.fail(wrapped(item, found.message), pytrace=False)
     if found.outcome is Outcome.INCONCLUSIVE:
         if INCONCLUSIVE in strict:
             pytest.fail(wrapped(item, found.message + strict_note(INCONCLUSIVE)),
                         pytrace=False)
-        item.stash[RAISED_KEY] = INCONCLUSIVE
+        kept.raised = INCONCLUSIVE
         pytest.skip(found.message)
     return found
 
@@ -85,11 +82,11 @@ def settle(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestRe
     (a passed test whose verdicts are all INFO; a skip raised by an INCONCLUSIVE verdict)."""
     if report.when != "call":
         return
-    verdicts = item.stash.get(VERDICTS_KEY, [])
-    strict = item.stash.get(STRICT_KEY, frozenset())
+    kept = item_state(item)
+    verdicts, strict = kept.verdicts, kept.strict
     if report.failed and verdicts:
         shorten(report, verdicts[-1])
-    if report.skipped and item.stash.get(RAISED_KEY, "") == INCONCLUSIVE and \
+    if report.skipped and kept.raised == INCONCLUSIVE and \
             call.excinfo is not None and call.excinfo.errisinstance(pytest.skip.Exception):
         mark(item, report, INCONCLUSIVE)
         return

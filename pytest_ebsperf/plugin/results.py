@@ -15,18 +15,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_ebsperf.errors import EbsperfError
-from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY
+from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY, item_state
 from pytest_ebsperf.plugin.state import STATE_KEY
 from pytest_ebsperf.plugin.terminal import terminal_width
 
 if TYPE_CHECKING:  # loaded when the run starts: a pytest start pays nothing for them
     from pytest_ebsperf.results.run import ResultsRun
 
-RUN_KEY = pytest.StashKey["ResultsRun"]()
-REQUEST_KEY = pytest.StashKey[pytest.FixtureRequest]()
-PICTURES_KEY = pytest.StashKey[list[Path]]()
-HISTORY_KEY = pytest.StashKey[bool]()
-LAZY_KEY = pytest.StashKey[bool]()
 
 
 @pytest.hookimpl(trylast=True)
@@ -39,13 +34,13 @@ def pytest_configure(config: pytest.Config) -> None:
                 or config.getoption("benchmark_autosave", None))
     json_path = bool(config.getoption("benchmark_json", None))
     bench_compare = bool(config.getoption("benchmark_compare", None))
-    config.stash[LAZY_KEY] = True
+    state.results_later = True
     if not (settings.report or settings.compare or settings.history or save or json_path
             or bench_compare
             or settings.given("compare_threshold")):
         # nothing to check or load before the first check: the results machinery loads
         # with it (a pytest start that measures nothing pays nothing for it)
-        config.stash[HISTORY_KEY] = False
+        state.history_active = False
         return
     run = _start_run(config)
     from pytest_ebsperf.results import history
@@ -56,14 +51,15 @@ def pytest_configure(config: pytest.Config) -> None:
                       and not config.getoption("benchmark_enable", None)),
         skip=bool(config.getoption("benchmark_skip", None)),
         xdist=_xdist_active(config))
-    config.stash[HISTORY_KEY] = active
+    state.history_active = active
 
 
 def _start_run(config: pytest.Config) -> ResultsRun:
     """The run's results (options checked, the baseline loaded), kept in the stash."""
     from pytest_ebsperf.results.run import ResultsOptions, ResultsRun
 
-    settings = config.stash[STATE_KEY].settings
+    state = config.stash[STATE_KEY]
+    settings = state.settings
     options = ResultsOptions(report=settings.report, compare=settings.compare,
                              threshold_pct=settings.compare_threshold,
                              price_region=settings.price_region)
@@ -72,15 +68,18 @@ def _start_run(config: pytest.Config) -> ResultsRun:
         run = ResultsRun.start(options, benchmark_storage=str(storage))
     except EbsperfError as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.stash[RUN_KEY] = run
+    state.results = run
     return run
 
 
 def _results_run(config: pytest.Config, *, start: bool = False) -> ResultsRun | None:
     """The run's results; with ``start``, made now when the start left them to the first
     check."""
-    run = config.stash.get(RUN_KEY, None)
-    if run is None and start and config.stash.get(LAZY_KEY, False):
+    state = config.stash.get(STATE_KEY, None)
+    if state is None:
+        return None
+    run = state.results
+    if run is None and start and state.results_later:
         run = _start_run(config)
     return run
 
@@ -102,8 +101,9 @@ def _xdist_active(config: pytest.Config) -> bool:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if RUN_KEY in config.stash:
-        del config.stash[RUN_KEY]
+    state = config.stash.get(STATE_KEY, None)
+    if state is not None:
+        state.results = None
 
 
 @pytest.fixture(autouse=True)
@@ -112,12 +112,12 @@ def ebsperf_results(request: pytest.FixtureRequest) -> None:
     the test body ran its checks are compared with a stored run (``--ebsperf-compare``),
     drawn (``--ebsperf-plots``) and recorded in pytest-benchmark's history."""
     if "ebsperf" in request.fixturenames:
-        request.node.stash[REQUEST_KEY] = request
+        item_state(request.node).request = request
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
-    if REQUEST_KEY not in item.stash:
+    if item_state(item).request is None:
         return (yield)
     run = _results_run(item.config, start=True)
     if run is None:
@@ -153,7 +153,7 @@ def _after_test(item: pytest.Item, run: ResultsRun) -> str | None:
     message = run.after_test(rows, measurements)
     # A test that uses pytest-benchmark itself keeps the fixture's one use per test.
     uses_benchmark = "benchmark" in getattr(item, "fixturenames", ())
-    if item.config.stash.get(HISTORY_KEY, False) and not uses_benchmark:
+    if item.config.stash[STATE_KEY].history_active and not uses_benchmark:
         _record_history(item, rows, measurements)
     directory = plots.check_pictures_dir(
         _settings(item.config), Path(item.config.invocation_params.dir),
@@ -175,7 +175,7 @@ def _draw(item: pytest.Item, run: ResultsRun, rows: list[dict[str, Any]],
         item.warn(pytest.PytestWarning(f"no pictures: cannot write to {directory} "
                                        f"({exc.strerror or exc})"))
         return
-    item.stash[PICTURES_KEY] = pictures
+    item_state(item).pictures = pictures
     run.pictures.extend(pictures)
     run.set_rows.extend(r for r in rows if r.get("volumes"))
     if any(r.get("volumes") for r in rows):
@@ -202,7 +202,9 @@ def _record_history(item: pytest.Item, rows: list[dict[str, Any]],
         return
     clock = history.VirtualClock()
     item.add_marker(pytest.mark.benchmark(timer=clock, group=history.GROUP))
-    bench = item.stash[REQUEST_KEY].getfixturevalue("benchmark")
+    request = item_state(item).request
+    assert request is not None  # only tests that use ebsperf are recorded
+    bench = request.getfixturevalue("benchmark")
     bench.extra_info[history.EXTRA_INFO_KEY] = history.extra_info(row, samples, measurements)
     costs = iter(samples.costs)
     bench.pedantic(lambda: clock.advance(next(costs)), rounds=len(samples.costs))
@@ -214,7 +216,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     from pytest_ebsperf.results import junit
 
     report = yield
-    if report.when == "call" and item.stash.get(PICTURES_KEY, None):
+    if report.when == "call" and item_state(item).pictures:
         _attach_pictures(item, report)
     if report.when == "teardown":
         # JUnit XML reads the teardown report's properties; the terminal summary and the
@@ -232,7 +234,7 @@ def _attach_pictures(item: pytest.Item, report: pytest.TestReport) -> None:
     import base64
 
     found = list(getattr(report, "extras", []))
-    for path in item.stash[PICTURES_KEY]:
+    for path in item_state(item).pictures:
         data = base64.b64encode(path.read_bytes()).decode("ascii")
         found.append(extras.png(data, name=path.stem))
     report.extras = found  # type: ignore[attr-defined]

@@ -5,17 +5,17 @@ Registered as a plugin (so it receives hooks) and kept in the config's stash."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_ebsperf.config.session_inputs import SessionInputs
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.plugin import outcomes
 from pytest_ebsperf.plugin.keys import (
-    FLEET_KEY,
     MEASUREMENT_KEY,
     PLAN_KEY,
     ROW_KEY,
@@ -24,6 +24,7 @@ from pytest_ebsperf.plugin.keys import (
 
 if TYPE_CHECKING:  # loaded when a check first needs them: a run without checks pays nothing
     from pytest_ebsperf.checks.session import EbsperfSession
+    from pytest_ebsperf.results.run import ResultsRun
 
 #: The one run object (:class:`EbsperfPlugin`) in the config's stash.
 STATE_KEY = pytest.StashKey["EbsperfPlugin"]()
@@ -59,7 +60,22 @@ class EbsperfPlugin:
         self.config = config
         self.settings = settings
         self._session: EbsperfSession | None = None
-        self._setup: list[Callable[[EbsperfSession], None]] = []
+        #: What the session is built with besides the settings, filled by the hooks before
+        #: the first check (:class:`~pytest_ebsperf.config.session_inputs.SessionInputs`).
+        self.inputs = SessionInputs()
+        #: The results file, regression gate and history, once started (at configure when
+        #: asked for, else with the first check: ``results_later``).
+        self.results: ResultsRun | None = None
+        self.results_later = False
+        #: Whether checks are recorded in pytest-benchmark's history.
+        self.history_active = False
+        #: The AWS side of the run (discovery, provisioning), made at configure: a
+        #: :class:`pytest_ebsperf.plugin.aws.AwsRun` (``aws.aws_run`` gives it typed; the
+        #: feature modules import this one, not the other way round).
+        self.aws: object | None = None
+        #: The fleet of testinfra's ``--hosts``, when the run has one: a
+        #: :class:`pytest_ebsperf.plugin.hosts.FleetRun` (``hosts.fleet_run``).
+        self.fleet: object | None = None
         self.rows: list[dict[str, Any]] = []
         self.measurements: list[dict[str, Any]] = []
         #: A dry run's entries (--ebsperf-plan), one per check.
@@ -76,27 +92,12 @@ class EbsperfPlugin:
         if self._session is None:
             from pytest_ebsperf.checks.session import EbsperfSession
 
-            session = EbsperfSession(self.settings)
-            for setup in self._setup:
-                setup(session)
-            self._session = session
+            self._session = EbsperfSession(self.settings, inputs=self.inputs)
         return self._session
 
     @property
     def session_made(self) -> bool:
         return self._session is not None
-
-    def prepare_session(self, session: EbsperfSession) -> None:
-        """Give another session (a fleet host's) what the run's own session gets."""
-        for setup in self._setup:
-            setup(session)
-
-    def on_session(self, setup: Callable[[EbsperfSession], None]) -> None:
-        """Apply ``setup`` to the session when it is made (at once if it exists)."""
-        if self._session is not None:
-            setup(self._session)
-        else:
-            self._setup.append(setup)
 
     def close(self) -> None:
         if self._session is not None:
@@ -112,8 +113,7 @@ class EbsperfPlugin:
         # The terminal reporter exists from here on (not yet in pytest_configure).
         from pytest_ebsperf.plugin.terminal import progress_writer
 
-        writer = progress_writer(self.config)
-        self.on_session(lambda session: setattr(session, "progress", writer))
+        self.inputs.progress = progress_writer(self.config)
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             outcomes.add_to_short_summary(reporter, self.config)
@@ -121,7 +121,7 @@ class EbsperfPlugin:
             self._check_output_paths()
         keep = self.settings.keep_fio_dir(Path(self.config.invocation_params.dir))
         if keep is not None:  # fio's own evidence of each run, beside the results
-            self.on_session(lambda session: setattr(session.runner, "keep_dir", keep))
+            self.inputs.keep_dir = keep
 
     def _check_output_paths(self) -> None:
         """Every path the run will write, checked before the first fio run (exit code 4)."""
@@ -162,19 +162,19 @@ class EbsperfPlugin:
         option = self.config.option
         # The run's false-red budget is shared by its checks that can FAIL (Bonferroni):
         # not those that only record; those whose suite does not apply are known below.
-        planned = sum(1 for item in ours if not marker_kwargs(item).get("records"))
-        self.on_session(lambda session: setattr(session, "checks_planned", planned))
+        self.inputs.checks_planned = sum(1 for item in ours
+                                         if not marker_kwargs(item).get("records"))
         if getattr(option, "collectonly", False) or getattr(option, "showfixtures", False) \
                 or getattr(option, "show_fixtures_per_test", False):
             return  # pytest's dry runs (IDE discovery, CI listings): no device, no fio
-        if self.config.stash.get(FLEET_KEY, None) is not None:
+        if self.fleet is not None:
             return  # each host's session is checked before its first check
         from pytest_ebsperf.checks import preflight  # the run's code: it has checks to run
 
         if self.settings.plan:  # a dry run: the plan is checked, no fio and no device touched
             try:
                 judged = preflight.check_plan(self.session, [marker_kwargs(item) for item in ours])
-                self.session.checks_planned = max(1, judged)
+                self.session.settle_checks(judged)
             except EbsperfError as exc:
                 raise pytest.UsageError(str(exc)) from None
             return
@@ -189,7 +189,7 @@ class EbsperfPlugin:
             # the volume each suite checks, twins, markers and the opt-in to write: a
             # misconfigured job stops here (exit 4), never as a failed check
             judged = preflight.check_plan(self.session, [marker_kwargs(item) for item in ours])
-            self.session.checks_planned = max(1, judged)
+            self.session.settle_checks(judged)
         except EbsperfError as exc:
             raise pytest.UsageError(str(exc)) from None
 

@@ -12,7 +12,6 @@ from pytest_ebsperf.config.consistency import parse_timescale, validate
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.credits.book import AUTO_BURST_S, CreditBook, auto_timescale
 from pytest_ebsperf.errors import ConfigError
-from pytest_ebsperf.plugin import credits as credits_hooks
 from pytest_ebsperf.spec.volume import Volume
 
 GP2 = Volume("gp2", size_gib=100)
@@ -143,13 +142,14 @@ def test_progress_is_a_line_on_a_terminal_a_heartbeat_in_a_log_and_silent_under_
     from pytest_ebsperf.plugin import terminal
 
     monkeypatch.setattr(sys, "stdout", SimpleNamespace(isatty=lambda: True))
-    assert isinstance(credits_hooks._progress_writer(fake_config()), terminal.TerminalProgress)
-    assert isinstance(credits_hooks._progress_writer(fake_config(verbosity=-1)),
+    assert isinstance(terminal.progress_writer(fake_config()), terminal.TerminalProgress)
+    assert isinstance(terminal.progress_writer(fake_config(verbosity=-1)),
                       terminal.HeartbeatProgress)
-    assert credits_hooks._progress_writer(fake_config(verbosity=-2)) is None
-    assert credits_hooks._progress_writer(fake_config(worker=True)) is None
+    assert terminal.progress_writer(fake_config(verbosity=-2)) is None
+    assert terminal.progress_writer(fake_config(worker=True)) is None
     monkeypatch.setattr(sys, "stdout", SimpleNamespace(isatty=lambda: False))
-    assert isinstance(credits_hooks._progress_writer(fake_config()), terminal.HeartbeatProgress)
+    assert isinstance(terminal.progress_writer(fake_config()), terminal.HeartbeatProgress)
+
 
 def test_a_run_stopped_once_settled_is_booked_for_the_seconds_it_ran() -> None:
     """B-HDD: a CAP check planned for 14 s stops after 4 once its PASS is settled. Booked as

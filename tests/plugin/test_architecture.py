@@ -179,3 +179,40 @@ def test_no_file_over_500_lines_and_no_class_over_400() -> None:
                 if size > 400:
                     long_classes.append(f"{path.relative_to(PACKAGE)}:{node.name} ({size})")
     assert (long_files, long_classes) == ([], [])
+
+
+# -- state: one run object, a session built once ----------------------------------------------
+def test_the_run_keeps_one_object_in_pytests_stash() -> None:
+    """The run object (plugin/state.py) holds the run's state; besides it only what exists
+    before it (while the initial conftests load) and one record per test."""
+    keys = {}
+    for path in _package_modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                    "StashKey" in ast.unparse(node.value.func):
+                keys[ast.unparse(node.targets[0])] = path.relative_to(PACKAGE).as_posix()
+    assert keys == {"STATE_KEY": "plugin/state.py", "EARLY_KEY": "plugin/__init__.py",
+                    "ITEM_KEY": "plugin/keys.py"}
+
+
+def test_nothing_sets_a_sessions_fields_from_outside() -> None:
+    """A session is built once from the settings and its inputs (config/session_inputs.py):
+    no module of another quarter assigns to one of its attributes, or to its runner's
+    (what AWS tells a session goes through its methods)."""
+    found = []
+    for path in _package_modules():
+        if path.parent.name == "checks":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            owners: list[ast.expr] = []  # whose attribute is set
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                owners = [t.value for t in targets if isinstance(t, ast.Attribute)]
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "setattr":
+                owners = node.args[:1]
+            for owner in owners:
+                if ast.unparse(owner).endswith(("session", "session.runner")) and \
+                        "exitstatus" not in ast.unparse(node):  # pytest's own Session's
+                    found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: "
+                                 f"{ast.unparse(node)[:80]}")
+    assert found == []
