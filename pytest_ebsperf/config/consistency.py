@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 from pytest_ebsperf.config.options import MAX_IODEPTH, MAX_NUMJOBS, OPTIONAL_TABLES, OPTIONS_BY_DEST
 from pytest_ebsperf.config.settings import Lookup, Settings, build
@@ -147,7 +148,6 @@ HOST_BACKENDS = ("local", "ssh", "paramiko", "docker", "podman", "kubectl", "ope
 
 def _check_host_spec(spec: str, where: str) -> None:
     """``--ebsperf-host``: a testinfra host spec with a host name and a port in range."""
-    from urllib.parse import urlsplit
 
     scheme = spec.split("://", 1)[0] if "://" in spec else "ssh"
     hint = "Pass a spec such as ssh://root@10.0.0.3:22 or local://."

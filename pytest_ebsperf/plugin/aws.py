@@ -30,6 +30,7 @@ import pytest
 from pytest_ebsperf.errors import ConfigError, EbsperfError
 from pytest_ebsperf.plugin.outcomes import fail_plainly
 from pytest_ebsperf.plugin.state import STATE_KEY
+from pytest_ebsperf.plugin.terminal import terminal_width
 
 if TYPE_CHECKING:
     from pytest_ebsperf.aws import Provisioner, SweepReport
@@ -377,7 +378,6 @@ def pytest_ebsperf_summary_sections(config: pytest.Config
     lines = run.summary_lines() if run is not None else []
     if not lines:
         return []
-    from pytest_ebsperf.plugin.terminal import terminal_width
     from pytest_ebsperf.results.tables import wrap_text
 
     width = terminal_width(config)

@@ -17,11 +17,13 @@
 from __future__ import annotations
 
 import dataclasses
+import tempfile
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 from pytest_ebsperf.errors import ConfigError, EbsperfError
+from pytest_ebsperf.plugin.outcomes import fail_plainly
 from pytest_ebsperf.plugin.state import STATE_KEY
 
 if TYPE_CHECKING:
@@ -44,7 +46,6 @@ class FleetRun:
         self.hosts = {h.id: h for h in hosts}
         self.source = source
         self.states = {h.id: fleet.HostState(h) for h in hosts}
-        import tempfile
 
         #: ssh master connections of this process (one per host, closed at the end).
         self.control_dir = tempfile.mkdtemp(prefix="ebsperf-ssh.")
@@ -252,7 +253,6 @@ def fleet_session(item: pytest.Item, host_id: str | None) -> EbsperfSession | No
         return run.session_for(host_id)
     except EbsperfError as exc:
         item.user_properties.append((BROKEN_PROPERTY, str(exc)))
-        from pytest_ebsperf.plugin.outcomes import fail_plainly
 
         fail_plainly(f"Host {host_id} cannot be measured: {exc}", pytrace=False)
     return None

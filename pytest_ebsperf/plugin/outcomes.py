@@ -20,12 +20,15 @@ controller).
 from __future__ import annotations
 
 import os
+import textwrap
+import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
 from pytest_ebsperf.plugin.keys import item_state
+from pytest_ebsperf.plugin.terminal import terminal_width
 
 if TYPE_CHECKING:
     from pytest_ebsperf.verdicts.outcome import Verdict
@@ -107,12 +110,10 @@ def wrapped(item: pytest.Item, message: str) -> str:
     """A finding as pytest prints it in its failures: a paragraph wrapped to the terminal
     (pytest prints the text as it is, and a finding is one sentence of hundreds of
     characters)."""
-    from pytest_ebsperf.plugin.terminal import terminal_width
 
     width = terminal_width(item.config)
     if width is None:
         return message
-    import textwrap
 
     return "\n".join(textwrap.wrap(message, width=max(40, width - 2), break_long_words=False,
                                     break_on_hyphens=False))
@@ -188,7 +189,6 @@ def rewrite_junit(path: str) -> None:
     """Give the INFO and INCONCLUSIVE testcases of the JUnit file at ``path`` (those with the
     property ``ebsperf.outcome``) their own ``<skipped type>`` and a message that starts
     with the outcome's word."""
-    import xml.etree.ElementTree as ET
 
     if not os.path.exists(path):
         return

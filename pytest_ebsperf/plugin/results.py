@@ -6,6 +6,7 @@ Registered by :mod:`pytest_ebsperf.plugin` (``FEATURE_PLUGINS``).
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import os
 from collections.abc import Generator
@@ -231,7 +232,6 @@ def _attach_pictures(item: pytest.Item, report: pytest.TestReport) -> None:
         from pytest_html import extras
     except ImportError:
         return
-    import base64
 
     found = list(getattr(report, "extras", []))
     for path in item_state(item).pictures:

@@ -21,6 +21,7 @@ from pytest_ebsperf.plugin.keys import (
     ROW_KEY,
     marker_kwargs,
 )
+from pytest_ebsperf.plugin.terminal import progress_writer, terminal_width
 
 if TYPE_CHECKING:  # loaded when a check first needs them: a run without checks pays nothing
     from pytest_ebsperf.checks.session import EbsperfSession
@@ -111,7 +112,6 @@ class EbsperfPlugin:
 
     def pytest_sessionstart(self) -> None:
         # The terminal reporter exists from here on (not yet in pytest_configure).
-        from pytest_ebsperf.plugin.terminal import progress_writer
 
         self.inputs.progress = progress_writer(self.config)
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
@@ -261,7 +261,6 @@ class EbsperfPlugin:
                 config=self.config) for section in sections
             if OPTIONAL_SECTIONS.get(section[1], "") in ("", *tables)]
         if self.rows or self.measurements:
-            from pytest_ebsperf.plugin.terminal import terminal_width
             from pytest_ebsperf.results import report
 
             found += [(CLAIMS_ORDER, title, lines) for title, lines in report.terminal_sections(
@@ -270,7 +269,6 @@ class EbsperfPlugin:
                 counts=pytest_counts(terminalreporter))]
         if self.planned:
             from pytest_ebsperf.checks.plan import PlanEntry, table
-            from pytest_ebsperf.plugin.terminal import terminal_width
 
             entries = [PlanEntry(p["nodeid"], p["claim"], p["what"], p["fio"], p["expected"],
                                p["typical_s"], p["longest_s"], p.get("note", ""))

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tabulate import tabulate
+
 from pytest_ebsperf.results import report, tables
 
 TITLE = "pytest-ebsperf"
@@ -25,7 +27,6 @@ def _cell(text: Any) -> str:
 def summary(rows: Sequence[Mapping[str, Any]], measurements: Sequence[Mapping[str, Any]], *,
             counts: str = "", notes: Sequence[str] = ()) -> str:
     """The Markdown text of a run."""
-    from tabulate import tabulate
 
     parsed = [report.ReportRow.from_dict(r) for r in rows]
     hosts = any(row.host for row in parsed)

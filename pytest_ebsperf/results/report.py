@@ -16,6 +16,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
 from pytest_ebsperf.config.options import OPTIONAL_TABLES
 from pytest_ebsperf.results.tables import (
     RUNS_TITLE,
@@ -188,9 +193,6 @@ def claims_lines(rows: Sequence[RowLike], *, width: int | None, color: bool = Fa
     cut with an ellipsis; at 120 columns the time it ran, at 160 the latency and the
     volume join)."""
 
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
 
     parsed = [_as_row(r) for r in rows]
     room = width or 200
@@ -263,8 +265,6 @@ def paragraph(text: str, width: int | None, *, color: str = "", markup: bool = F
     if width is None:
         return [text]
 
-    from rich.console import Console
-    from rich.text import Text
 
     out = io.StringIO()
     console = Console(file=out, width=width, color_system="standard" if markup else None,

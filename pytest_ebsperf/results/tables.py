@@ -10,6 +10,8 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeAlias
 
+from tabulate import tabulate
+
 from pytest_ebsperf.fio.workload import format_size
 from pytest_ebsperf.spec import seed_data
 from pytest_ebsperf.spec.seed_data import SEED001_RUNS
@@ -209,7 +211,6 @@ def fit_table(table: Sequence[Sequence[str]], headers: Sequence[str], *, tablefm
     columns are wrapped, narrower and narrower, then every heading is wrapped, then the
     ``drop`` columns are left out in that order, and a last line says which (the results
     file keeps every figure)."""
-    from tabulate import tabulate  # only when a table is drawn
 
     def draw(columns: Sequence[int], limit: int | None, headings: int | None = None) -> str:
         cells = [limit if limit and headers[i] in wrap else None for i in columns]
