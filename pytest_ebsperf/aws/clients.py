@@ -60,6 +60,7 @@ class AwsClients:
     def session(self) -> Any:
         """The ``boto3.Session`` (created on first use)."""
         if self._session is None:
+            # boto3 loads in about 0.2 s: only for a run that talks to AWS
             import boto3
 
             self._session = boto3.Session(profile_name=self._profile)
@@ -117,6 +118,7 @@ class AwsClients:
         return str(mode or DEFAULT_RETRY_MODE), int(attempts or DEFAULT_MAX_ATTEMPTS)
 
     def _config(self, max_attempts: int | None = None) -> Any:
+        # botocore: only for a run that talks to AWS
         from botocore.config import Config
 
         mode, attempts = self.retry_policy()

@@ -237,6 +237,7 @@ def _instance_type(
 
 def _optional(notes: list[str], call: Callable[[], _T]) -> _T | None:
     """Run a call for a nice-to-have fact; a failure becomes a note, not an error."""
+    # botocore: only for a run that talks to AWS
     from botocore.exceptions import BotoCoreError, ClientError
     from botocore.parsers import (
         ResponseParserError,  # e.g. an HTML error page from a proxy

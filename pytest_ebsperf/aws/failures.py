@@ -154,6 +154,7 @@ def aws_call(action: str, *, what: str = "") -> Iterator[None]:
 
 def translate(exc: BaseException, *, action: str, what: str = "") -> AwsError | None:
     """The :class:`AwsError` for a botocore exception, or None if it is not one we explain."""
+    # botocore: only for a run that talks to AWS
     from botocore import exceptions as bce
 
     purpose = f" ({what})" if what else ""

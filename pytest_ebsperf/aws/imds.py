@@ -126,6 +126,7 @@ class ImdsClient:
 
     def get(self, path: str) -> str | None:
         """GET ``latest/meta-data/<path>``; None if the key does not exist or fails."""
+        # botocore: only for a run that talks to AWS
         from botocore.utils import MetadataRetrievalError
 
         fetcher = self._get_fetcher()
@@ -142,6 +143,7 @@ class ImdsClient:
 
     def _connect(self) -> None:
         """Fetch the IMDSv2 token; decide "not on EC2" if nothing answers."""
+        # botocore: only for a run that talks to AWS
         from botocore.utils import BadIMDSRequestError, MetadataRetrievalError
 
         fetcher = self._get_fetcher()
@@ -196,6 +198,7 @@ class ImdsClient:
         return self._fetcher
 
     def _new_fetcher(self, attempts: int) -> Any:
+        # botocore: only for a run that talks to AWS
         from botocore.utils import IMDSFetcher
 
         return IMDSFetcher(
@@ -213,6 +216,7 @@ def _retry_server_errors(response: Any) -> bool:
 
 def _imds_config(endpoint: str | None, env: Mapping[str, str]) -> dict[str, Any]:
     """botocore's IMDS settings: the explicit endpoint, else env and ~/.aws/config."""
+    # botocore: only for a run that talks to AWS
     import botocore.session
     from botocore.utils import resolve_imds_endpoint_mode
 

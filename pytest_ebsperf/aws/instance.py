@@ -128,6 +128,7 @@ def _ebs_limits(name: str, ebs_info: Mapping[str, Any]) -> EbsLimits | None:
 
 def describe_instance_type(ec2: Any, instance_type: str) -> InstanceTypeFacts | None:
     """Call ``DescribeInstanceTypes`` for one type; None if AWS does not know the name."""
+    # botocore: only for a run that talks to AWS
     from botocore.exceptions import ClientError
 
     try:

@@ -60,6 +60,7 @@ class Waiting:
 
 def wait_for(ec2: Any, waiter_name: str, volume_id: str, waiting: Waiting, what: str) -> None:
     """Run a botocore waiter (``volume_available``, ``volume_in_use``, ``volume_deleted``)."""
+    # botocore: only for a run that talks to AWS
     from botocore.exceptions import WaiterError
 
     try:
@@ -97,6 +98,7 @@ def detach_and_delete(
 
 def describe(ec2: Any, volume_id: str) -> dict[str, Any] | None:
     """The DescribeVolumes entry for ``volume_id``, or None if it is already gone."""
+    # botocore: only for a run that talks to AWS
     from botocore.exceptions import ClientError
 
     try:

@@ -104,6 +104,7 @@ class VolumeRecord:
 
 def describe_volume(ec2: Any, volume_id: str, *, region: str) -> VolumeRecord:
     """DescribeVolumes for one id; a missing volume is an :class:`AwsError` sentence."""
+    # botocore: only for a run that talks to AWS
     from botocore.exceptions import ClientError
 
     try:

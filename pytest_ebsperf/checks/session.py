@@ -156,6 +156,7 @@ class EbsperfSession:
             if host is None and spec in ("", "local://"):
                 host = FioHost()
             elif host is None:
+                # testinfra (and its backends): only for a remote --ebsperf-host
                 import testinfra
 
                 host = FioHost(testinfra.get_host(spec))

@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf.config.options import (
     DEFAULT_RAMP_EMULATED_S,
@@ -25,7 +25,15 @@ from pytest_ebsperf.config.options import (
     OPTIONS_BY_DEST,
     Option,
 )
+from pytest_ebsperf.deferred import later
 from pytest_ebsperf.errors import ConfigError
+
+if TYPE_CHECKING:  # loaded when first used (pytest_ebsperf/deferred.py)
+    from pytest_ebsperf.fio import allowlist as fio_allowlist
+    from pytest_ebsperf.fio import workload as fio_workload
+else:
+    fio_allowlist = later("pytest_ebsperf.fio.allowlist")
+    fio_workload = later("pytest_ebsperf.fio.workload")
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -103,12 +111,11 @@ class Settings:
         found: tuple[tuple[str, str], ...] = ()
         if not (self.job_file or self.fio_options):
             return found
-        from pytest_ebsperf.fio.allowlist import parse_fio_options, parse_job_file
 
         if self.job_file:
-            found += parse_job_file(self.job_file)
+            found += fio_allowlist.parse_job_file(self.job_file)
         if self.fio_options:
-            found += parse_fio_options(self.fio_options)
+            found += fio_allowlist.parse_fio_options(self.fio_options)
         return found
 
     @property
@@ -138,10 +145,9 @@ class Settings:
     @property
     def sweep_sizes_bytes(self) -> tuple[int, ...]:
         """--ebsperf-sweep-sizes in bytes (empty: the suites' own)."""
-        from pytest_ebsperf.fio.workload import parse_size
 
         parts = [p.strip() for p in (self.sweep_sizes or "").split(",") if p.strip()]
-        return tuple(parse_size(p, what="--ebsperf-sweep-sizes block size") for p in parts)
+        return tuple(fio_workload.parse_size(p, what="--ebsperf-sweep-sizes block size") for p in parts)
 
     def keep_fio_dir(self, base: Path) -> Path | None:
         """Where fio's evidence is kept (relative paths from ``base``), or None."""

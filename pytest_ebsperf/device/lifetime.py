@@ -19,6 +19,7 @@ removes only what comes with an owner file it can lock itself.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import fcntl
 import os
 import signal
@@ -27,7 +28,14 @@ import time
 import warnings
 from pathlib import Path
 from types import FrameType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pytest_ebsperf.deferred import later
+
+if TYPE_CHECKING:  # loaded when first used (pytest_ebsperf/deferred.py)
+    from pytest_ebsperf.device import guardian as device_guardian
+else:
+    device_guardian = later("pytest_ebsperf.device.guardian")
 
 #: A directory without an owner file younger than this may be a run still setting itself up.
 GRACE_S = 60.0
@@ -67,11 +75,10 @@ def _guard() -> None:
     global _guarded
     if _guarded == os.getpid():
         return
-    from pytest_ebsperf.device import guardian
 
-    if guardian.start():
+    if device_guardian.start():
         _guarded = os.getpid()
-        atexit.register(guardian.stop)  # registered after close_all: runs after it
+        atexit.register(device_guardian.stop)  # registered after close_all: runs after it
 
 
 def unregister(resource: Closeable) -> None:
@@ -120,7 +127,6 @@ def die_with_parent(signum: int = signal.SIGTERM) -> None:
     Exits at once when the parent is already gone."""
     parent = os.getppid()
     try:
-        import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signum, 0, 0, 0)  # PR_SET_PDEATHSIG
@@ -133,9 +139,8 @@ def die_with_parent(signum: int = signal.SIGTERM) -> None:
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     close_all()
-    from pytest_ebsperf.device import guardian
 
-    guardian.stop()
+    device_guardian.stop()
     previous = _previous.get(signum)
     if callable(previous):
         previous(signum, frame)

@@ -82,6 +82,7 @@ class FleetHost:
 def hosts_from_testinfra(specs: str, options: Mapping[str, Any]) -> list[FleetHost]:
     """The hosts of ``--hosts`` (comma-separated testinfra specs, ansible patterns with
     ``--ansible-inventory``), made by testinfra with its options, sorted by test id."""
+    # testinfra (and its backends): only for a fleet (--hosts)
     import testinfra
 
     given = [part.strip() for part in specs.split(",") if part.strip()]
@@ -158,6 +159,7 @@ def load_hosts_file(path: str) -> dict[str, dict[str, Any]]:
                               f"{exc.lineno}: {exc.msg}).") from None
     else:
         try:
+            # a hosts file only; Python 3.10 has tomli instead
             import tomllib
         except ImportError:  # Python 3.10
             raise ConfigError(f"--ebsperf-hosts-file={path}: TOML needs Python 3.11 or newer; "

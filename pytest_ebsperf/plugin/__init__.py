@@ -14,15 +14,21 @@ import pytest
 from pytest_ebsperf.config.consistency import resolve
 from pytest_ebsperf.config.options import OPTIONS, Option
 from pytest_ebsperf.config.settings import STRICT_FLAG_ALONE, STRICT_OUTCOMES
+from pytest_ebsperf.deferred import later
+from pytest_ebsperf.device import lifetime
 from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.plugin import hookspecs
+from pytest_ebsperf.plugin.hosts import fleet_session
 from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY, marker_kwargs
 from pytest_ebsperf.plugin.outcomes import fail_plainly
 from pytest_ebsperf.plugin.state import STATE_KEY, EbsperfPlugin
 
 if TYPE_CHECKING:  # loaded when a check first needs them: a run without checks pays nothing
     from pytest_ebsperf.checks.session import EbsperfSession
+    from pytest_ebsperf.plugin import fixture as plugin_fixture
     from pytest_ebsperf.plugin.fixture import Ebsperf
+else:
+    plugin_fixture = later("pytest_ebsperf.plugin.fixture")
 
 __all__ = ["MEASUREMENT_KEY", "ROW_KEY", "STATE_KEY", "EbsperfPlugin"]
 
@@ -192,8 +198,6 @@ def pytest_configure(config: pytest.Config) -> None:
     except EbsperfError as exc:
         raise pytest.UsageError(str(exc)) from None
     plugin = EbsperfPlugin(config, settings)
-    from pytest_ebsperf.device import lifetime
-
     # SIGTERM (a cancelled CI job) and SIGHUP stop fio and remove what the run made before
     # the process dies of them, as Ctrl-C does.
     lifetime.install()
@@ -238,16 +242,13 @@ def ebsperf(request: pytest.FixtureRequest, ebsperf_session: EbsperfSession,
         settings = ebsperf_session.settings.with_marker(markers)
     except EbsperfError as exc:
         fail_plainly(str(exc), pytrace=False)
-    from pytest_ebsperf.plugin.fixture import Ebsperf
-    from pytest_ebsperf.plugin.hosts import fleet_session
-
     session = fleet_session(request.node, ebsperf_host_id) or ebsperf_session
     if session is not ebsperf_session:
         try:
             settings = session.settings.with_marker(markers)
         except EbsperfError as exc:
             fail_plainly(str(exc), pytrace=False)
-    runner = Ebsperf(session, request.node, settings, markers.get("volume_type"),
+    runner = plugin_fixture.Ebsperf(session, request.node, settings, markers.get("volume_type"),
                      emulated=markers.get("emulated"))
     # the whole check measures under the host's shared measuring lock, so a comparison on
     # another worker (which measures alone) waits for it rather than cutting into it

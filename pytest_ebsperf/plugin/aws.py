@@ -27,17 +27,35 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
+from pytest_ebsperf.deferred import later
 from pytest_ebsperf.errors import ConfigError, EbsperfError
 from pytest_ebsperf.plugin.outcomes import fail_plainly
 from pytest_ebsperf.plugin.state import STATE_KEY
 from pytest_ebsperf.plugin.terminal import terminal_width
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the run's code: loaded when a hook first uses it (deferred.py)
+    from pytest_ebsperf import aws as aws_module
+    from pytest_ebsperf import spec as spec_module
     from pytest_ebsperf.aws import Provisioner, SweepReport
+    from pytest_ebsperf.aws import failures as aws_failures
+    from pytest_ebsperf.aws import instance as aws_instance
+    from pytest_ebsperf.aws import pricing as aws_pricing
+    from pytest_ebsperf.checks import session as checks_session
     from pytest_ebsperf.checks.session import EbsperfSession
     from pytest_ebsperf.plugin.state import EbsperfPlugin
+    from pytest_ebsperf.results import tables as results_tables
+    from pytest_ebsperf.spec import validation as spec_validation
     from pytest_ebsperf.spec.facts import ProvisionedVolume, ProvisioningFacts
     from pytest_ebsperf.spec.volume import Volume
+else:
+    aws_failures = later("pytest_ebsperf.aws.failures")
+    aws_instance = later("pytest_ebsperf.aws.instance")
+    aws_module = later("pytest_ebsperf.aws")
+    aws_pricing = later("pytest_ebsperf.aws.pricing")
+    checks_session = later("pytest_ebsperf.checks.session")
+    results_tables = later("pytest_ebsperf.results.tables")
+    spec_module = later("pytest_ebsperf.spec")
+    spec_validation = later("pytest_ebsperf.spec.validation")
 
 SYSFS_ENV = "EBSPERF_SYSFS_ROOT"
 DEV_ENV = "EBSPERF_DEV_ROOT"
@@ -81,16 +99,15 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
 def sweep_now() -> SweepReport:
     """Sweep this account and region for leftovers; detach only from this instance."""
-    from pytest_ebsperf import aws
 
     try:
-        identity = aws.ImdsClient().identity()
-    except aws.NotOnEc2Error:
+        identity = aws_module.ImdsClient().identity()
+    except aws_module.NotOnEc2Error:
         identity = None  # leftovers can be deleted from anywhere; none is detached then
     region = identity.region if identity else None
-    clients = aws.AwsClients(region_fallback=lambda: region)
+    clients = aws_module.AwsClients(region_fallback=lambda: region)
     clients.require_credentials()
-    return aws.sweep_leftovers(clients=clients,
+    return aws_module.sweep_leftovers(clients=clients,
                                instance_id=identity.instance_id if identity else None)
 
 
@@ -192,9 +209,8 @@ class AwsRun:
         if parallel:
             raise ConfigError(f"--ebsperf-provision (from {where}) attaches one volume at a time "
                               "to this instance; it cannot be split over xdist workers. Drop -n.")
-        from pytest_ebsperf.aws import parse_provision_spec  # only with --ebsperf-provision
 
-        specs = parse_provision_spec(s.provision, source=where)
+        specs = aws_module.parse_provision_spec(s.provision, source=where)
         twice = [spec_text(v) for v, n in Counter(specs).items() if n > 1]
         if twice:
             raise ConfigError(f"--ebsperf-provision (from {where}) lists {', '.join(twice)} "
@@ -232,15 +248,13 @@ class AwsRun:
         return counts
 
     def _start_provisioning(self, items: list[pytest.Item], collect_only: bool) -> None:
-        from pytest_ebsperf import aws
-
         counts = self.checks_per_spec(items)
         if not counts:
             return
         per_check = self.settings.runtime_s + self.settings.ramp_s + CHECK_OVERHEAD_S
         hold_s = max(counts.values()) * per_check + VOLUME_OVERHEAD_S
         specs = [spec for spec in self.specs if counts[spec]]
-        provisioner = aws.Provisioner(specs, duration_s=hold_s, max_cost_usd=self.settings.max_cost,
+        provisioner = aws_module.Provisioner(specs, duration_s=hold_s, max_cost_usd=self.settings.max_cost,
                                       **self.session.aws_options)
         facts = self.session.facts.setdefault("provisioning", {})
         facts.update({"specs": [spec_text(s) for s in specs], "run_id": provisioner.run_id,
@@ -250,7 +264,7 @@ class AwsRun:
             return
         self.provisioner = provisioner.__enter__()  # credentials, estimate, cost refusal
         self._cost_line(provisioner.estimate(), facts)
-        sweep = aws.sweep_leftovers(clients=provisioner.clients,
+        sweep = aws_module.sweep_leftovers(clients=provisioner.clients,
                                     instance_id=provisioner.identity.instance_id)
         facts["sweep"] = sweep.sentence()
         self.lines.append(f"ebsperf: leftovers of earlier runs: {sweep.sentence()}")
@@ -263,24 +277,18 @@ class AwsRun:
                           "held only while its own tests run.")
 
     def _instance_limits(self, provisioner: Provisioner) -> None:
-        from pytest_ebsperf.aws.failures import AwsError
-        from pytest_ebsperf.aws.instance import describe_instance_type
-
         name = provisioner.identity.instance_type
         try:
-            found = describe_instance_type(provisioner.clients.ec2(), name)
-        except AwsError as exc:
+            found = aws_instance.describe_instance_type(provisioner.clients.ec2(), name)
+        except aws_failures.AwsError as exc:
             self.session.facts["provisioning"]["instance_limits"] = str(exc)
             return
         if found is not None and found.ebs is not None:
-            from pytest_ebsperf import spec
-
-            self.session.use_instance_limits(spec.as_ebs_limits(found.ebs))
+            self.session.use_instance_limits(spec_module.as_ebs_limits(found.ebs))
 
     def _initialization_lines(self) -> None:
         if not self._state.session_made:
             return  # no check asked for the volume: nothing was discovered or read
-        from pytest_ebsperf.aws.pricing import duration
 
         init, found = self.session.facts.get("initialization"), self.session.found
         if not init or found is None or found.skip_reason is None:
@@ -288,7 +296,7 @@ class AwsRun:
         if self.session.initialize:
             self.lines.append(f"ebsperf: {found.path} is {init['state']} initialized; every "
                               f"block is read once before the first check (at least "
-                              f"{duration(init['read_estimate_s'])}).")
+                              f"{aws_pricing.duration(init['read_estimate_s'])}).")
         else:
             self.lines.append(f"ebsperf: checks of {found.path} are skipped: {found.skip_reason}")
 
@@ -305,18 +313,16 @@ class AwsRun:
         label = spec_text(spec)
         try:
             volume, device = provisioner.provision(spec)
-            from pytest_ebsperf.spec.validation import validate
 
-            volume = validate(volume)
+            volume = spec_validation.validate(volume)
         except EbsperfError as exc:
             self._release_all(provisioner)
             fail_plainly(f"Could not provision {label} for these tests: {exc}", pytrace=False)
         record: ProvisionedVolume = {"spec": label, "volume_id": volume.volume_id,
                                      "device": device, "deleted": False}
         self.session.facts["provisioning"]["volumes"].append(record)
-        from pytest_ebsperf.checks.session import FoundVolume
 
-        self.session.use_volume(FoundVolume(volume, device, f"provisioned as {label}"))
+        self.session.use_volume(checks_session.FoundVolume(volume, device, f"provisioned as {label}"))
         self.session.record_volume(device, volume, spec=label)
         try:
             yield volume, device
@@ -378,11 +384,10 @@ def pytest_ebsperf_summary_sections(config: pytest.Config
     lines = run.summary_lines() if run is not None else []
     if not lines:
         return []
-    from pytest_ebsperf.results.tables import wrap_text
 
     width = terminal_width(config)
     fitted = [part for line in lines
-              for part in wrap_text(line, width, indent=" " * (len(line) - len(line.lstrip()) + 4))]
+              for part in results_tables.wrap_text(line, width, indent=" " * (len(line) - len(line.lstrip()) + 4))]
     return [(SUMMARY_ORDER, "ebsperf volume facts", fitted)]
 
 

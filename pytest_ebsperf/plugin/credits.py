@@ -8,10 +8,17 @@ session makes it. Pictures are saved through :mod:`pytest_ebsperf.results.plots`
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_ebsperf.deferred import later
 from pytest_ebsperf.plugin.state import STATE_KEY
+
+if TYPE_CHECKING:  # the run's code: loaded when a hook first uses it (deferred.py)
+    from pytest_ebsperf.results import plots as results_plots
+else:
+    results_plots = later("pytest_ebsperf.results.plots")
 
 
 @pytest.hookimpl(trylast=True)
@@ -28,8 +35,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def _plots_dir(config: pytest.Config) -> Path | None:
     """``--ebsperf-plots`` (default ``ebsperf-results/plots``; None with ``none``): a knee is
     hard to judge from numbers alone, so time-based checks always draw theirs."""
-    from pytest_ebsperf.results import plots  # the first picture's: the run is measuring
 
     state = config.stash.get(STATE_KEY, None)
-    return plots.plot_dir(state.settings if state is not None else None,
+    return results_plots.plot_dir(state.settings if state is not None else None,
                           Path(config.invocation_params.dir))

@@ -22,7 +22,9 @@ from typing import Any, NoReturn
 
 import pytest
 
+from pytest_ebsperf.checks import plan
 from pytest_ebsperf.checks.claim_runner import ClaimRunner
+from pytest_ebsperf.checks.plan import Planned
 from pytest_ebsperf.checks.session import EbsperfSession
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, PLAN_KEY, ROW_KEY
@@ -84,7 +86,6 @@ def _planning(name: str) -> Any:
     def method(self: Ebsperf, *args: Any, **kwargs: Any) -> Any:
         if not self.settings.plan:
             return base(self, *args, **kwargs)
-        from pytest_ebsperf.checks.plan import Planned
 
         if name == "check_discard":
             _plan(self, name, None, None, args, kwargs)
@@ -100,8 +101,6 @@ def _planning(name: str) -> Any:
 
 def _plan(self: Ebsperf, name: str, workload: Any, target: Any, args: tuple[Any, ...],
           kwargs: dict[str, Any]) -> NoReturn:
-    from pytest_ebsperf.checks import plan
-
     claim, what = (str(args[0]) if args else ""), (str(args[1]) if len(args) > 1 else "")
     if workload is None:
         entry = plan.PlanEntry(self.item.nodeid, claim, what, "(no fio: the device's sysfs)",

@@ -22,13 +22,24 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
+from pytest_ebsperf.deferred import later
 from pytest_ebsperf.errors import ConfigError, EbsperfError
 from pytest_ebsperf.plugin.outcomes import fail_plainly
 from pytest_ebsperf.plugin.state import STATE_KEY
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the run's code: loaded when a hook first uses it (deferred.py)
+    from pytest_ebsperf.checks import preflight as checks_preflight
+    from pytest_ebsperf.checks import servers as checks_servers
+    from pytest_ebsperf.checks import session as checks_session
     from pytest_ebsperf.checks.session import EbsperfSession
-    from pytest_ebsperf.fio import fleet
+    from pytest_ebsperf.fio import fleet as fio_fleet
+    from pytest_ebsperf.fio import host as fio_host
+else:
+    checks_preflight = later("pytest_ebsperf.checks.preflight")
+    checks_servers = later("pytest_ebsperf.checks.servers")
+    checks_session = later("pytest_ebsperf.checks.session")
+    fio_fleet = later("pytest_ebsperf.fio.fleet")
+    fio_host = later("pytest_ebsperf.fio.host")
 
 HOST_PROPERTY = "ebsperf_host"
 BROKEN_PROPERTY = "ebsperf_host_broken"
@@ -38,28 +49,25 @@ FIXTURE = "ebsperf_host_id"
 class FleetRun:
     """The hosts of the run, their sessions (made on first use) and their outcomes."""
 
-    def __init__(self, config: pytest.Config, hosts: list[fleet.FleetHost],
+    def __init__(self, config: pytest.Config, hosts: list[fio_fleet.FleetHost],
                  source: str) -> None:
-        from pytest_ebsperf.fio import fleet
-
         self.config = config
         self.hosts = {h.id: h for h in hosts}
         self.source = source
-        self.states = {h.id: fleet.HostState(h) for h in hosts}
+        self.states = {h.id: fio_fleet.HostState(h) for h in hosts}
 
         #: ssh master connections of this process (one per host, closed at the end).
         self.control_dir = tempfile.mkdtemp(prefix="ebsperf-ssh.")
-        fleet.multiplex(hosts, self.control_dir)
+        fio_fleet.multiplex(hosts, self.control_dir)
         #: Outcomes as the reports arrive (on the xdist controller too): id -> state.
-        self.tally = {h.id: fleet.HostState(h) for h in hosts}
+        self.tally = {h.id: fio_fleet.HostState(h) for h in hosts}
 
     @property
     def ids(self) -> list[str]:
         return list(self.hosts)
 
-    def session_for(self, host_id: str) -> EbsperfSession:
+    def session_for(self, host_id: str) -> checks_session.EbsperfSession:
         """The host's session, checked once; raises EbsperfError with the host's sentence."""
-        from pytest_ebsperf.fio import fleet
 
         state = self.states[host_id]
         if state.broken:
@@ -67,23 +75,20 @@ class FleetRun:
         if state.session is not None:
             return state.session  # type: ignore[no-any-return]
         fleet_host = self.hosts[host_id]
-        why = fleet.reachability(fleet_host)
+        why = fio_fleet.reachability(fleet_host)
         if why:
             state.broken = why
             raise EbsperfError(why)
-        from pytest_ebsperf.checks import preflight
-        from pytest_ebsperf.checks.session import EbsperfSession
-        from pytest_ebsperf.fio.host import FioHost
 
         plugin = self.config.stash[STATE_KEY]
-        settings = fleet.settings_for(plugin.settings, fleet_host, self.source)
-        session = EbsperfSession(settings, inputs=plugin.inputs,
-                                 fio_host=FioHost(fleet_host.host), host_id=host_id)
+        settings = fio_fleet.settings_for(plugin.settings, fleet_host, self.source)
+        session = checks_session.EbsperfSession(settings, inputs=plugin.inputs,
+                                 fio_host=fio_host.FioHost(fleet_host.host), host_id=host_id)
         try:
-            preflight.run(session)
+            checks_preflight.run(session)
         except (EbsperfError, OSError) as exc:
             session.close()
-            state.broken = fleet.describe_error(exc, fleet_host)
+            state.broken = fio_fleet.describe_error(exc, fleet_host)
             raise EbsperfError(state.broken) from None
         state.session = session
         return session
@@ -104,24 +109,20 @@ class FleetRun:
             raise errors[0]
 
     def close(self) -> None:
-        from pytest_ebsperf.fio import fleet
-
         try:
             self.close_sessions()
         finally:
-            fleet.end_multiplex(self.control_dir)
+            fio_fleet.end_multiplex(self.control_dir)
 
 
 def fleet_options(config: pytest.Config) -> dict[str, Any]:
     """testinfra's options that say how to reach the hosts."""
-    from pytest_ebsperf.fio import fleet
 
-    return {name: getattr(config.option, name, None) for name in fleet.TESTINFRA_OPTIONS}
+    return {name: getattr(config.option, name, None) for name in fio_fleet.TESTINFRA_OPTIONS}
 
 
 def _configure_servers(config: pytest.Config, plugin: Any) -> None:
     """--ebsperf-fio-servers: the servers and their facts, given to the run's session."""
-    from pytest_ebsperf.fio import fleet
 
     settings = plugin.settings
     if getattr(config.option, "hosts", None):
@@ -130,11 +131,10 @@ def _configure_servers(config: pytest.Config, plugin: Any) -> None:
     if settings.emulate:
         raise pytest.UsageError("--emulate with --ebsperf-fio-servers: emulated volumes are "
                                 "made on this machine; give each server its real device.")
-    from pytest_ebsperf.checks.servers import server_hosts
 
     try:
-        entries = fleet.load_hosts_file(settings.hosts_file) if settings.hosts_file else {}
-        servers = server_hosts(settings, entries)
+        entries = fio_fleet.load_hosts_file(settings.hosts_file) if settings.hosts_file else {}
+        servers = checks_servers.server_hosts(settings, entries)
         known = {key for s in servers for key in (s.server.spec, s.server.address)}
         stray = [k for k in entries if k != "defaults" and k not in known]
         if stray:
@@ -154,11 +154,10 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if not specs and (plugin is None or not plugin.settings.hosts_file):
         return  # no fleet: nothing of the fleet is loaded
-    from pytest_ebsperf.fio import fleet
 
     if plugin is not None and not specs and plugin.settings.hosts_file:
         try:  # not used without --hosts, but a file that does not parse is said at once
-            fleet.load_hosts_file(plugin.settings.hosts_file)
+            fio_fleet.load_hosts_file(plugin.settings.hosts_file)
         except EbsperfError as exc:
             raise pytest.UsageError(str(exc)) from None
     if not specs or plugin is None:
@@ -168,19 +167,19 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--ebsperf-provision with --hosts: provisioning attaches "
                                 "volumes to the instance pytest runs on; run it per host.")
     try:
-        hosts = fleet.hosts_from_testinfra(specs, fleet_options(config))
+        hosts = fio_fleet.hosts_from_testinfra(specs, fleet_options(config))
         entries: dict[str, dict[str, Any]] = {}
         source = "--device and volume options"
         if settings.hosts_file:
-            entries = fleet.load_hosts_file(settings.hosts_file)
+            entries = fio_fleet.load_hosts_file(settings.hosts_file)
             source = f"hosts file {settings.hosts_file}"
-            stray = fleet.unknown_entries(entries, hosts)
+            stray = fio_fleet.unknown_entries(entries, hosts)
             if stray:
                 raise ConfigError(
                     f"--ebsperf-hosts-file={settings.hosts_file} has entries for "
                     f"{', '.join(stray)}, which --hosts does not name (hosts: "
                     f"{', '.join(h.id for h in hosts)}).")
-        hosts = [dataclasses.replace(h, facts=fleet.facts_for(entries, h)) for h in hosts]
+        hosts = [dataclasses.replace(h, facts=fio_fleet.facts_for(entries, h)) for h in hosts]
         missing = [h.id for h in hosts
                    if not (h.facts.get("device") or settings.device or settings.emulate)]
         if missing:
@@ -298,22 +297,20 @@ def pytest_ebsperf_summary_sections(config: pytest.Config
     servers, run = (state.inputs.fio_servers if state is not None else []), fleet_run(config)
     if not servers and run is None:
         return []
-    from pytest_ebsperf.fio import fleet
 
     if servers:
         rows = state.rows if state is not None else []
         return [(SUMMARY_ORDER, "ebsperf: fleet (fio client/server)",
-                 fleet.host_summary(_server_states(servers, rows)))]
+                 fio_fleet.host_summary(_server_states(servers, rows)))]
     assert run is not None
-    return [(SUMMARY_ORDER, "ebsperf: fleet", fleet.host_summary(list(run.tally.values())))]
+    return [(SUMMARY_ORDER, "ebsperf: fleet", fio_fleet.host_summary(list(run.tally.values())))]
 
 
-def _server_states(servers: list[Any], rows: list[dict[str, Any]]) -> list[fleet.HostState]:
-    from pytest_ebsperf.fio import fleet
+def _server_states(servers: list[Any], rows: list[dict[str, Any]]) -> list[fio_fleet.HostState]:
 
     states = []
     for server in servers:
-        state = fleet.HostState(fleet.FleetHost(server.label, server.server.address, None))
+        state = fio_fleet.HostState(fio_fleet.FleetHost(server.label, server.server.address, None))
         for row in (r for r in rows if r.get("host") == server.label):
             if row.get("binding") == "unreachable":
                 state.broken = str(row.get("reason", "")).removeprefix("unreachable: ")

@@ -27,11 +27,15 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from pytest_ebsperf.deferred import later
 from pytest_ebsperf.plugin.keys import item_state
 from pytest_ebsperf.plugin.terminal import terminal_width
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the run's code: loaded when a hook first uses it (deferred.py)
+    from pytest_ebsperf.verdicts import outcome as verdicts_outcome
     from pytest_ebsperf.verdicts.outcome import Verdict
+else:
+    verdicts_outcome = later("pytest_ebsperf.verdicts.outcome")
 
 #: The user property (and JUnit property) naming a test's ebsperf outcome.
 OUTCOME_PROPERTY = "ebsperf.outcome"
@@ -63,14 +67,13 @@ def decide(item: pytest.Item, found: Verdict, strict: frozenset[str]) -> Verdict
     """Apply one verdict to the running test: FAIL fails now, INCONCLUSIVE stops the test
     as INCONCLUSIVE (or fails it under strict), PASS and INFO let it go on (the test's
     outcome is settled by :func:`settle` when it ends)."""
-    from pytest_ebsperf.verdicts.outcome import Outcome
 
     kept = item_state(item)
     kept.verdicts.append(found)
     kept.strict = strict
-    if found.outcome is Outcome.FAIL:
+    if found.outcome is verdicts_outcome.Outcome.FAIL:
         pytest.fail(wrapped(item, found.message), pytrace=False)
-    if found.outcome is Outcome.INCONCLUSIVE:
+    if found.outcome is verdicts_outcome.Outcome.INCONCLUSIVE:
         if INCONCLUSIVE in strict:
             pytest.fail(wrapped(item, found.message + strict_note(INCONCLUSIVE)),
                         pytrace=False)

@@ -15,13 +15,42 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_ebsperf.deferred import later
 from pytest_ebsperf.errors import EbsperfError
+from pytest_ebsperf.plugin import outcomes as plugin_outcomes
 from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY, item_state
 from pytest_ebsperf.plugin.state import STATE_KEY
 from pytest_ebsperf.plugin.terminal import terminal_width
 
-if TYPE_CHECKING:  # loaded when the run starts: a pytest start pays nothing for them
+if TYPE_CHECKING:  # the run's code: loaded when a hook first uses it (deferred.py)
+    from pytest_ebsperf import results
+    from pytest_ebsperf.results import cost as results_cost
+    from pytest_ebsperf.results import csv_export as results_csv_export
+    from pytest_ebsperf.results import document as results_document
+    from pytest_ebsperf.results import history as results_history
+    from pytest_ebsperf.results import html as results_html
+    from pytest_ebsperf.results import junit as results_junit
+    from pytest_ebsperf.results import paths as results_paths
+    from pytest_ebsperf.results import pictures as results_pictures
+    from pytest_ebsperf.results import plots as results_plots
+    from pytest_ebsperf.results import run as results_run
+    from pytest_ebsperf.results import tables as results_tables
     from pytest_ebsperf.results.run import ResultsRun
+    from pytest_ebsperf.trends import store as trends_store
+else:
+    results = later("pytest_ebsperf.results")
+    results_cost = later("pytest_ebsperf.results.cost")
+    results_csv_export = later("pytest_ebsperf.results.csv_export")
+    results_document = later("pytest_ebsperf.results.document")
+    results_history = later("pytest_ebsperf.results.history")
+    results_html = later("pytest_ebsperf.results.html")
+    results_junit = later("pytest_ebsperf.results.junit")
+    results_paths = later("pytest_ebsperf.results.paths")
+    results_pictures = later("pytest_ebsperf.results.pictures")
+    results_plots = later("pytest_ebsperf.results.plots")
+    results_run = later("pytest_ebsperf.results.run")
+    results_tables = later("pytest_ebsperf.results.tables")
+    trends_store = later("pytest_ebsperf.trends.store")
 
 
 
@@ -44,9 +73,8 @@ def pytest_configure(config: pytest.Config) -> None:
         state.history_active = False
         return
     run = _start_run(config)
-    from pytest_ebsperf.results import history
 
-    active, run.history_note = history.history_state(
+    active, run.history_note = results_history.history_state(
         save=save, json_path=json_path, compare=bench_compare,
         disabled=bool(config.getoption("benchmark_disable", None)
                       and not config.getoption("benchmark_enable", None)),
@@ -55,18 +83,17 @@ def pytest_configure(config: pytest.Config) -> None:
     state.history_active = active
 
 
-def _start_run(config: pytest.Config) -> ResultsRun:
+def _start_run(config: pytest.Config) -> results_run.ResultsRun:
     """The run's results (options checked, the baseline loaded), kept in the stash."""
-    from pytest_ebsperf.results.run import ResultsOptions, ResultsRun
 
     state = config.stash[STATE_KEY]
     settings = state.settings
-    options = ResultsOptions(report=settings.report, compare=settings.compare,
+    options = results_run.ResultsOptions(report=settings.report, compare=settings.compare,
                              threshold_pct=settings.compare_threshold,
                              price_region=settings.price_region)
     storage = config.getoption("benchmark_storage", None) or "file://./.benchmarks"
     try:
-        run = ResultsRun.start(options, benchmark_storage=str(storage))
+        run = results_run.ResultsRun.start(options, benchmark_storage=str(storage))
     except EbsperfError as exc:
         raise pytest.UsageError(str(exc)) from None
     state.results = run
@@ -144,7 +171,6 @@ def _after_test_quietly(item: pytest.Item, run: ResultsRun) -> None:
 
 
 def _after_test(item: pytest.Item, run: ResultsRun) -> str | None:
-    from pytest_ebsperf.results import plots
 
     rows = [v for k, v in item.user_properties if k == ROW_KEY and isinstance(v, dict)]
     measurements = [v for k, v in item.user_properties
@@ -156,9 +182,9 @@ def _after_test(item: pytest.Item, run: ResultsRun) -> str | None:
     uses_benchmark = "benchmark" in getattr(item, "fixturenames", ())
     if item.config.stash[STATE_KEY].history_active and not uses_benchmark:
         _record_history(item, rows, measurements)
-    directory = plots.check_pictures_dir(
+    directory = results_plots.check_pictures_dir(
         _settings(item.config), Path(item.config.invocation_params.dir),
-        html=bool(item.config.getoption(plots.HTML_DEST, None)))
+        html=bool(item.config.getoption(results_plots.HTML_DEST, None)))
     if directory is not None:
         _draw(item, run, rows, measurements, directory)
     return message
@@ -167,9 +193,7 @@ def _after_test(item: pytest.Item, run: ResultsRun) -> str | None:
 def _draw(item: pytest.Item, run: ResultsRun, rows: list[dict[str, Any]],
           measurements: list[dict[str, Any]], directory: Path) -> None:
     try:
-        from pytest_ebsperf.results.pictures import draw_test
-
-        pictures = draw_test(rows, measurements, directory)
+        pictures = results_pictures.draw_test(rows, measurements, directory)
     except ImportError:
         return  # said once, in the summary (_notes)
     except OSError as exc:
@@ -180,10 +204,8 @@ def _draw(item: pytest.Item, run: ResultsRun, rows: list[dict[str, Any]],
     run.pictures.extend(pictures)
     run.set_rows.extend(r for r in rows if r.get("volumes"))
     if any(r.get("volumes") for r in rows):
-        from pytest_ebsperf.results.pictures import draw_scaling
-
         try:  # redrawn as each count is measured: the last test's picture has every point
-            for path in draw_scaling(run.set_rows, directory):
+            for path in results_pictures.draw_scaling(run.set_rows, directory):
                 if path not in run.pictures:
                     run.pictures.append(path)
         except OSError as exc:
@@ -194,19 +216,18 @@ def _draw(item: pytest.Item, run: ResultsRun, rows: list[dict[str, Any]],
 def _record_history(item: pytest.Item, rows: list[dict[str, Any]],
                     measurements: list[dict[str, Any]]) -> None:
     """One benchmark per test (pytest-benchmark allows one use of its fixture per test)."""
-    from pytest_ebsperf.results import history
 
     row = next((r for r in rows if r.get("outcome") in ("pass", "fail", "info")), None)
-    measurement = history.primary_measurement(row, measurements) if row else None
-    samples = history.cost_samples(row, measurement) if row and measurement else None
+    measurement = results_history.primary_measurement(row, measurements) if row else None
+    samples = results_history.cost_samples(row, measurement) if row and measurement else None
     if row is None or samples is None:
         return
-    clock = history.VirtualClock()
-    item.add_marker(pytest.mark.benchmark(timer=clock, group=history.GROUP))
+    clock = results_history.VirtualClock()
+    item.add_marker(pytest.mark.benchmark(timer=clock, group=results_history.GROUP))
     request = item_state(item).request
     assert request is not None  # only tests that use ebsperf are recorded
     bench = request.getfixturevalue("benchmark")
-    bench.extra_info[history.EXTRA_INFO_KEY] = history.extra_info(row, samples, measurements)
+    bench.extra_info[results_history.EXTRA_INFO_KEY] = results_history.extra_info(row, samples, measurements)
     costs = iter(samples.costs)
     bench.pedantic(lambda: clock.advance(next(costs)), rounds=len(samples.costs))
 
@@ -214,21 +235,20 @@ def _record_history(item: pytest.Item, rows: list[dict[str, Any]],
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    from pytest_ebsperf.results import junit
-
     report = yield
     if report.when == "call" and item_state(item).pictures:
         _attach_pictures(item, report)
     if report.when == "teardown":
         # JUnit XML reads the teardown report's properties; the terminal summary and the
         # results file read the call report's, so only this one gets the flat pairs.
-        report.user_properties = junit.flatten(report.user_properties, row_key=ROW_KEY,
+        report.user_properties = results_junit.flatten(report.user_properties, row_key=ROW_KEY,
                                                measurement_key=MEASUREMENT_KEY)
     return report
 
 
 def _attach_pictures(item: pytest.Item, report: pytest.TestReport) -> None:
     try:
+        # pytest-html is optional: pictures join its report when it is there
         from pytest_html import extras
     except ImportError:
         return
@@ -247,10 +267,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     history = _settings(config).history if _settings(config) is not None else None
     if run is None or hasattr(config, "workerinput") or not (run.options.report or history):
         return
-    from pytest_ebsperf.results.document import build_document, write_document
 
     rows, measurements, settings = _run_state(config)
-    document = build_document(rows, measurements, settings={**settings,
+    document = results_document.build_document(rows, measurements, settings={**settings,
                                                             **run.options.as_settings()},
                               environment=_environment(config),
                               cost=_cost_dict(run, measurements),
@@ -260,9 +279,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
                                              Path(config.invocation_params.dir))
     if not run.options.report:
         return
-    from pytest_ebsperf.results.paths import write_or_keep
 
-    problem = write_or_keep(write_document, document, Path(run.options.report),
+    problem = results_paths.write_or_keep(results_document.write_document, document, Path(run.options.report),
                             base=Path(config.invocation_params.dir))
     if problem:
         run.unsaved = problem
@@ -271,12 +289,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def _append_history(path: str, document: dict[str, Any], base: Path) -> str:
     """The run appended to the history database at ``path`` (--ebsperf-history); what
     happened, for the summary (a failure is said there, never raised over the results)."""
-    from pytest_ebsperf.trends.store import HistoryStore
 
     where = Path(path).expanduser()
     where = where if where.is_absolute() else base / where
     try:
-        with HistoryStore(where) as store:
+        with trends_store.HistoryStore(where) as store:
             run_id = store.append(document)
             runs = len(store.runs())
     except (EbsperfError, OSError) as exc:
@@ -291,42 +308,36 @@ def _write_csv(config: pytest.Config) -> None:
     run = _results_run(config, start=_measured(config))
     if state is None or run is None or not state.settings.csv or hasattr(config, "workerinput"):
         return
-    from pytest_ebsperf.results.csv_export import to_csv
-    from pytest_ebsperf.results.document import annotate_measurements
 
-    annotate_measurements(state.rows, state.measurements)
+    results_document.annotate_measurements(state.rows, state.measurements)
     path = Path(config.invocation_params.dir) / Path(state.settings.csv).expanduser()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(to_csv(state.measurements))
+        path.write_text(results_csv_export.to_csv(state.measurements))
     except OSError as exc:
         run.unsaved = f"the CSV could not be written to {path} ({exc.strerror or exc})"
 
 
 def _run_state(config: pytest.Config) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
                                                dict[str, Any]]:
-    from pytest_ebsperf.results.document import settings_facts
-
     state = config.stash.get(STATE_KEY, None)
     if state is None:
         return [], [], {}
     values = {f.name: getattr(state.settings, f.name)
               for f in dataclasses.fields(state.settings)}
-    return state.rows, state.measurements, settings_facts(values, state.settings.origin)
+    return state.rows, state.measurements, results_document.settings_facts(values, state.settings.origin)
 
 
 def _environment(config: pytest.Config) -> dict[str, Any]:
-    from pytest_ebsperf.results.document import environment_facts
 
     state = config.stash.get(STATE_KEY, None)
     host = state.settings.host if state is not None else "local://"
-    return environment_facts(pytest_version=pytest.__version__, fio_host=host)
+    return results_document.environment_facts(pytest_version=pytest.__version__, fio_host=host)
 
 
 def _cost_dict(run: ResultsRun, measurements: list[dict[str, Any]]) -> dict[str, Any] | None:
-    from pytest_ebsperf.results.cost import cost_table
 
-    table = cost_table(measurements, run.options.region())
+    table = results_cost.cost_table(measurements, run.options.region())
     return table.as_dict() if table is not None else None
 
 
@@ -353,22 +364,15 @@ def _summary_sections(run: ResultsRun, rows: list[dict[str, Any]],
     sections: list[tuple[str, list[str]]] = []
     table = None
     if measurements:
-        from pytest_ebsperf.results.cost import cost_table
-
-        table = cost_table(measurements, run.options.region())
+        table = results_cost.cost_table(measurements, run.options.region())
     if table is not None:
-        from pytest_ebsperf.results.cost import caption, format_cost_table
-        from pytest_ebsperf.results.tables import wrap_text
-
         sections.append(("ebsperf: cost per performance",
-                         [*wrap_text(caption(table), width),
-                          *format_cost_table(table, width=width).splitlines()]))
+                         [*results_tables.wrap_text(results_cost.caption(table), width),
+                          *results_cost.format_cost_table(table, width=width).splitlines()]))
     notes = _notes(run, rows, state)
     if notes:
-        from pytest_ebsperf.results.tables import wrap_text
-
         sections.append(("ebsperf: results", [line for note in notes
-                                              for line in wrap_text(note, width)]))
+                                              for line in results_tables.wrap_text(note, width)]))
     return sections
 
 
@@ -384,15 +388,13 @@ def _can_draw(settings: Any) -> bool:
 
 
 def _notes(run: ResultsRun, rows: list[dict[str, Any]], state: Any = None) -> list[str]:
-    from pytest_ebsperf.results import ALPHA
-    from pytest_ebsperf.results.run import gate_counts
 
     notes = []
     if run.baseline is not None:
-        compared, regressed = gate_counts(rows)
+        compared, regressed = results_run.gate_counts(rows)
         notes.append(f"compared with {run.baseline.source}: {compared} tests, {regressed} "
                      f"regressed beyond {run.options.threshold_pct:g} % (statistically clear: "
-                     f"t-test on per-second samples, p < {ALPHA:g})")
+                     f"t-test on per-second samples, p < {results.ALPHA:g})")
     if run.history_note:
         notes.append(run.history_note)
     if run.history_stored:
@@ -421,7 +423,6 @@ def _notes(run: ResultsRun, rows: list[dict[str, Any]], state: Any = None) -> li
 def pytest_benchmark_update_machine_info(config: pytest.Config,
                                          machine_info: dict[str, Any]) -> None:
     """Add the volume and instance settings, so stored runs say what they measured."""
-    from pytest_ebsperf.results import history
 
 
     state = config.stash.get(STATE_KEY, None)
@@ -431,42 +432,38 @@ def pytest_benchmark_update_machine_info(config: pytest.Config,
     if not (settings.emulate or settings.device or settings.volume_type):
         return  # not an ebsperf run: leave other projects' machine info alone
     values = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
-    machine_info["ebsperf"] = history.machine_info(values)
+    machine_info["ebsperf"] = results_history.machine_info(values)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_html_results_table_row(report: pytest.TestReport, cells: list[str]) -> None:
     """INFO and INCONCLUSIVE in the result column (pytest-html counts them as skipped)."""
-    from pytest_ebsperf.plugin import outcomes
 
-    found = outcomes.outcome_of(report)
+    found = plugin_outcomes.outcome_of(report)
     if found and cells:
-        cells[0] = f'<td class="col-result">{outcomes.STATUS[found][2][0]}</td>'
+        cells[0] = f'<td class="col-result">{plugin_outcomes.STATUS[found][2][0]}</td>'
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_html_results_summary(prefix: list[str], summary: list[str], postfix: list[str],
                                 session: pytest.Session) -> None:
     """The terminal summary's tables and the run's pictures, in pytest-html's report."""
-    from pytest_ebsperf.results import plots
-    from pytest_ebsperf.results.cost import cost_table
-    from pytest_ebsperf.results.html import summary_fragments
 
     config = session.config
     run = _results_run(config, start=_measured(config))
     rows, measurements, _ = _run_state(config)
     if run is None or not (rows or measurements):
         return
-    directory = plots.plot_dir(_settings(config), Path(config.invocation_params.dir))
+    directory = results_plots.plot_dir(_settings(config), Path(config.invocation_params.dir))
     started = run.started - 1.0  # coarse file-system timestamps
     pictures = sorted(p for p in directory.glob("*.png") if p.stat().st_mtime >= started) \
         if directory is not None else []
-    table = cost_table(measurements, run.options.region()) if measurements else None
+    table = results_cost.cost_table(measurements, run.options.region()) if measurements else None
     notes = _notes(run, rows)
     counted = _test_outcomes(config)
     if counted:
         notes = [counted, *notes]
-    prefix.extend(summary_fragments(rows, measurements, cost=table, notes=notes,
+    prefix.extend(results_html.summary_fragments(rows, measurements, cost=table, notes=notes,
                                     pictures=pictures))
 
 

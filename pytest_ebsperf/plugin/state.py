@@ -13,6 +13,7 @@ import pytest
 
 from pytest_ebsperf.config.session_inputs import SessionInputs
 from pytest_ebsperf.config.settings import Settings
+from pytest_ebsperf.deferred import later
 from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.plugin import outcomes
 from pytest_ebsperf.plugin.keys import (
@@ -23,9 +24,24 @@ from pytest_ebsperf.plugin.keys import (
 )
 from pytest_ebsperf.plugin.terminal import progress_writer, terminal_width
 
-if TYPE_CHECKING:  # loaded when a check first needs them: a run without checks pays nothing
+if TYPE_CHECKING:  # the run's code: loaded when a hook first uses it (deferred.py)
+    from pytest_ebsperf.checks import plan as checks_plan
+    from pytest_ebsperf.checks import preflight as checks_preflight
+    from pytest_ebsperf.checks import session as checks_session
     from pytest_ebsperf.checks.session import EbsperfSession
+    from pytest_ebsperf.results import markdown as results_markdown
+    from pytest_ebsperf.results import paths as results_paths
+    from pytest_ebsperf.results import plots as results_plots
+    from pytest_ebsperf.results import report as results_report
     from pytest_ebsperf.results.run import ResultsRun
+else:
+    checks_plan = later("pytest_ebsperf.checks.plan")
+    checks_preflight = later("pytest_ebsperf.checks.preflight")
+    checks_session = later("pytest_ebsperf.checks.session")
+    results_markdown = later("pytest_ebsperf.results.markdown")
+    results_paths = later("pytest_ebsperf.results.paths")
+    results_plots = later("pytest_ebsperf.results.plots")
+    results_report = later("pytest_ebsperf.results.report")
 
 #: The one run object (:class:`EbsperfPlugin`) in the config's stash.
 STATE_KEY = pytest.StashKey["EbsperfPlugin"]()
@@ -87,13 +103,11 @@ class EbsperfPlugin:
         self._junit_path = os.path.abspath(os.path.expanduser(xml)) if xml else None
 
     @property
-    def session(self) -> EbsperfSession:
+    def session(self) -> checks_session.EbsperfSession:
         """The measuring side of the run, made when a check first needs it (a pytest run in
         a project that has the plugin installed but runs no check never loads it)."""
         if self._session is None:
-            from pytest_ebsperf.checks.session import EbsperfSession
-
-            self._session = EbsperfSession(self.settings, inputs=self.inputs)
+            self._session = checks_session.EbsperfSession(self.settings, inputs=self.inputs)
         return self._session
 
     @property
@@ -125,32 +139,30 @@ class EbsperfPlugin:
 
     def _check_output_paths(self) -> None:
         """Every path the run will write, checked before the first fio run (exit code 4)."""
-        from pytest_ebsperf.results.paths import check_output_dir, check_output_file
-        from pytest_ebsperf.results.plots import HTML_DEST
 
         base = Path(self.config.invocation_params.dir)
         try:
             report = self.settings.report
             if report:
-                check_output_file(str(report), "--ebsperf-report", base=base)
+                results_paths.check_output_file(str(report), "--ebsperf-report", base=base)
             if self.settings.csv:
-                check_output_file(self.settings.csv, "--ebsperf-csv", base=base)
+                results_paths.check_output_file(self.settings.csv, "--ebsperf-csv", base=base)
             if self.settings.markdown:
-                check_output_file(self.settings.markdown, "--ebsperf-markdown", base=base)
+                results_paths.check_output_file(self.settings.markdown, "--ebsperf-markdown", base=base)
             if self.settings.history:
-                check_output_file(self.settings.history, "--ebsperf-history", base=base)
-            html = self.config.getoption(HTML_DEST, None)
+                results_paths.check_output_file(self.settings.history, "--ebsperf-history", base=base)
+            html = self.config.getoption(results_plots.HTML_DEST, None)
             if html:
-                check_output_file(str(html), "--html", base=base)
+                results_paths.check_output_file(str(html), "--html", base=base)
             keep = self.settings.keep_fio_dir(base)
             if keep is not None:
                 made = not keep.exists()
-                check_output_dir(str(keep), "--ebsperf-keep-fio", base=base)
+                results_paths.check_output_dir(str(keep), "--ebsperf-keep-fio", base=base)
                 if made:  # removed again at the end when no fio run was kept in it
                     self._made_keep_dir = keep
             plots = str(self.settings.plots or "")
             if self.settings.given("plots") and plots.strip().lower() not in ("", "none", "off"):
-                check_output_dir(plots, "--ebsperf-plots", base=base)
+                results_paths.check_output_dir(plots, "--ebsperf-plots", base=base)
         except EbsperfError as exc:
             raise pytest.UsageError(str(exc)) from None
 
@@ -169,11 +181,10 @@ class EbsperfPlugin:
             return  # pytest's dry runs (IDE discovery, CI listings): no device, no fio
         if self.fleet is not None:
             return  # each host's session is checked before its first check
-        from pytest_ebsperf.checks import preflight  # the run's code: it has checks to run
 
         if self.settings.plan:  # a dry run: the plan is checked, no fio and no device touched
             try:
-                judged = preflight.check_plan(self.session, [marker_kwargs(item) for item in ours])
+                judged = checks_preflight.check_plan(self.session, [marker_kwargs(item) for item in ours])
                 self.session.settle_checks(judged)
             except EbsperfError as exc:
                 raise pytest.UsageError(str(exc)) from None
@@ -185,10 +196,10 @@ class EbsperfPlugin:
                 raise pytest.UsageError(str(exc)) from None
             return
         try:
-            preflight.run(self.session)
+            checks_preflight.run(self.session)
             # the volume each suite checks, twins, markers and the opt-in to write: a
             # misconfigured job stops here (exit 4), never as a failed check
-            judged = preflight.check_plan(self.session, [marker_kwargs(item) for item in ours])
+            judged = checks_preflight.check_plan(self.session, [marker_kwargs(item) for item in ours])
             self.session.settle_checks(judged)
         except EbsperfError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -229,10 +240,9 @@ class EbsperfPlugin:
                    if t]
         if not targets:
             return
-        from pytest_ebsperf.results import markdown
 
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        text = markdown.summary(self.rows, self.measurements,
+        text = results_markdown.summary(self.rows, self.measurements,
                                 counts=pytest_counts(reporter) if reporter else "")
         base = Path(self.config.invocation_params.dir)
         for index, target in enumerate(targets):
@@ -261,20 +271,16 @@ class EbsperfPlugin:
                 config=self.config) for section in sections
             if OPTIONAL_SECTIONS.get(section[1], "") in ("", *tables)]
         if self.rows or self.measurements:
-            from pytest_ebsperf.results import report
-
-            found += [(CLAIMS_ORDER, title, lines) for title, lines in report.terminal_sections(
+            found += [(CLAIMS_ORDER, title, lines) for title, lines in results_report.terminal_sections(
                 self.rows, self.measurements, width=terminal_width(self.config),
                 color=bool(getattr(terminalreporter, "hasmarkup", False)), tables=tables,
                 counts=pytest_counts(terminalreporter))]
         if self.planned:
-            from pytest_ebsperf.checks.plan import PlanEntry, table
-
-            entries = [PlanEntry(p["nodeid"], p["claim"], p["what"], p["fio"], p["expected"],
+            entries = [checks_plan.PlanEntry(p["nodeid"], p["claim"], p["what"], p["fio"], p["expected"],
                                p["typical_s"], p["longest_s"], p.get("note", ""))
                        for p in self.planned]
             found.append((0, "ebsperf: plan (a dry run: no fio started)",
-                          table(entries, terminal_width(self.config))))
+                          checks_plan.table(entries, terminal_width(self.config))))
         sections = [(title, lines) for _, title, lines in sorted(found, key=lambda s: s[0])]
         for title, lines in sections:
             terminalreporter.write_sep("=", title)

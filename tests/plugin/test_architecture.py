@@ -216,3 +216,52 @@ def test_nothing_sets_a_sessions_fields_from_outside() -> None:
                     found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: "
                                  f"{ast.unparse(node)[:80]}")
     assert found == []
+
+
+def _function_local_imports() -> list[tuple[str, int, str, bool]]:
+    """(module, line, text, has a reason) of every import inside a function: a reason is a
+    comment on its line or on the line above (imports written together share one)."""
+    found = []
+    for path in _package_modules():
+        text = path.read_text()
+        lines = text.split("\n")
+        tree = ast.parse(text)
+        for function in ast.walk(tree):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            imports = [n for n in ast.walk(function) if isinstance(n, (ast.Import, ast.ImportFrom))]
+            ends = {n.end_lineno for n in imports}
+            for node in imports:
+                line, above = lines[node.lineno - 1], lines[node.lineno - 2].strip()
+                reason = "#" in line or above.startswith("#") or (node.lineno - 1) in ends
+                found.append((path.relative_to(PACKAGE).as_posix(), node.lineno, line.strip(),
+                              reason))
+    return found
+
+
+def test_at_most_30_imports_are_deferred_inside_functions_each_with_its_reason() -> None:
+    """Code a pytest start must not load is named at the top of a module through
+    ``pytest_ebsperf/deferred.py``; what is still imported inside a function is a library
+    that takes long to load and that most runs never need (boto3 and botocore, testinfra,
+    scipy, matplotlib, pytest-html), each saying why."""
+    found = _function_local_imports()
+    assert len(found) <= 30, [f"{m}:{n}" for m, n, _, _ in found]
+    assert [f"{m}:{n}: {t}" for m, n, t, reason in found if not reason] == []
+
+
+def test_a_deferred_module_loads_on_its_first_public_name_only() -> None:
+    """pytest and pluggy look at every name of a plugin module (``_pytestfixturefunction``,
+    ``_mock_name``, dunders) while they register it: those looks must not load it."""
+    import sys
+
+    from pytest_ebsperf.deferred import later
+
+    name = "pytest_ebsperf.results.markdown"
+    sys.modules.pop(name, None)
+    proxy = later(name)
+    for looked_at in ("_pytestfixturefunction", "_mock_name", "__func__"):
+        assert getattr(proxy, looked_at, None) is None
+    assert name not in sys.modules and "not loaded yet" in repr(proxy)
+    assert callable(proxy.summary)  # a public name: the module loads, and is used from then
+    assert name in sys.modules and "not loaded" not in repr(proxy)
+    assert proxy.summary is sys.modules[name].summary
