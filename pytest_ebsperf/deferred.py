@@ -10,8 +10,9 @@ the type checker, and as :func:`later` proxies at run time::
     else:
         history = later("pytest_ebsperf.results.history")
 
-A proxy imports its module the first time a hook reads one of its names, and then is the module
-for every later use. A pytest start, a collection and ``--help`` load none of it
+A proxy imports its module the first time a hook reads one of its names. The packages whose
+``__init__`` offers their modules' names (``spec``, ``fio``, ``emulate``) load each the same
+way (:func:`names_from`). A pytest start, a collection and ``--help`` load none of it
 (``tests/plugin/test_architecture.py`` holds that); the first check loads what it needs. The
 dependencies stay where a reader looks for them, at the top of the module, not in function
 bodies.
@@ -20,18 +21,18 @@ bodies.
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+import sys
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
 class Later:
     """A module that is imported when one of its names is first read."""
 
-    __slots__ = ("_module", "_name")
+    __slots__ = ("_name",)
 
     def __init__(self, name: str) -> None:
         self._name = name
-        self._module: ModuleType | None = None
 
     def __getattr__(self, attribute: str) -> Any:
         if attribute.startswith("_"):
@@ -39,16 +40,30 @@ class Later:
             # hooks (``_pytestfixturefunction``, ``_mock_name``, ``__func__``...): those
             # looks must not load the module. The hooks use only a module's public names.
             raise AttributeError(attribute)
-        module = self._module
-        if module is None:
-            module = self._module = importlib.import_module(self._name)
-        return getattr(module, attribute)
+        # not kept here: the module in sys.modules answers each time (a dictionary look-up
+        # once it is loaded), so a module imported anew (pytester's in-process runs restore
+        # sys.modules) is never mixed with an old one
+        return getattr(importlib.import_module(self._name), attribute)
 
     def __repr__(self) -> str:
-        state = "loaded" if self._module is not None else "not loaded yet"
+        state = "loaded" if self._name in sys.modules else "not loaded yet"
         return f"<module {self._name!r}, {state}>"
 
 
 def later(name: str) -> Any:
     """A proxy of module ``name`` (typed as the module under ``TYPE_CHECKING``)."""
     return Later(name)
+
+
+def names_from(package: str, where: Mapping[str, str]) -> Callable[[str], Any]:
+    """A package's ``__getattr__`` (PEP 562) that loads each name from its module when first
+    read: ``where`` maps a name to the module of ``package`` that defines it. The package's
+    ``__init__`` lists the same names under ``TYPE_CHECKING`` for the type checker."""
+
+    def __getattr__(name: str) -> Any:
+        module = where.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(f"{package}.{module}"), name)
+
+    return __getattr__

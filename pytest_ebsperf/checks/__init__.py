@@ -1,4 +1,5 @@
-"""The families of checks a :class:`pytest_ebsperf.checks.claim_runner.ClaimRunner` is made of: the core
-(:mod:`.core`: the volume, its devices, one fio run, concluding a verdict) and, each on it,
-rates (:mod:`.rates`), sets (:mod:`.sets`), passes over one device (:mod:`.passes`), time and
-credits (:mod:`.time`), relative claims (:mod:`.relative`) and fio servers (:mod:`.servers`)."""
+"""Checks: a :class:`pytest_ebsperf.checks.claim_runner.ClaimRunner` is a core (:mod:`.core`:
+the volume, its devices, one fio run, concluding a verdict) holding its families of checks as
+objects: rates (:mod:`.rates`), passes over one device (:mod:`.passes`), time and credits
+(:mod:`.time`) and relative claims (:mod:`.relative`); sets (:mod:`.sets`) and fio servers
+(:mod:`.servers`) run through the rates."""

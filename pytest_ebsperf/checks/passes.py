@@ -250,29 +250,33 @@ def trim_help(found: Verdict) -> str:
             "full device writes as fast as a TRIMmed one.")
 
 
-class PassChecks(CheckCore):
+class PassChecks:
     """Claims made of several passes over one device (seed 001's instance store)."""
+
+    def __init__(self, core: CheckCore) -> None:
+        #: The runner's core: the volume, its devices, one fio run, concluding.
+        self.core = core
 
     def check_first_write(self, claim: str, what: str, workload: Workload) -> Verdict:
         """First writes into a TRIMmed region run at >= 0.90 x second writes (S1-03)."""
-        return check_first_write(self, claim, what, workload)
+        return check_first_write(self.core, claim, what, workload)
 
     def check_write_after_trim(self, claim: str, what: str, workload: Workload, *,
                                prewarm_claim: str = "") -> list[Verdict]:
         """Fill the device (its rate recorded under ``prewarm_claim``), measure, TRIM,
         measure: after-TRIM >= 0.90 x full (S1-08, S1-04)."""
-        return check_write_after_trim(self, claim, what, workload,
+        return check_write_after_trim(self.core, claim, what, workload,
                                       prewarm_claim=prewarm_claim)
 
     def check_stability(self, claim: str, what: str, workload: Workload) -> Verdict:
         """--ebsperf-runs runs, the first dropped, CV of their means <= 10 % (S1-09)."""
-        return check_stability(self, claim, what, workload)
+        return check_stability(self.core, claim, what, workload)
 
     def check_discard(self, claim: str, what: str) -> Verdict:
         """Judge that the device supports TRIM/discard (sysfs ``discard_max_bytes`` > 0)."""
-        name = os.path.basename(os.path.realpath(self.target.path))
+        name = os.path.basename(os.path.realpath(self.core.target.path))
         path = f"/sys/block/{name}/queue/discard_max_bytes"
-        text = self.session.runner.host.read_text(path).strip()
+        text = self.core.session.runner.host.read_text(path).strip()
         value = int(text) if text.isdigit() else 0
-        found = plain.judge_discard(claim, what, self.target.path, value)
-        return self.conclude_plain(found)
+        found = plain.judge_discard(claim, what, self.core.target.path, value)
+        return self.core.conclude_plain(found)

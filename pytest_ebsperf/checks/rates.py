@@ -26,7 +26,15 @@ from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec.types import Expectation
 from pytest_ebsperf.units import MIB, format_quantity
-from pytest_ebsperf.verdicts import block_sizes, diagnosis, evidence, latency, plain, verdict
+from pytest_ebsperf.verdicts import (
+    block_sizes,
+    diagnosis,
+    evidence,
+    latency,
+    plain,
+    stop_rule,
+    verdict,
+)
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 #: Seconds a mean-latency check and a floor check run at least (unless --ebsperf-runtime is
@@ -39,19 +47,23 @@ FLOOR_MIN_RUNTIME_S = 10.0
 INSTANCE_BOUND_HIGH = 1.05
 
 
-class RateChecks(CheckCore):
+class RateChecks:
     """Rates against documented figures (CAP, FLOOR, INFO, sweeps, latency)."""
+
+    def __init__(self, core: CheckCore) -> None:
+        #: The runner's core: the volume, its devices, one fio run, concluding.
+        self.core = core
 
     # -- checks --------------------------------------------------------------------------
     def check_cap(self, claim: str, what: str, workload: Workload, *, metric: str = "iops",
                   credits: bool | None = None) -> Verdict:
         """Run ``workload`` and judge it against the documented ceiling (policy CAP).
 
-        The duty cycle is a statistical test (:mod:`pytest_ebsperf.verdicts.evidence`): fio is stopped
-        as soon as the seconds seen settle it either way, so a volume far below its cap
+        The duty cycle is a statistical test (:mod:`pytest_ebsperf.verdicts.evidence`): fio is
+        stopped as soon as the seconds seen settle it either way, so a volume far below its cap
         fails in seconds, not after the whole runtime.
         """
-        expectation = self.expect_cap(claim, what, workload, metric=metric, credits=credits)
+        expectation = self.core.expect_cap(claim, what, workload, metric=metric, credits=credits)
         return self._check_expectation(expectation, workload, metric, credits)
 
     def check_instance_bound(self, claim: str, what: str, workload: Workload, *,
@@ -59,12 +71,13 @@ class RateChecks(CheckCore):
         """CAP at the instance's EBS-optimized limit, for a volume faster than its instance
         (S3-03: a 6 TiB st1 bursts to 500 MiB/s, a d2.xlarge carries 93.75 MB/s): measured
         within 0.90-1.05 x the instance's maximum. Skipped where the volume itself binds."""
-        expectation = self.expect_cap(claim, what, workload, metric=metric)
+        expectation = self.core.expect_cap(claim, what, workload, metric=metric)
         binding = expectation.binding
         if binding is None or binding.kind != spec.INSTANCE:
-            instance = self.volume.instance_type or "an unknown instance type"
-            self.skip(f"this claim is about a volume faster than its instance's EBS bandwidth; "
-                      f"here {binding.name if binding else 'no limit'} binds, not {instance}'s "
+            instance = self.core.volume.instance_type or "an unknown instance type"
+            self.core.skip(
+                f"this claim is about a volume faster than its instance's EBS bandwidth; "
+                f"here {binding.name if binding else 'no limit'} binds, not {instance}'s "
                       "EBS-optimized limit (give --instance-type, or run on a smaller "
                       "instance).")
         expectation = replace(expectation, high=INSTANCE_BOUND_HIGH, notes=(
@@ -76,8 +89,8 @@ class RateChecks(CheckCore):
     def _check_expectation(self, expectation: Expectation, workload: Workload, metric: str,
                            credits: bool | None) -> Verdict:
         claim, what = expectation.claim, expectation.what
-        if self.session.fio_servers:  # every server at once, each host judged on its own
-            return check_on_servers(self, claim, what, workload, metric=metric,
+        if self.core.session.fio_servers:  # every server at once, each host judged on its own
+            return check_on_servers(self.core, claim, what, workload, metric=metric,
                                     credits=credits)
         if expectation.policy == spec.INFO:
             return self.record_info(claim, what, workload, expectation=expectation)
@@ -88,12 +101,12 @@ class RateChecks(CheckCore):
                                                           result)
         found, workload, result = self._too_short(found, expectation, workload, metric,
                                                   credits, result)
-        if self.set_count is not None and found.outcome is not Outcome.PASS and \
+        if self.core.set_count is not None and found.outcome is not Outcome.PASS and \
                 found.measured is not None and found.expected is not None and \
                 found.measured < found.expected:
-            found = name_slow_member(self, found, workload, metric, credits)
+            found = name_slow_member(self.core, found, workload, metric, credits)
         found = self._burst_contradicted(found, workload, metric, credits)
-        return self.conclude(found, workload, result, started)
+        return self.core.conclude(found, workload, result, started)
 
     def _decidable(self, expectation: Expectation, workload: Workload,
                    credits: bool | None = None) -> Workload:
@@ -101,17 +114,17 @@ class RateChecks(CheckCore):
         emulated 5 s check under the spell model) is planned for that many, unless the
         runtime was given: a healthy volume still stops once its PASS is settled, and a
         second that misses no longer leaves the check INCONCLUSIVE ("run longer")."""
-        if expectation.policy != spec.CAP or self.settings.given("runtime") or \
+        if expectation.policy != spec.CAP or self.core.settings.given("runtime") or \
                 not expectation.duty or workload.runtime_s <= 0:
             return workload
-        policy = self.session.policy
+        policy = self.core.session.policy
         needed = evidence.decidable_windows(1.0 - expectation.duty, policy.alpha, policy.spell)
         if needed <= workload.runtime_s:
             return workload
         longer = workload.replace(runtime_s=float(needed))
-        volume = self.volume
+        volume = self.core.volume
         if credits is not False and spec.has_burst(volume) and \
-                self.session.credits.credit_wait_s(volume, needed + workload.ramp_s) > 0:
+                self.core.session.credits.credit_wait_s(volume, needed + workload.ramp_s) > 0:
             return workload  # the bucket holds the planned seconds, not more: no knee mid-check
         return longer
 
@@ -127,20 +140,20 @@ class RateChecks(CheckCore):
         details = found.details
         planned, critical = details.get("planned_samples"), details.get("critical_misses")
         if found.outcome is not Outcome.INCONCLUSIVE or planned is None or critical is None \
-                or critical <= planned or self.settings.given("runtime"):
+                or critical <= planned or self.core.settings.given("runtime"):
             return found, workload, result
-        policy = self.session.policy
+        policy = self.core.session.policy
         needed = evidence.decidable_windows(1.0 - expectation.duty, policy.alpha, policy.spell)
-        volume = self.volume
+        volume = self.core.volume
         waited = ""
         if spec.has_burst(volume) and credits is not False:
 
-            wait = self.session.credits.credit_wait_s(volume, needed + workload.ramp_s)
+            wait = self.core.session.credits.credit_wait_s(volume, needed + workload.ramp_s)
             if wait > evidence.MAX_DECIDING_WAIT_S:
                 return found, workload, result
             if wait > 0:
-                self.announce(f"{self.name}: waiting {wait:,.0f} s for the bucket to carry a "
-                              f"{needed} s run")
+                self.core.announce(f"{self.core.name}: waiting {wait:,.0f} s for the bucket to "
+                                   f"carry a {needed} s run")
                 with set_aside():
                     time.sleep(wait)
                 waited = f" after {wait:,.0f} s idle for the bucket to earn it"
@@ -165,16 +178,16 @@ class RateChecks(CheckCore):
         smaller than the model's)."""
         if found.outcome is Outcome.PASS or credits is False or found.measured is None:
             return found
-        volume = self.volume
+        volume = self.core.volume
         if not spec.has_burst(volume):
             return found
-        burst = self.expect_cap("", "", workload, metric=metric, credits=True).value
-        baseline = self.expect_cap("", "", workload, metric=metric, credits=False).value
+        burst = self.core.expect_cap("", "", workload, metric=metric, credits=True).value
+        baseline = self.core.expect_cap("", "", workload, metric=metric, credits=False).value
         if not burst > baseline or found.measured >= (burst + baseline) / 2.0:
             return found
         seconds = workload.runtime_s + workload.ramp_s
-        ledger = self.session.credits.ledger(volume)
-        if ledger is None or self.session.credits.credit_wait_s(volume, seconds) > 0:
+        ledger = self.core.session.credits.ledger(volume)
+        if ledger is None or self.core.session.credits.credit_wait_s(volume, seconds) > 0:
             return found
         given = volume.burst_balance_pct
         said = (f"--burst-balance={given:g} and the runs since" if given is not None
@@ -187,27 +200,28 @@ class RateChecks(CheckCore):
         return dataclasses.replace(found, message=found.message + sentence, details={
             **found.details, "burst_contradicted": {
                 "burst": burst, "baseline": baseline, "balance_pct": given,
-                "ledger_left": ledger.at(self.session.credits.clock())}})
+                "ledger_left": ledger.at(self.core.session.credits.clock())}})
 
     def check_floor(self, claim: str, what: str, workload: Workload) -> Verdict:
         """Run ``workload`` and judge it against a published "at least" figure (FLOOR)."""
-        if self.session.fio_servers:
-            return check_on_servers(self, claim, what, workload)
-        if not self.settings.given("runtime"):
+        if self.core.session.fio_servers:
+            return check_on_servers(self.core, claim, what, workload)
+        if not self.core.settings.given("runtime"):
             workload = workload.replace(runtime_s=max(workload.runtime_s, FLOOR_MIN_RUNTIME_S))
-        expectation = spec.floor_expectation(claim, what, self.volume, workload)
+        expectation = spec.floor_expectation(claim, what, self.core.volume, workload)
         started = time.perf_counter()
         found, result = self._measure(expectation, workload, "iops")
         found, workload, result = self._confirm_shortfall(found, expectation, workload, "iops",
                                                           result)
-        return self.conclude(found, workload, result, started)
+        return self.core.conclude(found, workload, result, started)
 
     def _measure(self, expectation: Expectation, workload: Workload, metric: str
                  ) -> tuple[Verdict, FioResult]:
-        policy = self.session.policy
-        result = self.run(workload, monitor=self._monitor(expectation, workload, metric, policy))
+        policy = self.core.session.policy
+        monitor = self._monitor(expectation, workload, metric, policy)
+        result = self.core.run(workload, monitor=monitor)
         found = verdict.judge(expectation, result, workload, metric=metric,
-                              cpu_count=self.session.cpu_count, policy=policy)
+                              cpu_count=self.core.session.cpu_count, policy=policy)
         return found, result
 
     def _confirm_shortfall(self, found: Verdict, expectation: Expectation, workload: Workload,
@@ -220,9 +234,9 @@ class RateChecks(CheckCore):
                 found.expected is None or found.measured >= found.expected:
             return found, workload, result
         probe = diagnosis.probe_queue_depth(workload)
-        probe_result = self.run(probe, phase="probe")
+        probe_result = self.core.run(probe, phase="probe")
         probed = diagnosis.judge_with_probe(found, workload, probe, probe_result, metric=metric)
-        if not probed.details.get("probe_reached") or self.settings.iodepth:
+        if not probed.details.get("probe_reached") or self.core.settings.iodepth:
             # A queue depth the user chose is not overridden: inconclusive, both figures.
             return probed, workload, result
         deeper = workload.replace(iodepth=probe.iodepth)
@@ -240,10 +254,10 @@ class RateChecks(CheckCore):
 
     def _monitor(self, expectation: Expectation, workload: Workload, metric: str,
                  policy: evidence.Policy, *, prior: Sequence[float] = ()) -> Monitor:
-        """Stop fio once the seconds seen settle the verdict: :func:`verdict.settled`, the
+        """Stop fio once the seconds seen settle the verdict: :func:`stop_rule.settled`, the
         tests of the final verdict on the seconds so far."""
         key = verdict.METRICS[metric][0]
-        line = self._plain_progress(workload)
+        line = self.core._plain_progress(workload)
 
         def monitor(series: LiveSeries) -> str | None:
             values = [*prior, *series.values(key)]
@@ -251,7 +265,7 @@ class RateChecks(CheckCore):
             planned = max(len(values), len(prior) + round(workload.runtime_s / window))
             if line is not None:
                 line(series)
-            return verdict.settled(values, expectation, policy, planned=planned)
+            return stop_rule.settled(values, expectation, policy, planned=planned)
 
         return monitor
 
@@ -259,10 +273,10 @@ class RateChecks(CheckCore):
                     expectation: Expectation | None = None) -> Verdict:
         """Run ``workload`` and record it without judging (policy INFO)."""
         started = time.perf_counter()
-        result = self.run(workload)
+        result = self.core.run(workload)
         notes = expectation.notes if expectation else ()
         found = plain.judge_info(claim, what, result, workload, notes=notes)
-        return self.conclude(found, workload, result, started)
+        return self.core.conclude(found, workload, result, started)
 
     # -- claims of your own ----------------------------------------------------------------
     def check_at_least(self, claim: str, what: str, workload: Workload, *,
@@ -275,14 +289,14 @@ class RateChecks(CheckCore):
         the verdict is settled, and a shortfall is diagnosed (load generator, host, queue
         depth, a deeper-queue confirmation run) before it is called the volume's."""
         if (iops is None) == (mibps is None):
-            self.refuse(f"{claim}: give exactly one of iops= or mibps= (the rate you claim "
+            self.core.refuse(f"{claim}: give exactly one of iops= or mibps= (the rate you claim "
                          "for this workload).")
         value = float(iops if iops is not None else (mibps or 0.0) * MIB)
         if not value > 0 or not math.isfinite(value):
-            self.refuse(f"{claim}: the claimed rate must be a positive number, got "
+            self.core.refuse(f"{claim}: the claimed rate must be a positive number, got "
                          f"{iops if iops is not None else mibps!r}.")
         if not 0 < share_of_seconds <= 1:
-            self.refuse(f"{claim}: share_of_seconds is a fraction of the seconds (0.99 for "
+            self.core.refuse(f"{claim}: share_of_seconds is a fraction of the seconds (0.99 for "
                          f"99 %), got {share_of_seconds!r}.")
         unit, metric = ("IOPS", "iops") if iops is not None else ("B/s", "throughput")
         shown = format_quantity(value, unit)
@@ -295,7 +309,7 @@ class RateChecks(CheckCore):
         found, result = self._measure(expectation, workload, metric)
         found, workload, result = self._confirm_shortfall(found, expectation, workload, metric,
                                                           result)
-        return self.conclude(found, workload, result, started)
+        return self.core.conclude(found, workload, result, started)
 
     def check_latency(self, claim: str, what: str, workload: Workload, *,
                       percentile: float = 99.0, below: str | float = "2ms",
@@ -309,15 +323,15 @@ class RateChecks(CheckCore):
             bound_ns = latency.parse_duration_ns(below)
             ladder = latency.percentile_list(percentile)
         except EbsperfError as exc:
-            self.refuse(f"{claim}: {exc}")
+            self.core.refuse(f"{claim}: {exc}")
         extra = tuple((k, v) for k, v in workload.extra if k != "percentile_list")
         workload = workload.replace(extra=(*extra, ("percentile_list", ladder)))
         started = time.perf_counter()
-        result = self.run(workload)
+        result = self.core.run(workload)
         found = latency.judge_latency(claim, what, result, workload, percentile=percentile,
                                       bound_ns=bound_ns, direction=direction,
-                                      alpha=self.session.policy.alpha, source=source)
-        return self.conclude(found, workload, result, started)
+                                      alpha=self.core.session.policy.alpha, source=source)
+        return self.core.conclude(found, workload, result, started)
 
     def check_mean_latency(self, claim: str, what: str, workload: Workload, *,
                            below: str | float, direction: str | None = None,
@@ -329,20 +343,20 @@ class RateChecks(CheckCore):
         try:
             bound_ns = latency.parse_duration_ns(below)
         except EbsperfError as exc:
-            self.refuse(f"{claim}: {exc}")
-        if not self.settings.given("runtime"):
+            self.core.refuse(f"{claim}: {exc}")
+        if not self.core.settings.given("runtime"):
             # the interval of a mean of per-second means needs seconds: at the run's
             # false-alarm level 5 of them left 77 us - 0.55 ms around a 0.31 ms mean when one
             # second was slow; 10 narrow it to a few percent
             workload = workload.replace(runtime_s=max(workload.runtime_s,
                                                       MEAN_LATENCY_MIN_RUNTIME_S))
         started = time.perf_counter()
-        result = self.run(workload)
-        policy = self.session.policy
+        result = self.core.run(workload)
+        policy = self.core.session.policy
         found = latency.judge_mean_latency(claim, what, result, workload, bound_ns=bound_ns,
                                            direction=direction, alpha=policy.alpha,
                                            pass_alpha=policy.pass_alpha, source=source)
-        return self.conclude(found, workload, result, started)
+        return self.core.conclude(found, workload, result, started)
 
     def check_sweep(self, claim: str, what: str, pattern: str, sizes: Sequence[str | int]
                     ) -> Verdict:
@@ -351,27 +365,29 @@ class RateChecks(CheckCore):
 
         Each point stops as soon as its seconds settle it; the sweep stops at the first point
         that is off the model beyond its noise (one such point fails the curve)."""
-        chosen = self.settings.sweep_sizes_bytes  # --ebsperf-sweep-sizes
+        chosen = self.core.settings.sweep_sizes_bytes  # --ebsperf-sweep-sizes
         if chosen:
             sizes = chosen
         started = time.perf_counter()
-        policy = self.session.policy
+        policy = self.core.session.policy
         point_policy = policy.split(len(sizes))
         points = []
         for size in sizes:
-            workload = self.workload(pattern, size)
-            expectation = self.expect_cap(claim, what, workload)
-            result = self.run(workload, monitor=self._monitor(expectation, workload, "iops",
-                                                              point_policy))
+            workload = self.core.workload(pattern, size)
+            expectation = self.core.expect_cap(claim, what, workload)
+            monitor = self._monitor(expectation, workload, "iops", point_policy)
+            result = self.core.run(workload, monitor=monitor)
             points.append((workload.bs, expectation, result, workload))
-            if not block_sizes.judge_sweep(claim, what, [points[-1]], policy=point_policy,
-                                       cpu_count=self.session.cpu_count).outcome is Outcome.PASS:
+            cpus = self.core.session.cpu_count
+            point = block_sizes.judge_sweep(claim, what, [points[-1]], policy=point_policy,
+                                            cpu_count=cpus)
+            if point.outcome is not Outcome.PASS:
                 break  # one point off the model (or not judgeable) decides the sweep
-        found = block_sizes.judge_sweep(claim, what, points, cpu_count=self.session.cpu_count,
+        found = block_sizes.judge_sweep(claim, what, points, cpu_count=self.core.session.cpu_count,
                                     policy=policy, planned_points=len(sizes))
         if len(points) < len(sizes):
             skipped = ", ".join(str(size) for size in sizes[len(points):])
             found = replace(found, message=f"{found.message} The sweep stopped there; "
                             f"{skipped} not measured.")
-        return self.conclude(found, points[-1][3], points[-1][2], started)
+        return self.core.conclude(found, points[-1][3], points[-1][2], started)
 

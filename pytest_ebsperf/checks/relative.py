@@ -225,25 +225,29 @@ def _reference_of_type(runner: CheckCore, vtype: str) -> Target:
         runner.skip(str(exc))
 
 
-class RelativeChecks(CheckCore):
+class RelativeChecks:
     """The device under test against its reference twin (REL)."""
+
+    def __init__(self, core: CheckCore) -> None:
+        #: The runner's core: the volume, its devices, one fio run, concluding.
+        self.core = core
 
     def check_rel(self, claim: str, what: str, workload: Workload) -> list[Verdict]:
         """Run ``workload`` on the device and on its reference twin; judge IOPS and median
         latency as relative claims (REL): the twins give the same."""
-        return check_same(self, claim, what, workload)
+        return check_same(self.core, claim, what, workload)
 
     def check_encrypted_twin(self, claim: str, what: str, workload: Workload
                              ) -> list[Verdict]:
         """S2-17: :meth:`check_rel` on an encrypted volume and its plain twin, once the
         facts say which is which (given or discovered; emulated twins are marked).
         INCONCLUSIVE before any fio run when nothing says which twin is encrypted."""
-        return check_encrypted_twin(self, claim, what, workload)
+        return check_encrypted_twin(self.core, claim, what, workload)
 
     def check_faster_than(self, claim: str, what: str, workload: Workload, *,
                           reference_type: str, at_least: float, notes: Sequence[str] = ()
                           ) -> Verdict:
         """REL "at least": ``workload`` runs at least ``at_least`` x as fast on the device as
         on a ``reference_type`` twin (S0-08: gp2 vs Magnetic, 3 x)."""
-        return check_faster_than(self, claim, what, workload, reference_type=reference_type,
+        return check_faster_than(self.core, claim, what, workload, reference_type=reference_type,
                                  at_least=at_least, notes=notes)

@@ -1,6 +1,6 @@
-"""Sets of volumes measured together (RAID0, the raid0 suite): a runner over the first N
-volumes of the set, and a set that falls short has each member measured alone and the slow
-one named.
+"""Sets of volumes measured together (RAID0, the raid0 suite): a set that falls short has each
+member measured alone and the slow one named. (A runner over the first N volumes of a set is
+:meth:`pytest_ebsperf.checks.claim_runner.ClaimRunner.over`.)
 """
 
 from __future__ import annotations
@@ -8,31 +8,12 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec.stripes import member_expectation
 from pytest_ebsperf.units import format_quantity
 from pytest_ebsperf.verdicts.outcome import Verdict
-
-if TYPE_CHECKING:
-    from typing_extensions import Self  # typing.Self from Python 3.11
-
-
-class SetChecks(CheckCore):
-    """A set's runner (:meth:`over`)."""
-
-    def over(self, count: int | None = None) -> Self:
-        """A runner whose checks measure the first ``count`` volumes of the set together
-        (default: all of them, ``--volume-count`` or the devices of ``--device=A,B,...``),
-        against ``count`` x a member's ceiling, bounded by the instance (S4-04, S2-22).
-        Rows, measurements and verdicts go where this runner's go."""
-        twin = copy.copy(self)
-        twin.set_count = count or self.session.set_size
-        twin.notes = []
-        twin.row_extras = {"volumes": twin.set_count}  # the sets table and scaling plot
-        return twin
 
 
 def name_slow_member(runner: CheckCore, found: Verdict, workload: Workload, metric: str,

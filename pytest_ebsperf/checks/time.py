@@ -19,8 +19,12 @@ from pytest_ebsperf.verdicts.outcome import Verdict
 MAX_CREDIT_WAIT_S = 30.0
 
 
-class TimeChecks(CheckCore):
+class TimeChecks:
     """Burst credits over time (gp2, st1, sc1)."""
+
+    def __init__(self, core: CheckCore) -> None:
+        #: The runner's core: the volume, its devices, one fio run, concluding.
+        self.core = core
 
     def require_burst_credits(self) -> None:
         """Skip unless the burst bucket can carry one check at burst level.
@@ -28,33 +32,34 @@ class TimeChecks(CheckCore):
         With ``--burst-balance`` unknown the bucket is assumed full and the report row says
         so; a volume whose baseline reaches its burst level needs no credits.
         """
-        volume = self.volume
+        volume = self.core.volume
         if not volume_types.volume_type(volume.type).bursts:
             return
-        seconds = self.settings.runtime_s + self.settings.ramp_s
-        wait = self.session.credits.credit_wait_s(volume, seconds)  # after earlier runs
+        seconds = self.core.settings.runtime_s + self.core.settings.ramp_s
+        wait = self.core.session.credits.credit_wait_s(volume, seconds)  # after earlier runs
         if 0 < wait <= MAX_CREDIT_WAIT_S:
 
-            self.announce(f"{self.name}: {volume.label()} needs {wait:,.0f} s of idle time to "
-                          "earn the credits this check spends at burst level; waiting")
+            self.core.announce(f"{self.core.name}: {volume.label()} needs {wait:,.0f} s of idle "
+                               "time to earn the credits this check spends at burst level; "
+                               "waiting")
             with set_aside():  # idle: others may measure meanwhile
                 time.sleep(wait)
-            self.notes.append(f"waited {wait:,.0f} s for the bucket to earn the credits this "
-                              "check spends at burst level")
-        problem = self.session.credits.burst_shortfall(volume, seconds)
+            self.core.notes.append(f"waited {wait:,.0f} s for the bucket to earn the credits this "
+                                   "check spends at burst level")
+        problem = self.core.session.credits.burst_shortfall(volume, seconds)
         if problem:
-            self.skip(problem)
+            self.core.skip(problem)
         if volume.burst_balance_pct is None and spec.has_burst(volume):
-            self.notes.append("burst balance unknown: assumed a full bucket "
-                              "(pass --burst-balance=PERCENT)")
+            self.core.notes.append("burst balance unknown: assumed a full bucket "
+                                   "(pass --burst-balance=PERCENT)")
 
     def require_empty_bucket(self) -> None:
         """Skip a baseline-level check unless the burst bucket is known to be empty."""
-        volume = self.volume
+        volume = self.core.volume
         if not spec.has_burst(volume) or volume.burst_balance_pct == 0:
             return
         drain = spec.drain_seconds(volume)
-        self.skip(f"this claim needs an empty credit bucket: pass --burst-balance=0 once "
+        self.core.skip(f"this claim needs an empty credit bucket: pass --burst-balance=0 once "
                     f"CloudWatch BurstBalance reads 0 (draining this {volume.label()} at "
                     f"burst takes about {drain:,.0f} s; the credit suite does it with "
                     "--ebsperf-long).")
@@ -82,8 +87,8 @@ class TimeChecks(CheckCore):
     def _credit_check(self, name: str, claim: str, what: str, workload: Workload) -> Verdict:
 
         try:
-            found: Verdict = getattr(CreditChecks(self), name)(claim, what, workload)
+            found: Verdict = getattr(CreditChecks(self.core), name)(claim, what, workload)
         except NotApplicable as exc:
-            self.skip(str(exc))
+            self.core.skip(str(exc))
         return found
 

@@ -147,7 +147,8 @@ class Settings:
         """--ebsperf-sweep-sizes in bytes (empty: the suites' own)."""
 
         parts = [p.strip() for p in (self.sweep_sizes or "").split(",") if p.strip()]
-        return tuple(fio_workload.parse_size(p, what="--ebsperf-sweep-sizes block size") for p in parts)
+        what = "--ebsperf-sweep-sizes block size"
+        return tuple(fio_workload.parse_size(p, what=what) for p in parts)
 
     def keep_fio_dir(self, base: Path) -> Path | None:
         """Where fio's evidence is kept (relative paths from ``base``), or None."""

@@ -12,10 +12,11 @@ Needs root, loop devices and blk-throttle (cgroup v2 ``io.max`` or cgroup v1
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the same names, loaded on first use (:func:`__getattr__`)
+from pytest_ebsperf.deferred import names_from
+
+if TYPE_CHECKING:  # the same names, loaded on first use (deferred.names_from)
     from pytest_ebsperf.emulate.cleanup import close_all, sweep_stale
     from pytest_ebsperf.emulate.device import EmulatedDevice, check_emulation_available
     from pytest_ebsperf.emulate.throttle import (
@@ -43,13 +44,7 @@ _WHERE: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # not kept in the package's namespace: the module in sys.modules answers each time, so
-    # a module imported anew (pytester's in-process runs) is never mixed with an old one
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = names_from(__name__, _WHERE)
 
 __all__ = [
     "CgroupRoots",

@@ -254,8 +254,9 @@ class AwsRun:
         per_check = self.settings.runtime_s + self.settings.ramp_s + CHECK_OVERHEAD_S
         hold_s = max(counts.values()) * per_check + VOLUME_OVERHEAD_S
         specs = [spec for spec in self.specs if counts[spec]]
-        provisioner = aws_module.Provisioner(specs, duration_s=hold_s, max_cost_usd=self.settings.max_cost,
-                                      **self.session.aws_options)
+        provisioner = aws_module.Provisioner(specs, duration_s=hold_s,
+                                             max_cost_usd=self.settings.max_cost,
+                                             **self.session.aws_options)
         facts = self.session.facts.setdefault("provisioning", {})
         facts.update({"specs": [spec_text(s) for s in specs], "run_id": provisioner.run_id,
                       "max_cost_usd": self.settings.max_cost, "volumes": []})
@@ -322,7 +323,8 @@ class AwsRun:
                                      "device": device, "deleted": False}
         self.session.facts["provisioning"]["volumes"].append(record)
 
-        self.session.use_volume(checks_session.FoundVolume(volume, device, f"provisioned as {label}"))
+        found = checks_session.FoundVolume(volume, device, f"provisioned as {label}")
+        self.session.use_volume(found)
         self.session.record_volume(device, volume, spec=label)
         try:
             yield volume, device
@@ -387,7 +389,8 @@ def pytest_ebsperf_summary_sections(config: pytest.Config
 
     width = terminal_width(config)
     fitted = [part for line in lines
-              for part in results_tables.wrap_text(line, width, indent=" " * (len(line) - len(line.lstrip()) + 4))]
+              for part in results_tables.wrap_text(
+                  line, width, indent=" " * (len(line) - len(line.lstrip()) + 4))]
     return [(SUMMARY_ORDER, "ebsperf volume facts", fitted)]
 
 

@@ -227,7 +227,8 @@ def _record_history(item: pytest.Item, rows: list[dict[str, Any]],
     request = item_state(item).request
     assert request is not None  # only tests that use ebsperf are recorded
     bench = request.getfixturevalue("benchmark")
-    bench.extra_info[results_history.EXTRA_INFO_KEY] = results_history.extra_info(row, samples, measurements)
+    bench.extra_info[results_history.EXTRA_INFO_KEY] = results_history.extra_info(
+        row, samples, measurements)
     costs = iter(samples.costs)
     bench.pedantic(lambda: clock.advance(next(costs)), rounds=len(samples.costs))
 
@@ -280,8 +281,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if not run.options.report:
         return
 
-    problem = results_paths.write_or_keep(results_document.write_document, document, Path(run.options.report),
-                            base=Path(config.invocation_params.dir))
+    problem = results_paths.write_or_keep(results_document.write_document, document,
+                                          Path(run.options.report),
+                                          base=Path(config.invocation_params.dir))
     if problem:
         run.unsaved = problem
 
@@ -325,7 +327,8 @@ def _run_state(config: pytest.Config) -> tuple[list[dict[str, Any]], list[dict[s
         return [], [], {}
     values = {f.name: getattr(state.settings, f.name)
               for f in dataclasses.fields(state.settings)}
-    return state.rows, state.measurements, results_document.settings_facts(values, state.settings.origin)
+    facts = results_document.settings_facts(values, state.settings.origin)
+    return state.rows, state.measurements, facts
 
 
 def _environment(config: pytest.Config) -> dict[str, Any]:

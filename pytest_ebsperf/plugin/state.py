@@ -148,9 +148,11 @@ class EbsperfPlugin:
             if self.settings.csv:
                 results_paths.check_output_file(self.settings.csv, "--ebsperf-csv", base=base)
             if self.settings.markdown:
-                results_paths.check_output_file(self.settings.markdown, "--ebsperf-markdown", base=base)
+                results_paths.check_output_file(self.settings.markdown, "--ebsperf-markdown",
+                                                base=base)
             if self.settings.history:
-                results_paths.check_output_file(self.settings.history, "--ebsperf-history", base=base)
+                results_paths.check_output_file(self.settings.history, "--ebsperf-history",
+                                                base=base)
             html = self.config.getoption(results_plots.HTML_DEST, None)
             if html:
                 results_paths.check_output_file(str(html), "--html", base=base)
@@ -184,7 +186,8 @@ class EbsperfPlugin:
 
         if self.settings.plan:  # a dry run: the plan is checked, no fio and no device touched
             try:
-                judged = checks_preflight.check_plan(self.session, [marker_kwargs(item) for item in ours])
+                judged = checks_preflight.check_plan(self.session,
+                                                     [marker_kwargs(item) for item in ours])
                 self.session.settle_checks(judged)
             except EbsperfError as exc:
                 raise pytest.UsageError(str(exc)) from None
@@ -199,7 +202,8 @@ class EbsperfPlugin:
             checks_preflight.run(self.session)
             # the volume each suite checks, twins, markers and the opt-in to write: a
             # misconfigured job stops here (exit 4), never as a failed check
-            judged = checks_preflight.check_plan(self.session, [marker_kwargs(item) for item in ours])
+            judged = checks_preflight.check_plan(self.session,
+                                                 [marker_kwargs(item) for item in ours])
             self.session.settle_checks(judged)
         except EbsperfError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -271,13 +275,15 @@ class EbsperfPlugin:
                 config=self.config) for section in sections
             if OPTIONAL_SECTIONS.get(section[1], "") in ("", *tables)]
         if self.rows or self.measurements:
-            found += [(CLAIMS_ORDER, title, lines) for title, lines in results_report.terminal_sections(
+            claims = results_report.terminal_sections(
                 self.rows, self.measurements, width=terminal_width(self.config),
                 color=bool(getattr(terminalreporter, "hasmarkup", False)), tables=tables,
-                counts=pytest_counts(terminalreporter))]
+                counts=pytest_counts(terminalreporter))
+            found += [(CLAIMS_ORDER, title, lines) for title, lines in claims]
         if self.planned:
-            entries = [checks_plan.PlanEntry(p["nodeid"], p["claim"], p["what"], p["fio"], p["expected"],
-                               p["typical_s"], p["longest_s"], p.get("note", ""))
+            entries = [checks_plan.PlanEntry(p["nodeid"], p["claim"], p["what"], p["fio"],
+                                             p["expected"], p["typical_s"], p["longest_s"],
+                                             p.get("note", ""))
                        for p in self.planned]
             found.append((0, "ebsperf: plan (a dry run: no fio started)",
                           checks_plan.table(entries, terminal_width(self.config))))

@@ -246,44 +246,6 @@ def lower_check(values: Sequence[float], expectation: Expectation, policy: evide
                       (measured or 0.0), threshold, values=values, policy=policy)
 
 
-def settled(values: Sequence[float], expectation: Expectation, policy: evidence.Policy, *,
-            planned: int) -> str | None:
-    """The live stop rule: a reason to stop fio when the seconds seen so far settle the
-    verdict, by the tests the final verdict uses (:func:`above_cap`, :func:`lower_check`);
-    None while they do not. A shortfall waits for one miss beyond the critical count: the
-    verdict is made on fio's logs, whose last window (cut short by the stop) may not count."""
-    if not expectation.value or not math.isfinite(expectation.value) or not values:
-        return None
-    unit, n = expectation.unit, len(values)
-    low = expectation.low * expectation.value
-    high = expectation.high * expectation.value if expectation.high else None
-    duty = expectation.duty if expectation.policy == CAP else None
-    if high is not None:
-        above, test, _ = above_cap(values, high, duty, policy, planned=planned)
-        if above == evidence.FAIL and test is not None:
-            return (f"{test.misses} of {n} s above the cap's {format_quantity(high, unit)} "
-                    "settle it")
-        if above == evidence.FAIL:
-            return (f"the mean of {n} s is above the cap's {format_quantity(high, unit)} "
-                    "beyond the seconds' noise")
-    check = lower_check(values, expectation, policy, planned=planned)
-    if duty is None:
-        if n >= 3 and check.state == evidence.FAIL:  # a mean needs a few seconds' noise
-            return (f"the mean of {n} s is below {format_quantity(low, unit)} beyond its "
-                    "noise")
-        return None
-    test = check.test
-    if check.state == evidence.FAIL and test is not None and test.misses > test.critical:
-        return (f"{test.misses} of {n} s below {format_quantity(low, unit)} settle the "
-                "duty-cycle test")
-    interval = evidence.mean_interval(values, policy.alpha)
-    upper_settled = high is None or (interval is not None and interval.high <= high)
-    if check.state == evidence.PASS and upper_settled and n < planned and test is not None:
-        return (f"{test.misses} of {n} s below {format_quantity(low, unit)}: no remaining "
-                "second could change the verdict")
-    return None
-
-
 def _above_cap_evidence(run: _Run, high: float, policy: evidence.Policy
                         ) -> tuple[Verdict | None, bool]:
     """(FAIL, False) when the volume runs above ``high x value`` beyond noise (:func:`above_cap`);

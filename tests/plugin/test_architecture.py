@@ -265,3 +265,24 @@ def test_a_deferred_module_loads_on_its_first_public_name_only() -> None:
     assert callable(proxy.summary)  # a public name: the module loads, and is used from then
     assert name in sys.modules and "not loaded" not in repr(proxy)
     assert proxy.summary is sys.modules[name].summary
+
+
+def test_the_check_families_are_objects_the_runner_holds() -> None:
+    """No mixins: the runner is a core holding its families; a copy of it (a set's runner,
+    ``over()``) holds families of its own, so its checks measure the set."""
+    import copy
+
+    from pytest_ebsperf.checks.claim_runner import ClaimRunner
+    from pytest_ebsperf.checks.core import CheckCore
+    from pytest_ebsperf.checks.session import EbsperfSession
+    from pytest_ebsperf.config.settings import Settings
+
+    assert ClaimRunner.__mro__ == (ClaimRunner, CheckCore, object)
+    runner = ClaimRunner(EbsperfSession(Settings(emulate=True)), suite_type="io1")
+    families = (runner.rates, runner.passes, runner.time, runner.relative)
+    assert all(family.core is runner for family in families)
+    for twin in (copy.copy(runner), runner.over(2)):
+        assert twin is not runner
+        assert all(getattr(twin, name).core is twin
+                   for name in ("rates", "passes", "time", "relative"))
+    assert runner.over(2).set_count == 2 and runner.set_count is None
