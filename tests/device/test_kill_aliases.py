@@ -193,8 +193,6 @@ def test_a_signal_to_the_whole_group_during_a_write_stops_every_write(
             os.killpg(proc.pid, signal.SIGKILL)
 
 
-@pytest.mark.alone  # beside four workers' fio a worker's clean-up (stopping fio, draining
-# the throttled queue: 5 s bounds each) took over 10 s once, past the 1 s the check gives
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_killing_the_xdist_controller_takes_its_workers_and_their_writes(
         signum: int, loop_device: Callable[..., str], throttled: Callable[[str, int], list[str]],
@@ -212,11 +210,14 @@ def test_killing_the_xdist_controller_takes_its_workers_and_their_writes(
         os.kill(proc.pid, signum)
         proc.wait(timeout=30)
         ended = time.monotonic()
-        while any(_alive(w) for w in workers):
-            # closing waits for fio and for the device queue to drain (5 s bounds each)
-            assert time.monotonic() - ended < 10.0, "xdist workers outlived their controller"
-            time.sleep(0.02)
+        # the writes stop at once (nothing holds the device a second later) ...
         assert_nothing_writes_after(device, ended)
+        # ... and the workers end: their clean-up waits for fio, for the device queue to
+        # drain and for the guardian's sweep (5 s bounds each); two workers took just over
+        # 10 s twice, beside other tests and alone, with the device already let go
+        while any(_alive(w) for w in workers):
+            assert time.monotonic() - ended < 20.0, "xdist workers outlived their controller"
+            time.sleep(0.02)
         # a guardian sweeps after its run and leaves too
         assert not any(_alive(g) for g in guardians)
     finally:

@@ -57,8 +57,11 @@ def test_the_summary_is_a_line_per_check_within_the_terminal(pytester: pytest.Py
     assert too_long == [], too_long
     # the counts pytest gives, said as pytest says them
     counts = next(line for line in lines if line.startswith("tests: "))
-    assert counts == "tests: 3 passed", counts
-    assert text.rstrip().splitlines()[-1].strip("= ").startswith("3 passed")
+    # (a 2 s check on a busy machine may be INCONCLUSIVE: what is checked here is the line)
+    final = result.stdout.lines[-1].strip("= ")
+    assert counts.startswith("tests: ") and final.startswith(counts[len("tests: "):] + " in "), \
+        (counts, final)
+    assert sum(result.parseoutcomes().get(word, 0) for word in ("passed", "inconclusive")) == 3
     if columns == 200:  # room for how long each ran and its latency
         assert "Ran" in lines[lines.index(rows[0]) - 2] or any("Ran" in line for line in lines)
 
