@@ -7,6 +7,7 @@ device given as --device), the plugin run by pytest in a subprocess.
 from __future__ import annotations
 
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -154,7 +155,10 @@ def test_a_plain_check_shows_its_rate_every_second_on_a_terminal(tmp_path: Path)
                        r"randread 16KiB", text)
     assert rc == 0, text
     assert len(lines) >= 3
-    assert all(3_500 <= int(rate.replace(",", "")) <= 4_500 for _, rate in lines)
+    # each line says the rate of its second: about the volume's 4,000 IOPS (one second of a
+    # busy machine may dip or catch up, as the check's own verdict allows)
+    rates = sorted(int(rate.replace(",", "")) for _, rate in lines)
+    assert all(rate > 0 for rate in rates) and 3_500 <= statistics.median(rates) <= 4_500, rates
 
 
 def test_a_check_in_a_ci_log_says_what_it_does_every_30_seconds(tmp_path: Path) -> None:
