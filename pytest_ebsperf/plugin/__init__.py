@@ -208,7 +208,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(plugin, "ebsperf-state")
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
+    # Last: the feature modules' own unconfigure (the fleet's ssh connections, the AWS
+    # side) read the run object this removes. They are registered from this module's
+    # pytest_addoption, which pluggy calls while registering this module, before it adds
+    # this hook, so without trylast this one ran first and theirs found nothing to close.
     _forget_empty_benchmarks(config)
     plugin = config.stash.get(STATE_KEY, None)
     if plugin is not None:

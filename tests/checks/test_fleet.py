@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,9 +105,19 @@ def make_fleet(tmp_path: Path) -> Iterator:
 
 
 def run_pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs",
-                           *args], capture_output=True, text=True, timeout=600, cwd=cwd,
-                          check=False)
+    """The run, with a temporary directory of its own: whatever it leaves there (its ssh
+    control sockets' directory above all) fails the test."""
+    scratch = Path(tempfile.mkdtemp(prefix="efl.", dir="/tmp"))  # short: socket paths
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs",
+                               f"--basetemp={cwd / 'basetemp'}", *args], capture_output=True,
+                              text=True, timeout=600, cwd=cwd, check=False,
+                              env={**os.environ, "TMPDIR": str(scratch)})
+        left = sorted(p.name for p in scratch.iterdir())
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    assert not left, f"the run left {left} in its temporary directory"
+    return done
 
 
 # -- end to end --------------------------------------------------------------------------------

@@ -309,6 +309,7 @@ def test_the_charts_are_drawn_in_a_real_browser_with_their_marks(tmp_path: Path)
 def test_six_runs_of_a_suite_the_last_three_slower_fail_the_history_gate(
         tmp_path: Path) -> None:
     db = tmp_path / "history.sqlite"
+    lasts = []
     for factor in (1.0, 1.0, 1.0, 0.85, 0.85, 0.85):
         run = subprocess.run(
             [sys.executable, "-m", "pytest", IO1_READ, "--emulate", "--ebsperf-runtime=3",
@@ -316,6 +317,12 @@ def test_six_runs_of_a_suite_the_last_three_slower_fail_the_history_gate(
              "--ebsperf-miss-spell=1"], cwd=tmp_path, capture_output=True, text=True,
             timeout=300, check=False)
         assert "history: run" in run.stdout, run.stdout[-2000:]
+        lasts.append(run.stdout[-3000:])
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT run_id, identity, measured, outcome FROM checks").fetchall()
+    # Every run stored its one measured check under the same identity.
+    assert len(rows) == 6 and len({r[1] for r in rows}) == 1, (rows, lasts)
+    assert all(r[2] is not None for r in rows), (rows, lasts)
     done = _cli("history", "--db", str(db), "--since", "3")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "WORSE S0-04 io1 random read 16 KiB" in done.stdout
