@@ -81,5 +81,14 @@ def test_the_instance_cap_binds_when_it_is_below_the_volume_cap(pytester: pytest
     # seed 003 (S3-03): a 2 TiB st1 (500 MiB/s burst) on a d2.xlarge (750 Mbps = 93.75 MB/s)
     st1_read = f"{SUITES}/st1/test_st1.py::test_sequential_read_reaches_burst_throughput"
     result = pytester.runpytest_subprocess(st1_read, *FAST, "--instance-type=d2.xlarge")
-    result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*B-HDD*89.4 MiB/s*PASS*d2.xlarge EBS-optimized maximum*"])
+    # What this test is about: the claim's figure is the instance's cap, not the volume's
+    # 500 MiB/s, and the volume meets it. Beside other tests' fio, 3 s may show one slow
+    # second, which is too few seconds to judge (INCONCLUSIVE, run length), never a FAIL.
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) == 0 and outcomes.get("error", 0) == 0, outcomes
+    if outcomes.get("passed") == 1:
+        result.stdout.fnmatch_lines(["*B-HDD*89.4 MiB/s*PASS*d2.xlarge EBS-optimized maximum*"])
+    else:
+        assert outcomes == {"inconclusive": 1}, outcomes
+        result.stdout.fnmatch_lines(["*B-HDD*89.4 MiB/s*INCONCLUSIVE*run length*",
+                                     "*(d2.xlarge EBS-optimized maximum 93.75 MB/s;*"])
