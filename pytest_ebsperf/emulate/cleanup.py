@@ -116,8 +116,14 @@ def _orphan(backing: str, name: str, run_root: Path) -> str | None:
     whose tmpfs can no longer be reached and that nobody has open."""
     local = _IMAGE.search(backing)
     if local and not backing.startswith(str(run_root) + "/"):
-        run = run_root / f"{local.group(1)}-{local.group(2)}"
-        return None if run_alive(run) else "its run is gone"
+        # Its owner file may be where the kernel shows the file (a run under another root:
+        # the machine's own, when this sweep was given a root of its own), or under this
+        # root (a file seen through a mount namespace or a lazily unmounted tmpfs shows
+        # only its name). The run is gone only when neither place has a live owner.
+        run = f"{local.group(1)}-{local.group(2)}"
+        shown = Path(backing).parent
+        places = {run_root / run, RUN_ROOT / run} | ({shown} if shown.name == run else set())
+        return None if any(run_alive(place) for place in places) else "its run is gone"
     remote = _REMOTE_IMAGE.search(backing)
     if remote and remote.group(1) == MACHINE:
         pid = int(remote.group(2))

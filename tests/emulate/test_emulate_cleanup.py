@@ -11,9 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
+from support.common import needs_root
 
 from pytest_ebsperf.device import lifetime
-from pytest_ebsperf.emulate import cleanup
+from pytest_ebsperf.emulate import EmulatedDevice, cleanup, loop
 from pytest_ebsperf.emulate.throttle import CgroupRoots
 
 # A child process registers an object whose close() leaves a marker file, then waits.
@@ -128,6 +129,23 @@ def test_the_sweep_removes_empty_run_directories_of_dead_runs_only(tmp_path: Pat
     assert [r for r in removed if r.startswith("run directory")] == [f"run directory {dead}"]
     assert alive.is_dir() and full.is_dir() and foreign.is_dir()
     assert not cleanup.owner_file(dead).exists()  # gone with its directory
+
+
+@needs_root
+def test_a_sweep_of_another_root_leaves_the_machines_live_runs_alone(tmp_path: Path) -> None:
+    # A sweep given a root of its own once judged every live volume under the machine's
+    # root by an owner file under its own root, found none, and detached them mid-fio
+    # ("zero sized block device" in the runs beside it).
+    device = EmulatedDevice(size_bytes=8 * 1024 * 1024, iops=1000).start()
+    try:
+        name = Path(device.path).name
+        backing = loop.loop_backing_file(name)
+        assert backing is not None and backing.startswith(str(cleanup.RUN_ROOT) + "/")
+        removed = cleanup.sweep_stale(run_root=tmp_path, roots=CgroupRoots(None, None))
+        assert not any(device.path in line for line in removed), removed
+        assert loop.loop_backing_file(name) == backing  # still this run's volume
+    finally:
+        device.close()
 
 
 def test_a_run_directory_without_an_owner_file_is_young_or_dead(tmp_path: Path) -> None:
