@@ -7,9 +7,10 @@
 Each run keeps the whole results document (facts, settings, per-second series, verdicts;
 zlib-compressed JSON) and one row per check with what trends need: the check's **identity**
 (the host, or the instance type on EC2; the volume's type, size and provisioned values; the
-claim; what was measured and how), its **facets** (fio and kernel versions, AMI, instance
-type: things that change between runs and are annotated, not split on), the measured figure
-with the interval of its per-second samples, the expected figure and the outcome.
+claim; what was measured and how, the queue depth aside), its **facets** (fio and kernel
+versions, AMI, instance type: things that change between runs and are annotated, not split
+on), the measured figure with the interval of its per-second samples, the expected figure
+and the outcome.
 
 Safe to share: WAL journal (readers are never blocked by a writer, and see whole runs only),
 ``BEGIN IMMEDIATE`` for each append and a busy timeout, so two runs finishing at once both
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -41,6 +43,17 @@ SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 #: Units whose larger values are better (IOPS, bytes/s); latency (ns) is worse when larger.
 HIGHER_IS_BETTER = {"IOPS": True, "B/s": True, "ns": False, "ratio": True}
+
+#: The queue a workload label ends with (``randread 16KiB QD20x1``). It is not part of a
+#: check's identity: the planner may confirm a shortfall at a deeper queue, and the check's
+#: figure then comes from that run, yet it is the same check on the same volume.
+_QUEUE = re.compile(r"\s+QD\d+x\d+$")
+
+
+def series_key(identity: str) -> str:
+    """A stored identity without its workload's queue (identities stored with one, by
+    earlier versions or before a deeper-queue confirmation, join the same series)."""
+    return _QUEUE.sub("", identity)
 
 _SCHEMA_V2 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -256,13 +269,16 @@ class HistoryStore:
         query += " ORDER BY c.identity, c.run_id"
         found: dict[Identity, list[Point]] = {}
         identities: dict[str, Identity] = {}
-        for (key, claim_id, what, where, volume, unit, run_id, created, measured, low, high,
-             expected, outcome, fio, kernel, ami, instance) in self.db.execute(query, args):
+        for (stored, claim_id, what, where, volume, unit, run_id, created, measured, low,
+             high, expected, outcome, fio, kernel, ami, instance) in self.db.execute(query, args):
+            key = series_key(stored)
             ident = identities.setdefault(key, Identity(key, claim_id or "", what or "",
                                                         where or "", volume or "", unit or ""))
             found.setdefault(ident, []).append(Point(
                 run_id, created, measured, low, high, expected, outcome or "", unit or "",
                 {"fio": fio, "kernel": kernel, "ami": ami, "instance type": instance}))
+        for points in found.values():
+            points.sort(key=lambda point: point.run_id)
         return found
 
 
@@ -291,8 +307,8 @@ def check_rows(document: Mapping[str, Any], run: Mapping[str, Any]) -> Iterable[
         unit = str(check.get("unit") or "")
         measured = (check.get("measured") or {}).get("value")
         low, high, seconds = interval(primary, unit, measured)
-        identity = "|".join(str(x) for x in (host, volume, check.get("claim"),
-                                            check.get("what"), check.get("workload")))
+        identity = series_key("|".join(str(x) for x in (
+            host, volume, check.get("claim"), check.get("what"), check.get("workload"))))
         p50, p99 = _latency(primary)
         yield (identity, check.get("nodeid"), check.get("claim"), check.get("what"),
                check.get("workload"), host, volume, facts.get("type"), facts.get("size_gib"),

@@ -110,6 +110,32 @@ def test_runs_from_results_files_keep_identity_facets_and_intervals(tmp_path: Pa
         assert store.document(1)["checks"][0]["claim"] == "S0-02"
 
 
+def test_a_run_confirmed_at_a_deeper_queue_stays_in_its_checks_series(tmp_path: Path) -> None:
+    # A shortfall is confirmed at a deeper queue, and the check's figure then comes from
+    # that run (QD80x1 where the plan said QD20x1): the same check on the same volume.
+    rng = random.Random(3)
+    db = tmp_path / "h.sqlite"
+    with HistoryStore(db) as store:
+        for day, factor in enumerate((1.0, 1.0, 1.0, 0.85, 0.85, 0.85)):
+            run = scaled(base_document(), factor, rng, cv=0.005, day=day)
+            label = run["checks"][0]["workload"]
+            assert re.search(r" QD\d+x\d+$", label), label
+            if day == 5:
+                run["checks"][0]["workload"] = re.sub(r"QD\d+x", "QD80x", label)
+            store.append(run)
+        series = store.series()
+    (identity, points), = series.items()
+    assert [p.run_id for p in points] == [1, 2, 3, 4, 5, 6] and "QD" not in identity.key
+    # rows stored with the queue in their identity (earlier versions) join the same series
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE checks SET identity = identity || ' QD20x1' WHERE run_id < 4")
+    with HistoryStore(db) as store:
+        (again, joined), = store.series().items()
+    assert again.key == identity.key and [p.run_id for p in joined] == [1, 2, 3, 4, 5, 6]
+    done = _cli("history", "--db", str(db), "--since", "3")
+    assert done.returncode == 1 and "from run 4" in done.stdout, done.stdout + done.stderr
+
+
 def _append_many(path: str, count: int, seed: int) -> None:
     rng = random.Random(seed)
     with HistoryStore(path) as store:
