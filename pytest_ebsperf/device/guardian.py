@@ -29,7 +29,9 @@ import sys
 import threading
 from pathlib import Path
 
-_lock = threading.Lock()
+#: Re-entrant: a signal handler that closes the run (:func:`stop`, :func:`forget`) may run
+#: while this thread is inside :func:`_say`; a plain lock would wait for itself for ever.
+_lock = threading.RLock()
 _pipe: int | None = None
 _child: subprocess.Popen[bytes] | None = None
 

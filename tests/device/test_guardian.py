@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -72,3 +73,19 @@ def test_guarding_in_process_leaves_this_processs_signals_alone() -> None:
     before = signal.getsignal(signal.SIGTERM)
     assert guardian_process.guard(1, [b"bye\n"]) == 0
     assert signal.getsignal(signal.SIGTERM) == before  # children inherit dispositions
+
+
+def test_a_signal_handler_that_stops_the_guardian_inside_say_does_not_wait_for_itself() -> None:
+    # SIGTERM's handler closes the run (forget, then stop); it may run while this thread
+    # is inside _say, holding the guardian's lock. Here the lock is held the same way.
+    from pytest_ebsperf.device import guardian
+
+    def handler_inside_say() -> None:
+        with guardian._lock:
+            guardian.forget(12345)
+            guardian.stop()
+
+    worker = threading.Thread(target=handler_inside_say, daemon=True)
+    worker.start()
+    worker.join(timeout=5)
+    assert not worker.is_alive(), "the handler waited for a lock its own thread held"

