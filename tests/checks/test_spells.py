@@ -167,6 +167,8 @@ def test_a_burst_check_too_short_to_decide_runs_again_after_its_bucket_earned_it
     check = json.loads(report.read_text())["checks"][0]
     first = check["details"]["first_run"]
     assert first["samples"] <= 6 and first["misses"] >= 1
-    assert check["details"]["planned_samples"] == 17
+    # 17 s planned: the windows that make are counted at the live reports' median interval,
+    # 17 at 1.00 s and 16 once fio's reports come 1.03 s apart or more (seen alone, once)
+    assert check["details"]["planned_samples"] in (16, 17)
     assert check["outcome"] == "pass", check["message"]
     assert "this verdict is a fresh run's, planned for 17 s after" in check["message"]
