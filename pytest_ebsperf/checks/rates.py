@@ -47,6 +47,18 @@ FLOOR_MIN_RUNTIME_S = 10.0
 INSTANCE_BOUND_HIGH = 1.05
 
 
+
+#: fio's once-a-second reports can come a few milliseconds late, and windows are counted at
+#: their median interval: a run of exactly the 17 s its test needs made 16 windows at 1.03 s
+#: apart, too few to FAIL. A run meant to be decidable is planned 5 % longer (a second at least).
+LATE_REPORTS = 1.05
+
+
+def decidable_runtime_s(windows: int) -> float:
+    """The seconds to plan so that fio's reports make at least ``windows`` windows."""
+    return float(max(windows + 1, math.ceil(windows * LATE_REPORTS)))
+
+
 class RateChecks:
     """Rates against documented figures (CAP, FLOOR, INFO, sweeps, latency)."""
 
@@ -118,10 +130,11 @@ class RateChecks:
                 not expectation.duty or workload.runtime_s <= 0:
             return workload
         policy = self.core.session.policy
-        needed = evidence.decidable_windows(1.0 - expectation.duty, policy.alpha, policy.spell)
+        needed = decidable_runtime_s(
+            evidence.decidable_windows(1.0 - expectation.duty, policy.alpha, policy.spell))
         if needed <= workload.runtime_s:
             return workload
-        longer = workload.replace(runtime_s=float(needed))
+        longer = workload.replace(runtime_s=needed)
         volume = self.core.volume
         if credits is not False and spec.has_burst(volume) and \
                 self.core.session.credits.credit_wait_s(volume, needed + workload.ramp_s) > 0:
@@ -143,7 +156,8 @@ class RateChecks:
                 or critical <= planned or self.core.settings.given("runtime"):
             return found, workload, result
         policy = self.core.session.policy
-        needed = evidence.decidable_windows(1.0 - expectation.duty, policy.alpha, policy.spell)
+        needed = decidable_runtime_s(
+            evidence.decidable_windows(1.0 - expectation.duty, policy.alpha, policy.spell))
         volume = self.core.volume
         waited = ""
         if spec.has_burst(volume) and credits is not False:
@@ -153,17 +167,17 @@ class RateChecks:
                 return found, workload, result
             if wait > 0:
                 self.core.announce(f"{self.core.name}: waiting {wait:,.0f} s for the bucket to "
-                                   f"carry a {needed} s run")
+                                   f"carry a {needed:g} s run")
                 with set_aside():
                     time.sleep(wait)
                 waited = f" after {wait:,.0f} s idle for the bucket to earn it"
-        longer = workload.replace(runtime_s=float(needed))
+        longer = workload.replace(runtime_s=needed)
         again, again_result = self._measure(expectation, longer, metric)
         again, longer, again_result = self._confirm_shortfall(again, expectation, longer,
                                                               metric, again_result)
         note = (f"The first run ({details.get('samples')} s) missed {details.get('misses')} "
                 f"s: too few seconds for the test ever to be evidence ({critical} misses "
-                f"would be); this verdict is a fresh run's, planned for {needed} s{waited}.")
+                f"would be); this verdict is a fresh run's, planned for {needed:g} s{waited}.")
         again = replace(again, message=f"{again.message} {note}",
                         details={**again.details, "first_run": {
                             "samples": details.get("samples"), "misses": details.get("misses"),
