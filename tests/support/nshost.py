@@ -101,9 +101,18 @@ class NamespaceHost:
 
     def _start_sshd(self) -> None:
         Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation directory
+        # The host's root has a shell start-up file of its own, read by every command ssh
+        # runs (Debian's bash reads ~/.bashrc under sshd): a development machine's (pyenv's
+        # init, 0.1 s of CPU) made it most of a fleet run's CPU. In its own mount namespace
+        # the remote host's root starts with an empty one, as a freshly made host does.
+        empty = self.tmp / "bashrc"
+        empty.write_text("")
+        start = ('rc="$(getent passwd root | cut -d: -f6)/.bashrc"; '
+                 'if [ -f "$rc" ]; then mount --bind "$1" "$rc" || exit 1; fi; '
+                 'exec /usr/sbin/sshd -D -e -f "$2"')
         argv = ["ip", "netns", "exec", self.netns, "unshare", "--mount",
-                "--propagation", "private", "/usr/sbin/sshd", "-D", "-e",
-                "-f", str(self.tmp / "sshd_config")]
+                "--propagation", "private", "sh", "-c", start, "sh", str(empty),
+                str(self.tmp / "sshd_config")]
         self._sshd = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                       start_new_session=True)
         deadline = time.monotonic() + 15
