@@ -130,6 +130,20 @@ def fio_descendants(pid: int) -> list[int]:
     return found
 
 
+def _measuring_fio(pid: int) -> list[int]:
+    """The fio processes under ``pid`` that measure: not ``fio --version`` nor an engine probe
+    (``--name=probe``)."""
+    found = []
+    for child in fio_descendants(pid):
+        try:
+            argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"--version" not in argv and b"--name=probe" not in argv:
+            found.append(child)
+    return found
+
+
 def interrupt_once_fio_runs(argv: list[str], cwd: Path, *, settle_s: float = 0.0
                             ) -> tuple[int, str]:
     """Start ``argv``, wait (60 s at most) for a fio under it, wait ``settle_s`` more, press
@@ -138,17 +152,24 @@ def interrupt_once_fio_runs(argv: list[str], cwd: Path, *, settle_s: float = 0.0
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
-        # a measuring fio, not the short probes (fio --version, the engine probe) that come
-        # and go before it: seen in two looks 0.5 s apart
-        while time.monotonic() < deadline and proc.poll() is None:
-            if fio_descendants(proc.pid):
+        # a measuring fio, not the short probes (fio --version, the engine probes) that come
+        # and go before it (two of them in a row once looked like one fio 0.5 s long): seen
+        # in two looks 0.5 s apart. Not looked for a third time: a check that runs fio
+        # several times (a knee check) may be between two runs by then, and Ctrl-C there is
+        # Ctrl-C during the check all the same.
+        seen = False
+        while not seen and time.monotonic() < deadline and proc.poll() is None:
+            if _measuring_fio(proc.pid):
                 time.sleep(0.5)
-                if fio_descendants(proc.pid):
-                    break
-            time.sleep(0.2)
-        if not fio_descendants(proc.pid):
-            output = proc.communicate(timeout=60)[0].decode() if proc.poll() is not None else ""
-            raise AssertionError(f"fio never started; the run said:\n{output[-3000:]}")
+                seen = bool(_measuring_fio(proc.pid))
+            if not seen:
+                time.sleep(0.2)
+        if not seen:
+            if proc.poll() is None:
+                proc.kill()  # its output up to here says where it waited
+            output = proc.communicate(timeout=60)[0].decode()
+            raise AssertionError(f"fio never started within 60 s; the run said:\n"
+                                 f"{output[-3000:]}")
         time.sleep(settle_s)
         proc.send_signal(signal.SIGINT)
         return proc.pid, proc.communicate(timeout=60)[0].decode()
