@@ -497,6 +497,8 @@ def test_a_hold_is_refused_while_an_alias_is_claimed_elsewhere(stack: list[str],
 
 
 # -- what a killed run left, found by what the kernel shows ----------------------------------
+@pytest.mark.alone  # its dead run's loop device is the machine's: any other run's start-up
+# sweep may detach it first, and then this sweep finds nothing to say
 def test_a_dead_runs_loop_device_is_swept_wherever_its_file_lives(tmp_path: Path) -> None:
     probe = subprocess.Popen(["true"])
     probe.wait()
