@@ -23,6 +23,7 @@ from support.common import (
     backing_seen,
     detach_own,
     fio_descendants,
+    fio_descendants_whose_argv,
     needs_fio,
     needs_root,
     sha256,
@@ -59,15 +60,9 @@ def alias_of(device: str) -> str:
 
 def writing_fio(pid: int, device: str) -> list[int]:
     """fio processes under ``pid`` that write to ``device`` (not the engine probe)."""
-    found = []
-    for child in fio_descendants(pid):
-        try:
-            argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if f"--filename={device}".encode() in argv and b"--rw=randwrite" in argv:
-            found.append(child)
-    return found
+    target = f"--filename={device}".encode()
+    return fio_descendants_whose_argv(
+        pid, lambda argv: target in argv and b"--rw=randwrite" in argv)
 
 
 

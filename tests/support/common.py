@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,18 +131,24 @@ def fio_descendants(pid: int) -> list[int]:
     return found
 
 
-def _measuring_fio(pid: int) -> list[int]:
-    """The fio processes under ``pid`` that measure: not ``fio --version`` nor an engine probe
-    (``--name=probe``)."""
+def fio_descendants_whose_argv(pid: int, keep: Callable[[list[bytes]], bool]) -> list[int]:
+    """The fio processes under ``pid`` whose command line (its arguments) ``keep`` accepts."""
     found = []
     for child in fio_descendants(pid):
         try:
             argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"--version" not in argv and b"--name=probe" not in argv:
+        if keep(argv):
             found.append(child)
     return found
+
+
+def _measuring_fio(pid: int) -> list[int]:
+    """The fio processes under ``pid`` that measure: not ``fio --version`` nor an engine probe
+    (``--name=probe``)."""
+    return fio_descendants_whose_argv(
+        pid, lambda argv: b"--version" not in argv and b"--name=probe" not in argv)
 
 
 def interrupt_once_fio_runs(argv: list[str], cwd: Path, *, settle_s: float = 0.0
