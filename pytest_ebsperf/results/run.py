@@ -79,6 +79,8 @@ class ResultsRun:
     set_rows: list[dict[str, Any]] = field(default_factory=list)
     #: Set when the results file could not be written at the end: where they were kept.
     unsaved: str | None = None
+    #: Set when a picture could not load matplotlib (said once, in the summary).
+    cannot_draw: bool = False
     started: float = field(default_factory=time.time)
 
     @classmethod

@@ -95,7 +95,7 @@ def _run(option: str, device: str, workdir: Path) -> tuple[str, int, str]:
     value = SAMPLES.get(option, "")
     engine = "libaio" if option in LIBAIO_ONLY else "io_uring"
     extra = (("thinktime", "1000"),) if option.startswith("thinktime_") else ()
-    workload = Workload("randread", bs=4096, runtime_s=0.3, ramp_s=0, engine=engine,
+    workload = Workload("randread", bs=4096, runtime_s=0.1, ramp_s=0, engine=engine,
                         extra=(*parse_fio_options(f"{option}={value}" if value else option),
                                *extra))
     out = workdir / option

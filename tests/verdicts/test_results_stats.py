@@ -120,11 +120,50 @@ def test_paired_differences_give_one_sided_bounds_on_k_minus_one() -> None:
 
 
 def test_the_distributions_are_scipys() -> None:
+    # scipy.special's functions, as scipy.stats's distributions evaluate them (stats.py loads
+    # only scipy.special for a verdict): equal on grids of every argument a verdict uses
     scipy_stats = pytest.importorskip("scipy.stats")
     assert stats.binomial_tail(2, 60, 0.001) == pytest.approx(
         scipy_stats.binom.sf(1, 60, 0.001), rel=1e-12)
     assert stats.chi2_quantile(0.95, 9) == pytest.approx(16.918977, rel=1e-6)
     assert stats.clopper_pearson_upper(0, 60, 0.95) == pytest.approx(1 - 0.05 ** (1 / 60))
+    levels = (1e-9, 1e-6, 2.5e-4, 0.001, 0.0125, 0.05, 0.1, 0.5, 0.9, 0.95, 0.999, 1 - 1e-6)
+    for df in (1, 2, 3, 5, 9, 15, 31, 59, 299, 3599, math.inf):
+        for q in levels:
+            want = scipy_stats.norm.ppf(q) if math.isinf(df) else scipy_stats.t.ppf(q, df)
+            assert stats.t_quantile(q, df) == pytest.approx(want, rel=1e-9, abs=1e-12)
+        for t in (-40.0, -3.0, -0.5, 0.0, 0.7, 2.0, 6.5, 40.0):
+            want = scipy_stats.norm.sf(t) if math.isinf(df) else scipy_stats.t.sf(t, df)
+            assert stats.t_sf(t, df) == pytest.approx(want, rel=1e-9, abs=1e-300)
+    for n in (1, 17, 60, 300, 3600, 86400):
+        for p in (1e-6, 0.001, 0.01, 0.1, 0.5):
+            for k in sorted({1, 2, n // 100 + 1, n // 10 + 1, n // 2, n}):
+                assert stats.binomial_tail(k, n, p) == pytest.approx(
+                    scipy_stats.binom.sf(k - 1, n, p), rel=1e-9, abs=1e-300), (k, n, p)
+            for x in sorted({0, 1, n // 10, n - 1} - {n}):
+                assert stats.clopper_pearson_upper(x, n, 0.95) == pytest.approx(
+                    scipy_stats.beta.ppf(0.95, x + 1, n - x), rel=1e-9), (x, n)
+    for df in (1, 2, 9, 59, 299):
+        for q in levels:
+            assert stats.chi2_quantile(q, df) == pytest.approx(
+                scipy_stats.chi2.ppf(q, df), rel=1e-9), (q, df)
+        for x in (0.0, 0.5, 9.0, 60.0, 400.0):
+            assert stats.chi2_cdf(x, df) == pytest.approx(
+                scipy_stats.chi2.cdf(x, df), rel=1e-9, abs=1e-300), (x, df)
+
+
+def test_a_verdict_loads_scipy_special_and_not_scipy_stats() -> None:
+    # scipy.stats costs 1.0 s of CPU to load, scipy.special 0.47 s, in every pytest run
+    # that judges a check; only a trend (history) needs scipy.stats
+    import subprocess
+    import sys
+    code = ("import sys\nfrom pytest_ebsperf.verdicts import stats\n"
+            "stats.t_quantile(0.975, 9); stats.binomial_tail(3, 60, 0.01)\n"
+            "stats.clopper_pearson_upper(1, 60, 0.95); stats.chi2_quantile(0.95, 9)\n"
+            "print('scipy.special' in sys.modules, 'scipy.stats' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["True", "False"], done.stdout + done.stderr
 
 
 def test_mann_kendall_finds_a_monotone_trend_and_theil_sen_its_slope() -> None:
