@@ -173,7 +173,7 @@ def test_a_burst_check_too_short_to_decide_runs_again_after_its_bucket_earned_it
     The dip lasts 2 s so that one of fio's one-second windows lies wholly inside it: a 1 s
     dip (it was ``dip:3-4``) starts wherever the clock puts it, so it can straddle two windows,
     and at 80 % of the rate for half of each both stay above the 90 % line. That first run
-    then missed nothing and passed on its own (seen once in 4 runs of this command)."""
+    then missed nothing and passed on its own (seen in 2 of 4 runs of this command)."""
     report = tmp_path / "report.json"
     gp2_read = f"{ROOT}/suites/gp2/test_gp2.py::test_random_read_bursts_to_3000_iops"
     done = subprocess.run(
