@@ -3,13 +3,22 @@
 Every command goes through ``host.run`` with testinfra's ``%s`` quoting, so a remote host
 (``ssh://``, ``paramiko://``...) is a drop-in. testinfra has no timeout, so long commands are
 bounded on the target itself with coreutils ``timeout``.
+
+On testinfra's own local backend without sudo, the file calls (read, list, test, make and
+remove a temporary directory) are made by this process directly: they are what ``cat``,
+``ls``, ``test``, ``mktemp`` and ``rm`` would do as the same user, without a shell each (a
+fio run reads its report and logs with about ten of them).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
 import posixpath
 import re
+import shutil
+import stat
+import tempfile
 import time
 from typing import Any, NamedTuple
 
@@ -45,6 +54,10 @@ class FioHost:
 
             host = testinfra.get_host("local://")
         self.host = host
+        backend = getattr(host, "backend", None)
+        #: File calls made in this process: testinfra's local backend, as this user.
+        self.direct = (type(backend).__module__ == "testinfra.backend.local"
+                       and not getattr(backend, "sudo", False))
 
     def __str__(self) -> str:
         backend = getattr(self.host, "backend", None)
@@ -103,10 +116,21 @@ class FioHost:
 
     def read_text(self, path: str) -> str:
         """The content of a text file on the host."""
+        if self.direct:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    return handle.read()
+            except OSError as exc:
+                raise self._failed(["cat", "--", path], exc) from None
         return self.check(["cat", "--", path])
 
     def listdir(self, path: str) -> list[str]:
         """Names in a directory (not recursive, hidden files included)."""
+        if self.direct:
+            try:
+                return sorted(os.listdir(path))
+            except OSError as exc:
+                raise self._failed(["ls", "-1A", "--", path], exc) from None
         return sorted(n for n in self.check(["ls", "-1A", "--", path]).splitlines() if n)
 
     def glob(self, directory: str, pattern: str) -> list[str]:
@@ -116,18 +140,32 @@ class FioHost:
 
     def exists(self, path: str) -> bool:
         """True when ``path`` exists (a dangling symlink does not)."""
+        if self.direct:
+            return os.path.exists(path)
         return self.run(["test", "-e", path]).rc == 0
 
     def is_block_device(self, path: str) -> bool:
         """True when ``path`` is (or links to) a block device."""
+        if self.direct:
+            try:
+                return stat.S_ISBLK(os.stat(path).st_mode)
+            except (OSError, ValueError):
+                return False
         return self.run(["test", "-b", path]).rc == 0
 
     def is_file(self, path: str) -> bool:
         """True when ``path`` is (or links to) a regular file."""
+        if self.direct:
+            return os.path.isfile(path)
         return self.run(["test", "-f", path]).rc == 0
 
     def mkdtemp(self, prefix: str = "ebsperf-fio.") -> str:
         """Create a private (0700) temporary directory on the host and return its path."""
+        if self.direct:
+            try:
+                return tempfile.mkdtemp(prefix=prefix)
+            except OSError as exc:
+                raise self._failed(["mktemp", "-d", "-t", f"{prefix}XXXXXXXX"], exc) from None
         return self.check(["mktemp", "-d", "-t", f"{prefix}XXXXXXXX"]).strip()
 
     def remove_tree(self, path: str) -> None:
@@ -135,7 +173,17 @@ class FioHost:
         parts = [p for p in path.split("/") if p]
         if not path.startswith("/") or len(parts) < 2 or ".." in parts:
             raise DeviceError(f"Refusing to delete {path!r} on {self}: not a temporary directory.")
+        if self.direct:
+            shutil.rmtree(path, ignore_errors=True)
+            return
         self.run(["rm", "-rf", "--", path])
+
+    def _failed(self, argv: list[str], exc: OSError) -> FioRunError:
+        """The sentence :meth:`check` gives when the command ``argv`` fails, for the same
+        failure met in this process."""
+        said = f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc)
+        return FioRunError(f"'{' '.join(argv)}' failed on {self} (exit status 1): {said}",
+                           rc=1, stderr=said)
 
     def kill_matching(self, marker: str, grace_s: float = 5.0) -> bool:
         """Stop every process whose command line contains ``marker``: SIGINT, then SIGKILL.

@@ -124,6 +124,39 @@ def test_host_files_listing_and_block_device_checks(tmp_path: Path) -> None:
     assert not host.is_block_device(str(tmp_path / "b.json"))
 
 
+def test_local_file_calls_made_in_process_agree_with_the_shell_ones(tmp_path: Path) -> None:
+    """On testinfra's local backend the file calls are made by this process: they give what
+    cat, ls, test and mktemp give through the shell, failures included."""
+    direct, shell = FioHost(), FioHost()
+    shell.direct = False
+    assert direct.direct
+    (tmp_path / ".hidden").write_text("h")
+    (tmp_path / "r.json").write_text('{"é": 1}\n')
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "loop").symlink_to("/dev/loop-control" if os.path.exists("/dev/loop-control")
+                                   else "/dev/null")
+    for host in (direct, shell):
+        assert host.listdir(str(tmp_path)) == [".hidden", "dangling", "loop", "r.json", "sub"]
+        assert host.read_text(str(tmp_path / "r.json")) == '{"é": 1}\n'
+        assert host.exists(str(tmp_path / "sub")) and not host.exists(str(tmp_path / "dangling"))
+        assert host.is_file(str(tmp_path / "r.json")) and not host.is_file(str(tmp_path / "sub"))
+        assert not host.is_block_device(str(tmp_path / "loop"))  # a character device
+        assert not host.is_block_device(str(tmp_path / "nowhere"))
+        for call in (host.read_text, host.listdir):
+            with pytest.raises(FioRunError, match="failed on this machine.*No such file"):
+                call(str(tmp_path / "nowhere"))
+        made = host.mkdtemp()
+        assert stat.S_IMODE(os.stat(made).st_mode) == 0o700 and "ebsperf-fio." in made
+        (Path(made) / "x").write_text("x")
+        host.remove_tree(made)
+        assert not os.path.exists(made)
+    blocks = sorted(Path("/sys/block").glob("loop*"))
+    if blocks:
+        node = f"/dev/{blocks[0].name}"
+        assert direct.is_block_device(node) == shell.is_block_device(node) == os.path.exists(node)
+
+
 def test_remove_tree_deletes_a_temp_dir_and_refuses_anything_like_root() -> None:
     host = FioHost()
     made = host.mkdtemp()
