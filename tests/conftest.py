@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,6 +31,13 @@ def _env_path(name: str) -> Path | None:
 
 
 _on_a_worker = False
+
+# Started in the background of a non-interactive shell (``scripts/test.sh &``, as CI runners
+# and wrappers start commands), this process has SIGINT ignored and every child would
+# inherit it: the Ctrl-C tests' runs and sleepers would ignore the SIGINT they are sent.
+# Python's own handler instead (a handled signal is reset to its default across exec).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_configure(config: pytest.Config) -> None:

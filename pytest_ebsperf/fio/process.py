@@ -21,7 +21,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pytest_ebsperf.device import guardian, lifetime
@@ -39,6 +39,11 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
         os._exit(1)
 
 
+def _die_with_parent_and_default_sigint() -> None:  # likewise, in the child
+    _default_sigint()
+    _die_with_parent()
+
+
 @functools.lru_cache(maxsize=1)
 def _setpriv() -> str | None:
     """util-linux ``setpriv`` when it can set the parent-death signal (2.33 and later).
@@ -52,6 +57,38 @@ def _setpriv() -> str | None:
     return path if "--pdeathsig" in done.stdout else None
 
 
+@functools.lru_cache(maxsize=1)
+def _env_default_signal() -> str | None:
+    """coreutils ``env`` when it can give a child the default action of a signal (9.0 and
+    later)."""
+    path = shutil.which("env")
+    if path is None:
+        return None
+    done = subprocess.run([path, "--default-signal=INT", "true"], capture_output=True,
+                          check=False)
+    return path if done.returncode == 0 else None
+
+
+def _sigint_restored(argv: list[str]) -> tuple[list[str], bool]:
+    """``argv`` so that fio starts with SIGINT at its default action, and whether a
+    ``preexec_fn`` must do it instead.
+
+    A process started in the background of a non-interactive shell (``pytest ... &``, as
+    CI runners and wrappers do) has SIGINT ignored, and a child inherits an ignored signal
+    across ``exec``: fio would then ignore the SIGINT that asks it to stop and write its
+    logs, and be killed without them."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        return argv, False
+    env = _env_default_signal()
+    if env is None:
+        return argv, True
+    return [env, "--default-signal=INT", *argv], False
+
+
+def _default_sigint() -> None:  # runs in the child between fork and exec
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class LocalProcess:
     """A local fio process whose stdout/stderr go to files in ``workdir``."""
 
@@ -59,10 +96,14 @@ class LocalProcess:
         self.stdout_path = Path(workdir) / "stdout.txt"
         self.stderr_path = Path(workdir) / "stderr.txt"
         setpriv = _setpriv()
+        argv, reset_sigint = _sigint_restored(argv)
+        preexec: Callable[[], None] | None
         if setpriv is not None:
             argv, preexec = [setpriv, "--pdeathsig", "KILL", "--", *argv], None
         else:
             preexec = _die_with_parent
+        if reset_sigint:
+            preexec = _die_with_parent_and_default_sigint if preexec else _default_sigint
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
