@@ -19,7 +19,13 @@ from pytest_ebsperf.units import (
 from pytest_ebsperf.verdicts import evidence
 from pytest_ebsperf.verdicts.diagnosis import Diagnosis, cpu_diagnosis, diagnose_shortfall
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
-from pytest_ebsperf.verdicts.verdict import _logged_then_live, _series_values, _window_s
+from pytest_ebsperf.verdicts.verdict import (
+    _logged_then_live,
+    _series_values,
+    _window_s,
+    above_cap,
+    lower_check,
+)
 
 
 @dataclass(frozen=True)
@@ -159,18 +165,12 @@ def _sweep_row(bs: int, expectation: Expectation, result: FioResult,
         if stopped and workload is not None and live is not None:
             window = statistics.median(live.window_s) if live.window_s else 1.0
             planned = max(len(values), round(workload.runtime_s / window))
-        state = evidence.duty_test(values, expectation.low * expected, expectation.duty,
-                                   alpha=policy.alpha, planned=planned,
-                                   spell=policy.spell).state
-        if expectation.high is not None and statistics.fmean(values) > \
-                expectation.high * expected:
-            limit = expectation.high * expected
-            interval = evidence.mean_interval(values, policy.alpha)
-            above = evidence.duty_test([-v for v in values], -limit, expectation.duty,
-                                       alpha=policy.alpha, planned=planned,
-                                       spell=policy.spell)
-            if above.state == evidence.FAIL or (interval is not None and interval.low > limit):
-                state = evidence.FAIL
+        point = replace(expectation, value=expected)
+        state = lower_check(values, point, policy, planned=planned, cap=True).state
+        if expectation.high is not None and above_cap(
+                values, expectation.high * expected, expectation.duty, policy,
+                planned=planned)[0] == evidence.FAIL:
+            state = evidence.FAIL
     return _SweepRow(bs, expected, measured, expectation.low, expectation.high, state)
 
 

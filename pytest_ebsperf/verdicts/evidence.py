@@ -18,12 +18,9 @@ misses seen *evidence* that this volume misses more often than the claim allows?
   its FAIL event only grows with more seconds, so a check stops the moment the critical count
   is reached (the FAIL is then certain whatever the remaining seconds show) and passes the
   moment it cannot be reached any more (curtailment). Stopping early costs no false-red
-  level: it is one test of the planned run, decided early. Nothing pauses: a volume at 75 %
-  misses every second and fails once its misses exceed what a compliant volume's spells
-  plausibly add up to (13 seconds of a 60 s io1 check at a level of 2e-4).
-* **Means** (FLOOR, the CAP upper bound, mean latency) are judged with batch means
-  (:mod:`pytest_ebsperf.verdicts.stats`): blocks of consecutive seconds, t on ``K - 1``.
-  Comparisons of two measurements are paired blocks (:mod:`pytest_ebsperf.verdicts.comparison`).
+  level: it is one test of the planned run, decided early.
+* **Means** (FLOOR, a CAP's upper bound and its least mean) are judged on an interval that
+  allows for the seconds' correlation (:func:`stats.long_run_summary`), at a few looks.
 
 ``alpha`` is a per-check level: the run's false-red budget (``--ebsperf-false-alarm``,
 default :data:`DEFAULT_FALSE_ALARM`) divided by the number of checks in the run that can FAIL
@@ -37,7 +34,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pytest_ebsperf.verdicts import stats
 
@@ -49,6 +46,33 @@ PASS_ALPHA = 0.001
 REPORT_CONFIDENCE = 0.95
 #: Checks assumed in a run when the plugin could not count them.
 DEFAULT_CHECKS_PER_RUN = 40
+
+
+#: How a CAP's level is shared among its tests (they add up to the check's ``alpha``): the
+#: count of missed seconds, the mean below what a compliant volume averages, the mean above
+#: the cap's upper tolerance. A FLOOR's mean test has the whole level.
+COUNT_SHARE = 0.8
+MEAN_BELOW_SHARE = 0.1
+MEAN_ABOVE_SHARE = 0.1
+#: A mean is judged while fio runs at these fractions of the planned seconds (and at the end),
+#: each look at ``1 / MEAN_LOOKS`` of the test's level: Bonferroni over the looks, the
+#: simplest alpha-spending function (equal spending; Jennison & Turnbull, "Group Sequential
+#: Methods", 2000, ch. 7). PASS and FAIL alike; the final verdict is the last look.
+MEAN_LOOKS = 4
+
+
+def mean_looks(planned: int) -> tuple[int, ...]:
+    """The seconds at which a mean is judged in a run planned for ``planned`` seconds (none
+    before the third second: a mean needs a few seconds' noise)."""
+    if planned <= 0:
+        return ()
+    return tuple(sorted({max(3, math.ceil(planned * j / MEAN_LOOKS))
+                         for j in range(1, MEAN_LOOKS + 1)}))
+
+
+def look_level(alpha: float) -> float:
+    """The level of one look of a mean test whose whole level is ``alpha``."""
+    return alpha / MEAN_LOOKS
 
 
 def per_check_alpha(run_alpha: float, checks: int) -> float:
@@ -243,8 +267,9 @@ class DutyTest:
     def state(self) -> str:
         if self.misses >= self.critical:
             return FAIL
-        if self.critical > self.planned and self.misses:
-            return OPEN  # too few windows to ever be evidence: misses prove nothing either way
+        if self.critical > self.planned:
+            # too few windows to ever be evidence: a PASS here could not have been a FAIL
+            return OPEN
         if self.misses + max(0, self.planned - self.seen) < self.critical:
             return PASS
         return OPEN
@@ -314,11 +339,6 @@ def duty_test(values: Sequence[float], threshold: float, duty: float, *, alpha: 
     return DutyTest(seen, planned, misses, rate, alpha, spell, critical, longest)
 
 
-def seconds_to_fail(planned: int, p: float, alpha: float, spell: float) -> int:
-    """Windows a volume that misses every one of them needs before the test FAILs it."""
-    return critical_misses(planned, p, alpha, spell)
-
-
 #: A burst check that missed a second in too few seconds to decide waits this long at most
 #: for its bucket to carry a run that can (about what an emptied emulated st1, sc1 or gp2
 #: bucket takes to earn the main job's 17-19 s at burst). Idle, with the measuring lock set
@@ -350,8 +370,11 @@ def decidable_windows(p: float, alpha: float, spell: float, limit: int = 3_600) 
 # -- means -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class MeanInterval:
-    """One-sided-at-``alpha`` bounds for the mean of per-window samples, from batch means
-    (``blocks`` blocks of ``block_s`` windows, t on ``blocks - 1``)."""
+    """One-sided-at-``alpha`` bounds for the mean of per-window samples: from the seconds'
+    long-run variance (``rho``: the lag-1 correlation allowed for, ``blocks`` the
+    independent seconds the series is worth; :func:`stats.long_run_summary`) or, for mean
+    latencies, from batch means (``blocks`` blocks of ``block_s`` windows, t on
+    ``blocks - 1``)."""
 
     n: int
     mean: float
@@ -360,8 +383,14 @@ class MeanInterval:
     alpha: float
     blocks: int = 0
     block_s: int = 1
+    rho: float | None = None
+    #: Seconds of a series like this one that would decide (None: not estimated).
+    needed_s: int | None = None
 
     def describe(self) -> str:
+        if self.rho is not None:
+            return (f"lag-1 correlation taken as {self.rho:.2f}, worth {self.blocks:,} "
+                    "independent seconds")
         return (f"{self.blocks} blocks of {self.block_s} s" if self.block_s > 1
                 else f"{self.blocks} seconds")
 
@@ -369,15 +398,22 @@ class MeanInterval:
 def _interval(summary: stats.SampleSummary, alpha: float) -> MeanInterval:
     low, high = summary.bounds(alpha)
     return MeanInterval(summary.n, summary.mean, low, high, alpha, summary.blocks,
-                        summary.block_s)
+                        summary.block_s, summary.rho)
 
 
-def mean_interval(values: Sequence[float], alpha: float) -> MeanInterval | None:
-    """``low``/``high``: one-sided bounds at level ``1 - alpha`` each, from the samples'
-    batch means; None with fewer than two samples."""
+def mean_interval(values: Sequence[float], alpha: float, *, bar: float | None = None
+                  ) -> MeanInterval | None:
+    """``low``/``high``: one-sided bounds at level ``1 - alpha`` each for the mean of a
+    series of seconds, holding under their autocorrelation (:func:`stats.long_run_summary`);
+    None with fewer than two samples. With ``bar``, ``needed_s`` says about how many such
+    seconds would put the bound clear of it."""
     if len(values) < 2:
         return None
-    return _interval(stats.summarize(values), alpha)
+    summary = stats.long_run_summary(values)
+    interval = _interval(summary, alpha)
+    if bar is not None:
+        interval = replace(interval, needed_s=stats.seconds_to_decide(summary, bar, alpha))
+    return interval
 
 
 def weighted_mean_interval(values: Sequence[float], weights: Sequence[float], alpha: float
@@ -418,8 +454,8 @@ def ratio_interval(a: Sequence[float], b: Sequence[float], alpha: float
     when either series has fewer than two blocks or ``b`` has a zero mean."""
     if len(a) < 2 or len(b) < 2:
         return None
-    sa, sb = stats.summarize(a), stats.summarize(b)
-    if sb.mean <= 0 or sa.blocks < 2 or sb.blocks < 2:
+    sa, sb = stats.long_run_summary(a), stats.long_run_summary(b)
+    if sb.mean <= 0 or not math.isfinite(sa.se) or not math.isfinite(sb.se):
         return None
     ratio = sa.mean / sb.mean
     part_a = sa.se ** 2 / sb.mean ** 2

@@ -58,7 +58,21 @@ class LowerCheck:
         """The evidence in a sentence (what was seen and what it means); ``q`` formats a
         value in the check's unit."""
         if self.test is not None:
-            return sentence(self.test.explain(q(self.threshold), self.window_s))
+            count = sentence(self.test.explain(q(self.threshold), self.window_s))
+            iv, least = self.interval, (self.duty or 0.0) * self.threshold
+            if iv is None or self.test.state == self.state:
+                return count
+            level = evidence.confidence_text(iv.alpha)
+            if self.state == evidence.FAIL:
+                return count + " " + sentence(
+                    f"but the mean of {iv.n:,} s ({iv.describe()}) is at most {q(iv.high)} "
+                    f"with confidence {level}, below the {q(least)} a volume meeting "
+                    f"{format_percent(self.duty or 0.0)} of seconds averages at the least: "
+                    "FAIL")
+            return count + " " + sentence(
+                f"the mean of {iv.n:,} s is {q(iv.mean)}, below the {q(least)} a volume "
+                f"meeting {format_percent(self.duty or 0.0)} of seconds averages at the "
+                "least, so the count alone is no PASS")
         if self.interval is not None:
             iv = self.interval
             level = evidence.confidence_text(iv.alpha)
@@ -86,8 +100,10 @@ class LowerCheck:
                             "miss_rate_upper_95": self.test.rate_upper})
         if self.interval is not None:
             details.update({"mean_low": self.interval.low, "mean_high": self.interval.high,
-                            "alpha": self.interval.alpha, "blocks": self.interval.blocks,
-                            "block_s": self.interval.block_s})
+                            "blocks": self.interval.blocks, "block_s": self.interval.block_s,
+                            "mean_rho": self.interval.rho,
+                            "mean_needed_s": self.interval.needed_s})
+            details["mean_alpha" if self.test is not None else "alpha"] = self.interval.alpha
         return details
 
 
@@ -96,9 +112,18 @@ def duty_cycle_check(values: Sequence[float], threshold: float, duty: float,
                      planned: int | None = None) -> LowerCheck:
     """B-SLA as a test: FAIL only when the windows below ``threshold`` are evidence, at the
     policy's false-red level, that more than ``1 - duty`` of windows miss it (misses that
-    may come in spells are weighed by the spell model, see :mod:`pytest_ebsperf.verdicts.evidence`)."""
+    may come in spells are weighed by the spell model, see :mod:`pytest_ebsperf.verdicts.evidence`).
+
+    Two tests share the level (:data:`evidence.COUNT_SHARE`, :data:`evidence.MEAN_BELOW_SHARE`):
+    the count of missed windows, and the mean. A volume that meets the claim averages at
+    least ``duty x threshold`` (its met seconds reach the threshold), so a mean whose upper
+    bound lies below that is evidence too: it catches a volume a little below the threshold
+    whose seconds now and then jitter above it (a throttle's window edges), which the count
+    alone lets through. A PASS needs both: the count settled (in a run planned long enough
+    for it to FAIL at all) and a mean no lower than a compliant volume's least."""
     policy = policy or evidence.Policy()
-    test = evidence.duty_test(values, threshold, duty, alpha=policy.alpha, planned=planned,
+    test = evidence.duty_test(values, threshold, duty,
+                              alpha=policy.alpha * evidence.COUNT_SHARE, planned=planned,
                               spell=policy.spell)
     notes: tuple[str, ...] = ()
     if test.critical > test.planned:
@@ -106,8 +131,17 @@ def duty_cycle_check(values: Sequence[float], threshold: float, duty: float,
                 f"{format_percent(1.0 - duty)} at the false-red level "
                 f"{test.alpha:.2g}: run longer (--ebsperf-runtime)")
         notes = (note,)
-    return LowerCheck(test.state, threshold, test.seen, test.misses, duty, window_s, notes,
-                      test=test)
+    state, least = test.state, duty * threshold
+    interval = None
+    if state != evidence.FAIL and len(values) >= 3:
+        level = evidence.look_level(policy.alpha * evidence.MEAN_BELOW_SHARE)
+        interval = evidence.mean_interval(values, level, bar=least)
+        if interval is not None and interval.high < least:
+            state = evidence.FAIL
+        elif interval is not None and state == evidence.PASS and interval.mean < least:
+            state = evidence.OPEN  # said by explain()
+    return LowerCheck(state, threshold, test.seen, test.misses, duty, window_s, notes,
+                      test=test, interval=interval)
 
 
 def mean_check(measured: float, threshold: float, *, note: str = "",
@@ -121,12 +155,14 @@ def mean_check(measured: float, threshold: float, *, note: str = "",
     mean is compared (and ``note`` says so).
     """
     policy = policy or evidence.Policy()
-    notes = (note,) if note else ()
+    notes: tuple[str, ...] = (note,) if note else ()
     if len(values) < 2:
         state = evidence.PASS if measured >= threshold else evidence.FAIL
         return LowerCheck(state, threshold, notes=notes)
-    passing = evidence.mean_interval(values, policy.pass_alpha)
-    failing = evidence.mean_interval(values, policy.alpha)
+    passing = evidence.mean_interval(values, evidence.look_level(policy.pass_alpha),
+                                     bar=threshold)
+    failing = evidence.mean_interval(values, evidence.look_level(policy.alpha),
+                                     bar=threshold)
     assert passing is not None and failing is not None
     if passing.low >= threshold:
         state, interval = evidence.PASS, passing
@@ -134,6 +170,9 @@ def mean_check(measured: float, threshold: float, *, note: str = "",
         state, interval = evidence.FAIL, failing
     else:
         state, interval = evidence.OPEN, passing
+        if interval.needed_s:
+            needed = format_seconds(interval.needed_s)
+            notes += (f"about {needed} of seconds like these would decide",)
     return LowerCheck(state, threshold, samples=interval.n, notes=notes, interval=interval)
 
 

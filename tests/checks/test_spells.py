@@ -48,9 +48,9 @@ def test_a_stretch_of_misses_is_a_spell_many_are_a_failure_and_none_a_pass():
 def test_a_volume_missing_every_second_fails_without_a_pause():
     # the io1 suite alone (5 checks, level 2e-4): a 60 s check of a volume at 75 % fails
     # once 13 of its seconds missed, the spell model's critical count, with no idle pause
-    assert evidence.seconds_to_fail(60, 0.001, 1e-3 / 5, 3.0) == 13
+    assert evidence.critical_misses(60, 0.001, 1e-3 / 5, 3.0) == 13
     # and the main job's level (1e-3 over 53 checks)
-    assert evidence.seconds_to_fail(60, 0.001, 1e-3 / 53, 3.0) <= 19
+    assert evidence.critical_misses(60, 0.001, 1e-3 / 53, 3.0) <= 19
     series = [2000.0] * 13  # every second at half the rate
     test = evidence.duty_test(series, 3600, 0.999, alpha=1e-3 / 5, planned=60, spell=3.0)
     assert test.state == evidence.FAIL and test.seen == 13

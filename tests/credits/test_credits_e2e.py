@@ -106,7 +106,8 @@ def test_a_bucket_that_starts_empty_is_no_credits_at_start_not_a_broken_volume(
 def test_the_empty_bucket_baseline_check_runs_on_an_emulated_volume(
         pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(EMPTY_BASELINE, "--emulate", "--burst-balance=0",
-                                           "--ebsperf-runtime=3", "-p", "no:cacheprovider")
+                                           "--ebsperf-runtime=3", "--ebsperf-miss-spell=1",
+                                           "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*S0-12*300 IOPS*PASS*"])
 

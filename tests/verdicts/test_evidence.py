@@ -94,10 +94,13 @@ def test_a_duty_test_settles_early_either_way_and_never_contradicts_the_full_run
     assert early.state == evidence.OPEN
 
 
-def test_a_run_too_short_to_fail_is_open_when_it_saw_misses() -> None:
+def test_a_run_too_short_to_fail_is_open_whatever_it_saw() -> None:
+    """A PASS is evidence: a run whose count could not have FAILed is no PASS either, even
+    without a miss (B-SLA)."""
     test = evidence.duty_test([0.0, 0.0], 0.9, 0.99, alpha=2.5e-5)
     assert test.critical == 3 and test.state == evidence.OPEN
-    assert evidence.duty_test([1.0, 1.0], 0.9, 0.99, alpha=2.5e-5).state == evidence.PASS
+    assert evidence.duty_test([1.0, 1.0], 0.9, 0.99, alpha=2.5e-5).state == evidence.OPEN
+    assert evidence.duty_test([1.0] * 3, 0.9, 0.99, alpha=2.5e-5).state == evidence.PASS
 
 
 def test_the_mean_interval_widens_with_noise_and_narrows_with_samples() -> None:
