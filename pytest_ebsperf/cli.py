@@ -12,6 +12,8 @@ Every command: help on stdout (exit 0), usage errors as one sentence on stderr (
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
@@ -94,5 +96,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console() -> NoReturn:
-    """The ``ebsperf`` console script."""
-    sys.exit(main())
+    """The ``ebsperf`` console script. A reader that stops reading (``ebsperf judge ... |
+    head``) ends it quietly with SIGPIPE's status (141), not a traceback and not a
+    verdict's exit code."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail too
+        sys.exit(128 + signal.SIGPIPE)
+    sys.exit(code)

@@ -126,8 +126,13 @@ class RateChecks:
         emulated 5 s check under the spell model) is planned for that many, unless the
         runtime was given: a healthy volume still stops once its PASS is settled, and a
         second that misses no longer leaves the check INCONCLUSIVE ("run longer")."""
-        if expectation.policy != spec.CAP or self.core.settings.given("runtime") or \
-                not expectation.duty or workload.runtime_s <= 0:
+        if self.core.settings.given("runtime") or workload.runtime_s <= 0:
+            return workload
+        if expectation.policy == spec.FLOOR and workload.runtime_s < evidence.MEAN_PLANNED_S:
+            # a mean needs seconds enough to bound their correlation; a healthy volume
+            # still stops at an early look (docs/verdicts.md, "Means")
+            return workload.replace(runtime_s=float(evidence.MEAN_PLANNED_S))
+        if expectation.policy != spec.CAP or not expectation.duty:
             return workload
         policy = self.core.session.policy
         needed = decidable_runtime_s(

@@ -41,6 +41,7 @@ from typing import Any
 from pytest_ebsperf.aws.pricing import builtin_prices, duration, estimate_cost
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.errors import EXIT_CODES, ConfigError, EbsperfError, Parser
+from pytest_ebsperf.spec import volume_types
 from pytest_ebsperf.spec.volume import Volume
 
 #: hosts-file key -> (Settings field, type).
@@ -345,6 +346,12 @@ def plan_main(argv: Sequence[str]) -> int:
     parser.add_argument("--volume-throughput", type=float)
     parser.add_argument("--region", default="us-east-1")
     args = parser.parse_args(list(argv))
+    if args.volume_type:
+        ebs = volume_types.ebs_names()
+        if args.volume_type not in ebs:
+            print(f"--volume-type={args.volume_type}: plan-fleet prices EBS volumes; pass one "
+                  f"of {', '.join(ebs)}.", file=sys.stderr)
+            return 4
     try:
         found = plan(args.hosts, args.checks, runtime_s=args.runtime, ramp_s=args.ramp,
                      workers=args.workers, engine=args.engine)

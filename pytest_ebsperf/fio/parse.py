@@ -62,9 +62,9 @@ def result_from_data(data: Mapping[str, Any], group: int | None = None, text: st
     """:func:`parse_result` of a report already decoded (``text``: the output around it, for
     error messages)."""
     entries = _entries(data, text)
-    groups = sorted({int(_num(e.get("groupid"))) for e in entries})
+    groups = sorted({group_of(e) for e in entries})
     if group is not None:
-        entries = [e for e in entries if int(_num(e.get("groupid"))) == group]
+        entries = [e for e in entries if group_of(e) == group]
         if not entries:
             raise FioOutputError(f"fio's report has no group {group}; its groups are "
                                  f"{', '.join(map(str, groups))}.")
@@ -203,13 +203,14 @@ def _direction(entries: Sequence[Mapping[str, Any]], ddir: str) -> DirectionStat
 
 def _entry_direction(raw: Any) -> _Entry:
     d: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
-    iops = _num(d.get("iops"))
-    runtime_ms = _num(d.get("runtime"))
+    iops = _figure(d, "iops")
+    runtime_ms = _figure(d, "runtime")
     # Before 2.21 io_bytes was in KiB; io_kbytes arrived with the switch to bytes.
-    io_bytes = int(_num(d.get("io_bytes")) * (1 if "io_kbytes" in d else 1024))
+    io_bytes = int(_figure(d, "io_bytes") * (1 if "io_kbytes" in d else 1024))
     # total_ios arrived in 2.x; older reports only allow an estimate from rate x time.
-    total_ios = int(d["total_ios"]) if "total_ios" in d else round(iops * runtime_ms / 1000)
-    bw_bytes = _num(d["bw_bytes"]) if "bw_bytes" in d else _num(d.get("bw")) * 1024
+    total_ios = int(_figure(d, "total_ios")) if "total_ios" in d else \
+        round(iops * runtime_ms / 1000)
+    bw_bytes = _figure(d, "bw_bytes") if "bw_bytes" in d else _figure(d, "bw") * 1024
     return _Entry(
         iops=iops,
         bw_bytes=bw_bytes,
@@ -304,7 +305,7 @@ def _string_map(raw: Any) -> dict[str, str]:
 def parse_groups(text: str) -> dict[int, FioResult]:
     """Each group of a report (``groupid`` -> its result), for stonewalled job files."""
     data = extract_json(text)
-    groups = sorted({int(_num(e.get("groupid"))) for e in _entries(data, text)})
+    groups = sorted({group_of(e) for e in _entries(data, text)})
     return {gid: parse_result(text, group=gid) for gid in groups}
 
 
@@ -313,6 +314,36 @@ def _int_option(value: str | None, default: int) -> int:
         return int(value) if value is not None else default
     except ValueError:
         return default
+
+
+#: The most a field of one job can say on any device (a billion I/Os a second, 10 TB/s,
+#: a year of runtime in ms, an exabyte): beyond them a figure was edited or corrupted.
+_FIELD_LIMITS = {"iops": 1e9, "bw_bytes": 1e13, "bw": 1e13 / 1024, "runtime": 3.2e10,
+                 "io_bytes": 1e18, "total_ios": 1e18}
+
+
+def _figure(d: Mapping[str, Any], name: str) -> float:
+    """A job's figure ``name`` (0 when fio wrote none), or a sentence naming the field when
+    what stands there is no figure fio writes: negative, not finite, not a number, or
+    beyond any device."""
+    if name not in d:
+        return 0.0
+    value, limit = d[name], _FIELD_LIMITS[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not math.isfinite(value) or not 0 <= value <= limit:
+        raise FioOutputError(f"the report's {name!r} is {value!r}, which fio never writes (a "
+                             f"finite figure from 0 to {limit:.3g}): the output was edited "
+                             "or is damaged; pass fio's own output")
+    return float(value)
+
+
+def group_of(entry: Mapping[str, Any]) -> int:
+    """A job's group id (0 when fio wrote none), or a sentence naming it."""
+    value = entry.get("groupid", 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise FioOutputError(f"the report's 'groupid' is {value!r}, which fio never writes "
+                             "(a whole number from 0): pass fio's own output")
+    return value
 
 
 def _num(value: Any) -> float:

@@ -16,7 +16,7 @@ from pytest_ebsperf.errors import EbsperfError, FioOutputError
 from pytest_ebsperf.fio import terse as fio_terse
 from pytest_ebsperf.fio import text as fio_text
 from pytest_ebsperf.fio.logs import averaged_to_seconds, build_series, log_shape, per_io_to_seconds
-from pytest_ebsperf.fio.parse import count_jobs, extract_json
+from pytest_ebsperf.fio.parse import count_jobs, extract_json, group_of
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import PATTERNS, Workload, parse_size
 
@@ -78,16 +78,16 @@ def units_of(data: Mapping[str, Any], *, host: str | None = None, device: str | 
     raw = data.get(key)
     entries = [e for e in (raw if isinstance(raw, list) else [])
                if isinstance(e, dict) and e.get("jobname") != _AGGREGATE]
-    groups = sorted({int(e.get("groupid") or 0) for e in entries})
+    groups = sorted({group_of(e) for e in entries})
     if group is not None:
         if group not in groups:
             raise EbsperfError(f"--group={group}: the report's groups are "
                                f"{', '.join(map(str, groups))}; pass one of them.")
-        entries = [e for e in entries if int(e.get("groupid") or 0) == group]
+        entries = [e for e in entries if group_of(e) == group]
     elif len(groups) > 1:
         found = []
         for gid in groups:
-            chosen = [e for e in entries if int(e.get("groupid") or 0) == gid]
+            chosen = [e for e in entries if group_of(e) == gid]
             name = str(chosen[0].get("jobname") or "")
             for made in units_of({**data, key: chosen}, host=host, device=device):
                 made.label = f"group {gid} {name}" + (f", {made.label}" if made.label else "")

@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import os
 import posixpath
+import signal
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -55,6 +56,8 @@ _INSTALL_HINT = (
 MAX_STATUS_REPORTS = 600
 #: fio's exit status after it was interrupted (it still writes its report and logs).
 INTERRUPTED_RC = 128
+#: A stop asked for this close to fio's planned end is not sent (see ``_execute_live``).
+LAST_SECOND_S = 1.0
 #: Called with the live per-window series after each new window; returns a reason to stop
 #: the run now (the verdict is settled) or None to go on.
 Monitor = Callable[[LiveSeries], "str | None"]
@@ -166,8 +169,9 @@ class FioRunner:
             series = LiveSeries(ramp_ms=max(workload.ramp_s, 0) * 1000.0,
                                 interval_ms=status_interval_s(workload) * 1000.0)
             if live:
-                completed, reason = self._execute_live(argv, limit, tmp, output, series,
-                                                       monitor, keep_fds)
+                completed, reason = self._execute_live(
+                    argv, limit, tmp, output, series, monitor, keep_fds,
+                    ends_s=workload.runtime_s + max(workload.ramp_s, 0))
             else:
                 completed, reason = self._execute(argv, limit, marker=output), ""
             text = self._read_output(output)
@@ -229,7 +233,11 @@ class FioRunner:
 
     def _execute_live(self, argv: list[str], timeout_s: float, tmp: str, output: str,
                       series: LiveSeries, monitor: Monitor | None,
-                      keep_fds: Sequence[int] = ()) -> tuple[RunResult, str]:
+                      keep_fds: Sequence[int] = (), ends_s: float | None = None
+                      ) -> tuple[RunResult, str]:
+        """fio, watched second by second. A stop the monitor asks for in fio's last second
+        (``ends_s``: ramp and runtime) is not sent: fio ends by itself, and a SIGINT that
+        meets fio on its way out (its handlers gone) kills it before it writes its report."""
 
         self.last_argv = argv
         self.last_wall_s = None
@@ -244,7 +252,12 @@ class FioRunner:
                 for report in stream.feed(text):
                     if series.add(report) and monitor is not None and not reason:
                         reason = monitor(series) or ""
-                        if reason:
+                        last = ends_s is not None and \
+                            time.monotonic() - start >= ends_s - LAST_SECOND_S
+                        if reason and last:
+                            reason = ""  # its own end is as near as the stop would be
+                            monitor = None
+                        elif reason:
                             proc.interrupt()  # fio writes its report and logs, then exits
                 elapsed = time.monotonic() - start
                 if elapsed > timeout_s and proc.interrupted_at is None:
@@ -326,6 +339,11 @@ class FioRunner:
                 stderr=completed.stderr,
             )
         signum = _signal_number(rc, text + completed.stdout)
+        if signum == signal.SIGINT and interrupted:
+            raise FioRunError(
+                f"fio, stopped by the plugin once the verdict was settled, died of that SIGINT "
+                f"after {wall:.1f} s on {self.host} before writing its report (it was on its "
+                "way out). Run the check again.", rc=rc, stderr=completed.stderr)
         if signum is not None:
             raise FioRunError(
                 f"fio was killed by signal {signum} ({_signal_name(signum)}) after {wall:.1f} s "

@@ -240,8 +240,10 @@ class EbsperfPlugin:
 
     def _write_markdown(self) -> None:
         """--ebsperf-markdown's file, and GitHub's step summary when it is set."""
-        targets = [t for t in (self.settings.markdown, os.environ.get("GITHUB_STEP_SUMMARY"))
-                   if t]
+        # GitHub's step summary is shared by every step of a job: appended to, never
+        # overwritten; --ebsperf-markdown's file is this run's own
+        targets = [(t, mode) for t, mode in ((self.settings.markdown, "w"),
+                                             (os.environ.get("GITHUB_STEP_SUMMARY"), "a")) if t]
         if not targets:
             return
 
@@ -249,10 +251,10 @@ class EbsperfPlugin:
         text = results_markdown.summary(self.rows, self.measurements,
                                 counts=pytest_counts(reporter) if reporter else "")
         base = Path(self.config.invocation_params.dir)
-        for index, target in enumerate(targets):
+        for target, mode in targets:
             path = Path(target) if Path(target).is_absolute() else base / target
             try:
-                with open(path, "a" if index == 1 else "w", encoding="utf-8") as handle:
+                with open(path, mode, encoding="utf-8") as handle:
                     handle.write(text)
             except OSError as exc:
                 if reporter is not None:

@@ -80,7 +80,8 @@ def _history(args: argparse.Namespace, out: TextIO) -> int:
     if since < 1 or not 0 < alpha < 1:
         raise EbsperfError("--since is a number of runs (1 or more) and --alpha a probability "
                            "between 0 and 1.")
-    with HistoryStore(_db(args.db, create=bool(args.imports))) as store:
+    with HistoryStore(_db(args.db, create=bool(args.imports)),
+                      read_only=not args.imports) as store:
         for source, document in documents_from(args.imports or ()):
             run_id = store.append(document, source=source)
             print(f"imported {source.split(':', 1)[1]} as run {run_id}", file=out)
@@ -160,7 +161,7 @@ def compare_main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
 def _document(spec: str, db: str | None) -> tuple[str, dict[str, Any]]:
     if spec.isdigit() and (db or os.environ.get("EBSPERF_HISTORY")):
 
-        with HistoryStore(_db(db)) as store:
+        with HistoryStore(_db(db), read_only=True) as store:
             return f"run {spec} of {_db(db)}", store.document(int(spec))
 
     (source, document), = documents_from([spec])
@@ -202,7 +203,7 @@ def _compare(args: argparse.Namespace, out: TextIO) -> int:
 def _matrix(args: argparse.Namespace, out: TextIO) -> int:
 
     column = {"instance_type": "instance type", "fio_version": "fio"}.get(args.by, args.by)
-    with HistoryStore(_db(args.db)) as store:
+    with HistoryStore(_db(args.db), read_only=True) as store:
         series = store.series(claim=args.matrix)
     if not series:
         raise EbsperfError(f"{args.db} has no runs of claim {args.matrix}.")

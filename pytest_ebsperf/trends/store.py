@@ -133,11 +133,14 @@ def _statements(script: str) -> list[str]:
 class HistoryStore:
     """A SQLite history of runs at ``path`` (created on first use)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
         if self.path.exists() and self.path.is_dir():
             raise ConfigError(f"{self.path} is a directory; --ebsperf-history takes a file "
                               "(e.g. perf-history.sqlite).")
+        if read_only:
+            self._open_read_only()
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000,
@@ -149,6 +152,31 @@ class HistoryStore:
         except sqlite3.DatabaseError as exc:
             raise ConfigError(f"{self.path} is not a history database this version can use "
                               f"({exc}). Pass another --ebsperf-history file.") from None
+
+    def _open_read_only(self) -> None:
+        """Open an existing database without writing a byte to it (``history`` and
+        ``compare`` only read): no tables made, no journal mode set, no migration; a file
+        that holds no history of this plugin's is refused with a sentence."""
+        try:
+            self.db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
+                                      timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            version = self.version
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"{self.path} is not a history database ({exc}): pass the file "
+                              "--ebsperf-history wrote.") from None
+        if version == 0:
+            self.db.close()
+            raise ConfigError(f"{self.path} holds no pytest-ebsperf history (no schema version "
+                              "in it): pass the file --ebsperf-history wrote; it was left "
+                              "as it was.")
+        if version != SCHEMA_VERSION:
+            self.db.close()
+            newer = version > SCHEMA_VERSION
+            raise ConfigError(f"{self.path} was written by {'a newer' if newer else 'an older'} "
+                              f"pytest-ebsperf (schema {version}, this one knows "
+                              f"{SCHEMA_VERSION}): "
+                              + ("upgrade it." if newer else "a run with --ebsperf-history="
+                                 f"{self.path} upgrades it; reading it changes nothing."))
 
     def close(self) -> None:
         self.db.close()

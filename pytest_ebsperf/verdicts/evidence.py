@@ -1,8 +1,7 @@
 """What a sample of seconds can say about a claim made for a year: the statistics of verdicts.
 
-A check sees seconds of a run; AWS's duty cycles ("at least 90 % of provisioned IOPS 99.9 % of
-the time", B-SLA) speak of a year. So a check never asks "did any second miss?" but "are the
-misses seen *evidence* that this volume misses more often than the claim allows?":
+A check sees seconds of a run; AWS's duty cycles (B-SLA) speak of a year. So a check asks
+whether the misses seen are *evidence* that the volume misses more often than claimed:
 
 * **Duty cycles** are a one-sided test. Each window (one second) either reaches the threshold
   or misses it. Under the null hypothesis "the volume meets the claim" a window misses with
@@ -59,15 +58,19 @@ MEAN_ABOVE_SHARE = 0.1
 #: simplest alpha-spending function (equal spending; Jennison & Turnbull, "Group Sequential
 #: Methods", 2000, ch. 7). PASS and FAIL alike; the final verdict is the last look.
 MEAN_LOOKS = 4
+#: No early look before MEAN_MIN_S (fewer cannot bound the correlation); a FLOOR is planned
+#: for at least MEAN_PLANNED_S unless its runtime was given.
+MEAN_MIN_S = 15
+MEAN_PLANNED_S = 30
 
 
 def mean_looks(planned: int) -> tuple[int, ...]:
-    """The seconds at which a mean is judged in a run planned for ``planned`` seconds (none
-    before the third second: a mean needs a few seconds' noise)."""
+    """The seconds at which a mean is judged in a run planned for ``planned`` seconds: the
+    quarters from :data:`MEAN_MIN_S` on, and the end."""
     if planned <= 0:
         return ()
-    return tuple(sorted({max(3, math.ceil(planned * j / MEAN_LOOKS))
-                         for j in range(1, MEAN_LOOKS + 1)}))
+    early = {math.ceil(planned * j / MEAN_LOOKS) for j in range(1, MEAN_LOOKS)}
+    return tuple(sorted({n for n in early if n >= MEAN_MIN_S} | {planned}))
 
 
 def look_level(alpha: float) -> float:
@@ -370,11 +373,8 @@ def decidable_windows(p: float, alpha: float, spell: float, limit: int = 3_600) 
 # -- means -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class MeanInterval:
-    """One-sided-at-``alpha`` bounds for the mean of per-window samples: from the seconds'
-    long-run variance (``rho``: the lag-1 correlation allowed for, ``blocks`` the
-    independent seconds the series is worth; :func:`stats.long_run_summary`) or, for mean
-    latencies, from batch means (``blocks`` blocks of ``block_s`` windows, t on
-    ``blocks - 1``)."""
+    """One-sided bounds at ``alpha`` for a mean of seconds: from their long-run variance
+    (``rho`` allowed for; :func:`stats.long_run_summary`) or from batch means (latencies)."""
 
     n: int
     mean: float

@@ -255,7 +255,7 @@ def judge_report(argv: Sequence[str]) -> list[Judged | Refused]:
         found: list[Judged | Refused] = []
         for path in files_in(target):
             try:
-                reports = read_reports(str(path), args.format)
+                reports = _read(str(path), args.format)
             except EbsperfError as exc:
                 if "holds no fio output" in str(exc):
                     continue  # a file of another kind beside the reports
@@ -263,7 +263,7 @@ def judge_report(argv: Sequence[str]) -> list[Judged | Refused]:
                 continue
             for report in reports:
                 try:
-                    found += judge_one(args, members, report)
+                    found += _judged(args, members, report)
                 except EbsperfError as exc:
                     found.append(Refused(str(path), str(exc)))
         if not found:
@@ -271,9 +271,36 @@ def judge_report(argv: Sequence[str]) -> list[Judged | Refused]:
                                "terse).")
         return found
     judged: list[Judged | Refused] = []
-    for report in read_reports(args.report, args.format):
-        judged += judge_one(args, members, report)
+    for report in _read(args.report, args.format):
+        judged += _judged(args, members, report)
     return judged
+
+
+#: What reading or judging a damaged output can raise below the sentences the readers give:
+#: any of them is a refusal of that file, never a traceback.
+_UNREADABLE = (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError,
+               ZeroDivisionError, RecursionError)
+
+
+def _unreadable(path: str, exc: BaseException) -> EbsperfError:
+    return EbsperfError(f"{path} cannot be read as fio output ({type(exc).__name__}: "
+                        f"{str(exc)[:200] or 'no detail'}): it is cut short, edited or not "
+                        "fio's; pass fio's own output file (--output) or what fio printed")
+
+
+def _read(path: str, form: str) -> list[Report]:
+    try:
+        return read_reports(path, form)
+    except _UNREADABLE as exc:
+        raise _unreadable(path, exc) from None
+
+
+def _judged(args: argparse.Namespace, members: Sequence[Any], report: Report
+            ) -> list[Judged | Refused]:
+    try:
+        return judge_one(args, members, report)
+    except _UNREADABLE as exc:
+        raise _unreadable(report.path, exc) from None
 
 
 def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
