@@ -70,7 +70,7 @@ _DISK = re.compile(r"^\s*(?P<name>[\w.\-/]+):\s*ios=(?P<r>\d+)/(?P<w>\d+),\s*"
                    r"util=(?P<util>[\d.]+)%(?P<aggr>,\s*aggrios=)?")
 _ERROR = re.compile(r"fio: pid=\d+, err=(?P<code>\d+)/(?P<where>.*?), error=(?P<text>.*)$")
 _SIGNAL = re.compile(r"fio: terminating on signal (\d+)")
-_COMMAND = re.compile(r"(?:^|[\s$#>])(?:sudo\s+)?fio\s+(?P<args>--?\S.*)$")
+_COMMAND = re.compile(r"(?:^|[\s$#>])(?:sudo\s+)?(?:\S*/)?fio\s+(?P<args>--?\S.*)$")
 _STATUS = re.compile(r"^Jobs: \d+")
 
 
@@ -142,13 +142,21 @@ def split_runs(text: str) -> list[str]:
     header for group 0 after a report): one run usually."""
     lines = text.splitlines(keepends=True)
     starts = [0]
-    seen_result = False
+    seen_result = seen_summary = False
     for index, line in enumerate(lines):
         clean = _clean(line)
-        if _RESULT.match(clean):
+        result = _RESULT.match(clean)
+        # after a run's summary ("Run status group", "Disk stats"), its command line or a
+        # group-0 result block starts the next run (two outputs pasted one after another)
+        again = seen_summary and (bool(_COMMAND.search(clean.strip())) or
+                                  bool(result and result.group("g") == "0"))
+        if result and not again:
             seen_result = True
+        if seen_result and clean.startswith(("Run status group", "Disk stats")):
+            seen_summary = True
         header = _HEADER.match(clean)
-        if seen_result and ((header and header.group("g") == "0") or _VERSION.match(clean)):
+        if again or (seen_result and ((header and header.group("g") == "0") or
+                                      _VERSION.match(clean))):
             # a new run begins: go back to its command line, if one comes just before
             start = index
             while start > starts[-1] and start - 1 >= 0 and (
@@ -156,7 +164,7 @@ def split_runs(text: str) -> list[str]:
                     not lines[start - 1].strip() or _HEADER.match(_clean(lines[start - 1]))):
                 start -= 1
             starts.append(start)
-            seen_result = False
+            seen_result, seen_summary = bool(result), False
     starts.append(len(lines))
     runs = ["".join(lines[a:b]) for a, b in zip(starts, starts[1:]) if a < b]
     return [run for run in runs if looks_like_normal(run)] or [text]

@@ -178,16 +178,23 @@ def compare_measurement(current: Mapping[str, Any], baseline: Sequence[Mapping[s
     if not same_queue:
         note = _join(note, "latency not compared: at a cap it is queue depth / rate, and the "
                            "queues differ")
+    capped = [m for m in (current, *baseline) if held_at_cap(m)]
+    if same_queue and capped:
+        note = _join(note, "latency not gated: the run sat at its cap with "
+                           f"{_outstanding(capped[0])} I/Os outstanding, where latency is "
+                           "the queue depth over the rate (Little's law), set by the job "
+                           "and the cap, not by the volume; its rate is gated")
+    gate_latency = same_queue and not capped
     results: list[MetricComparison] = []
     for metric in METRICS:
-        if not same_queue and metric.name == "mean latency":
+        if not gate_latency and metric.name == "mean latency":
             continue
         now = metric.samples(current)
         before = [v for m in baseline for v in metric.samples(m)]
         if now and before:
             results.append(compare_samples(metric, now, before, threshold_pct))
     latency = next((m for m in results if m.metric == "mean latency"), None)
-    for name in PERCENTILES if same_queue else ():
+    for name in PERCENTILES if gate_latency else ():
         found = _compare_percentile(name, current, baseline, latency, threshold_pct)
         if found is not None:
             results.append(found)
@@ -195,6 +202,33 @@ def compare_measurement(current: Mapping[str, Any], baseline: Sequence[Mapping[s
         return Comparison(check, NOT_JUDGED, note=_join(note, "no per-second samples to "
                                                              "compare"), baseline_source=source)
     return Comparison(check, worst(m.status for m in results), tuple(results), note, source)
+
+
+#: A CAP run whose rate reached this share of its cap sat at the cap.
+AT_CAP = 0.9
+
+
+def _outstanding(measurement: Mapping[str, Any]) -> int:
+    spec = measurement.get("spec") or {}
+    try:
+        return int(spec.get("iodepth") or 1) * int(spec.get("numjobs") or 1)
+    except (TypeError, ValueError):
+        return 1
+
+
+def held_at_cap(measurement: Mapping[str, Any]) -> bool:
+    """Whether a measurement ran at its volume's rate cap with more than one I/O
+    outstanding: its latency is then the queue over the rate (a throttle's, bimodal: a
+    served I/O or one held until the next token), not the volume's service time. A run
+    below its cap (the QD-1 latency checks) keeps its latency gated."""
+    check = measurement.get("check") or {}
+    expected = check.get("expected")
+    if check.get("policy") != "CAP" or not isinstance(expected, (int, float)) or \
+            expected <= 0 or _outstanding(measurement) <= 1:
+        return False
+    rate = measurement.get("bw_bytes") if check.get("unit") == "B/s" else \
+        measurement.get("iops")
+    return isinstance(rate, (int, float)) and rate >= AT_CAP * expected
 
 
 def compare_samples(metric: Metric, now: Sequence[float], before: Sequence[float],

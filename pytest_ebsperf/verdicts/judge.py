@@ -474,11 +474,16 @@ def job_limit(options: Mapping[str, str], workload: Workload, measured: float, u
                 return (f"the job's own thinktime={think} (an idle pause every "
                         f"{_int(options.get('thinktime_blocks'), 1)} I/O(s), at most "
                         f"{per_job * jobs:,.0f} IOPS over {jobs} job(s)) held it there")
-    for option in ("iodepth_low", "rate_min", "rate_iops_min", "flow"):
-        if options.get(option):
-            return (f"the job set {option}={options[option]}, which paces or holds back "
-                    "its queue: the run measured the job as written, not the volume's "
-                    "limit")
+    # rate_min / rate_iops_min are minimums: fio aborts a job below them, they never slow
+    # one. iodepth_low holds the queue back only below the iodepth it refills to.
+    low = _int(options.get("iodepth_low"), 0)
+    if low and low < max(1, workload.iodepth):
+        return (f"the job set iodepth_low={options['iodepth_low']} (below its iodepth "
+                f"{workload.iodepth}): it refills its queue only once it drains to that, "
+                "so the run measured the job as written, not the volume's limit")
+    if options.get("flow"):
+        return (f"the job set flow={options['flow']}, which paces it against other jobs: "
+                "the run measured the job as written, not the volume's limit")
     return ""
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.types import CAP, FLOOR, Expectation
+from pytest_ebsperf.spec.types import CAP, FLOOR, INFO, Expectation
 from pytest_ebsperf.units import (
     format_percent,
     format_quantity,
@@ -289,6 +289,10 @@ def judge(expectation: Expectation, result: FioResult, workload: Workload, *,
           prior: Sequence[float] = ()) -> Verdict:
     """The verdict of a rate claim by its policy: FLOOR (:func:`judge_floor`), else CAP
     (:func:`judge_cap`). The checks, fio-server mode and ``ebsperf judge`` all come here."""
+    if expectation.policy == INFO:  # recorded, never judged (a figure AWS does not promise)
+        return judge_info(expectation.claim, expectation.what, result, workload,
+                          unit=expectation.unit, notes=expectation.notes,
+                          source=expectation.source)
     if expectation.policy == FLOOR:
         return judge_floor(expectation, result, workload, metric=metric, cpu_count=cpu_count,
                            policy=policy)

@@ -100,3 +100,79 @@ def test_the_read_only_commands_write_nothing_into_a_foreign_database(
     assert "Traceback" not in done.stderr and str(db) in done.stderr, done.stderr
     assert db.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["theirs.sqlite"]  # no -wal, -shm
+
+
+REAL = DATA / "realebs"
+
+
+def test_two_outputs_pasted_one_after_the_other_are_two_runs(tmp_path: Path) -> None:
+    """The io1 2,048 GiB randwrite and randread outputs, concatenated: each begins with its
+    command line and a group-0 result block, no version line or job header between them.
+    Read as one run they added up to '70,448 IOPS, far above its cap'."""
+    both = tmp_path / "both.txt"
+    both.write_text(
+        (REAL / "liangruibupt_io1_2048g_40000iops_randwrite16k_qd32x16_m5.8xlarge_EXTRACTED.txt"
+         ).read_text() +
+        (REAL / "liangruibupt_io1_2048g_40000iops_randread16k_qd32x16_m5.12xlarge_EXTRACTED.txt"
+         ).read_text())
+    done = ebsperf("judge", str(both), "--volume-type=io1", "--volume-size=2048",
+                   "--volume-iops=40000", "--instance-type=m5.8xlarge")
+    verdicts = [line for line in done.stdout.splitlines() if not line.startswith(" ")]
+    assert len(verdicts) == 2, done.stdout + done.stderr
+    assert "run 1 of 2" in verdicts[0] and "randwrite 16KiB" in verdicts[0]
+    assert "run 2 of 2" in verdicts[1] and "randread 16KiB" in verdicts[1]
+    assert "30,14" in verdicts[0] and "40,30" in verdicts[1]
+    assert "far above" not in done.stdout
+
+
+def test_a_command_line_that_runs_fio_from_a_path_is_read(tmp_path: Path) -> None:
+    source = (REAL / "liangruibupt_io1_2048g_40000iops_randread16k_qd32x16_m5.12xlarge_EXTRACTED.txt"
+              ).read_text().splitlines(keepends=True)
+    assert source[0].startswith("sudo fio ")
+    pasted = tmp_path / "dotslash.txt"
+    pasted.write_text(source[0].replace("sudo fio ", "./fio ") + "".join(source[1:]))
+    done = ebsperf("judge", str(pasted), "--volume-type=io1", "--volume-size=2048",
+                   "--volume-iops=40000")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "buffered" not in done.stdout  # its --direct=1 was read
+
+
+def _sequential(tmp_path: Path, **options: str) -> Path:
+    report = json.loads((HERE / "randread.json").read_text())
+    for job in report["jobs"]:
+        job["job options"].update({"rw": "read", **options})
+        for option in ("write_iops_log", "write_bw_log", "write_lat_log"):
+            job["job options"].pop(option, None)
+    path = tmp_path / "seq.json"
+    path.write_text(json.dumps(report))
+    return path
+
+
+def test_a_record_only_expectation_is_recorded_not_judged_as_a_cap(tmp_path: Path) -> None:
+    """Sequential 4 KiB direct reads on gp3: EBS "attempts to" merge them, which is no
+    promise (B-IOACCT). 150,853 IOPS is recorded (INFO), not 'far above its cap'."""
+    done = ebsperf("judge", str(_sequential(tmp_path)), "--volume-type=gp3",
+                   "--volume-size=100")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("INFO B-SLA"), done.stdout
+    assert "far above" not in done.stdout
+
+
+@pytest.mark.parametrize("option", ["rate_min=1k", "rate_iops_min=100", "iodepth_low=8"])
+def test_minimums_and_a_low_mark_at_the_queue_depth_do_not_excuse_a_shortfall(
+        tmp_path: Path, option: str) -> None:
+    """rate_min and rate_iops_min are minimums (fio aborts below them, they never slow a
+    job), and iodepth_low equal to iodepth holds nothing back: a shortfall stays the
+    volume's (here: a 150,853 IOPS run on an io2 promised 256,000)."""
+    name, value = option.split("=")
+    report = json.loads((HERE / "randread.json").read_text())
+    for job in report["jobs"]:
+        job["job options"][name] = value
+        for log in ("write_iops_log", "write_bw_log", "write_lat_log"):
+            job["job options"].pop(log, None)
+    path = tmp_path / "min.json"
+    path.write_text(json.dumps(report))
+    done = ebsperf("judge", str(path), "--volume-type=io2", "--volume-size=1000",
+                   "--volume-iops=256000")
+    assert "paces or holds back" not in done.stdout and name not in done.stdout.split(
+        "note:")[0], done.stdout
