@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import sys
-
-from pytest_ebsperf.cli import main
+from pytest_ebsperf.cli import console
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -49,12 +49,14 @@ _HEADER = re.compile(r"^(?P<name>\S.*?): \(g=(?P<g>\d+)\): rw=(?P<rw>[\w:]+), "
                      r"bs=(?P<bs>.*?), ioengine=(?P<engine>[\w-]+), iodepth=(?P<qd>\d+)")
 _RESULT = re.compile(r"^(?P<name>\S.*?): \(groupid=(?P<g>\d+), jobs=(?P<jobs>\d+)\): "
                      r"err=\s*(?P<err>-?\d+)(?P<rest>.*)$")
-_DIR3 = re.compile(r"^\s*(?P<dir>read|write|trim|mixed)\s*:\s*IOPS=(?P<iops>[\d.]+[kKmMgG]?),"
-                   r"\s*BW=(?P<bw>[\d.]+)(?P<bwu>[KMGTP]i?B|B)/s.*?\((?P<io>[\d.]+)"
-                   r"(?P<iou>[KMGTP]i?B|B)/(?P<run>\d+)msec\)")
-_DIR2 = re.compile(r"^\s*(?P<dir>read|write|trim|mixed)\s*:\s*io=\s*(?P<io>[\d.]+)"
-                   r"(?P<iou>[KMGTP]i?B|B),\s*bw=\s*(?P<bw>[\d.]+)(?P<bwu>[KMGTP]i?B|B)/s,"
-                   r"\s*iops=\s*(?P<iops>[\d.]+[kKmM]?)\s*,\s*runt=\s*(?P<run>\d+)\s*msec")
+# figures may carry thousands separators (``bw=586,774 KB/s``, as some pages print them)
+_DIR3 = re.compile(r"^\s*(?P<dir>read|write|trim|mixed)\s*:\s*IOPS=(?P<iops>[\d.,]+[kKmMgG]?),"
+                   r"\s*BW=(?P<bw>[\d.,]+)\s?(?P<bwu>[KMGTP]i?B|B)/s.*?\((?P<io>[\d.,]+)"
+                   r"\s?(?P<iou>[KMGTP]i?B|B)/(?P<run>[\d,]+)msec\)")
+_DIR2 = re.compile(r"^\s*(?P<dir>read|write|trim|mixed)\s*:\s*io=\s*(?P<io>[\d.,]+)"
+                   r"\s?(?P<iou>[KMGTP]i?B|B),\s*bw=\s*(?P<bw>[\d.,]+)\s?(?P<bwu>[KMGTP]i?B|B)"
+                   r"/s,\s*iops=\s*(?P<iops>[\d.,]+[kKmM]?)\s*,\s*runt=\s*(?P<run>[\d,]+)\s*"
+                   r"msec")
 _LAT = re.compile(r"^\s*(?P<kind>slat|clat|lat)\s*\((?P<unit>nsec|usec|msec|sec)\)\s*:\s*"
                   r"min=\s*(?P<min>[\d.]+[kKmM]?)\s*,\s*max=\s*(?P<max>[\d.]+[kKmM]?)\s*,\s*"
                   r"avg=\s*(?P<avg>[\d.]+[kKmM]?)\s*,\s*stdev=\s*(?P<sd>[\d.]+[kKmM]?)")
@@ -88,14 +90,20 @@ def _clean(line: str) -> str:
 
 # -- numbers -----------------------------------------------------------------------------------
 def _count(text: str) -> float:
-    match = re.fullmatch(r"([\d.]+)([kKmMgG]?)", text.strip())
+    match = re.fullmatch(r"([\d.]+)([kKmMgG]?)", text.strip().replace(",", ""))
     if not match:
         raise ValueError(text)
     return float(match.group(1)) * _COUNT[match.group(2).lower()]
 
 
-def _bytes(number: str, unit: str) -> float:
-    return float(number) * _BYTES[unit.lower().rstrip("/s")]
+def _bytes(number: str, unit: str, *, decimal: bool = False) -> float:
+    """``number`` ``unit`` in bytes. fio 2.x's KB and MB are KiB and MiB (kb_base=1024);
+    fio 3.x writes binary units with an i (KiB, MiB) and decimal ones without (kB, MB: its
+    parenthesised figure, or the first one under kb_base=1000): ``decimal``."""
+    unit = unit.lower().rstrip("/s")
+    if decimal and unit and "i" not in unit and unit != "b":
+        return float(number.replace(",", "")) * 1000.0 ** ("kmgtp".index(unit[0]) + 1)
+    return float(number.replace(",", "")) * _BYTES[unit]
 
 
 def _latency(match: re.Match[str]) -> dict[str, float]:
@@ -292,22 +300,25 @@ def normal_to_data(text: str) -> dict[str, Any]:
 def _header_bs(text: str) -> str:
     """``(R) 16.0KiB-16.0KiB, (W) ...`` / ``4K-4K/4K-4K`` -> ``16k`` style: the read side's
     smallest block size as fio's option would name it."""
-    match = re.search(r"([\d.]+)\s*([KMG]i?B?|B)?", text)
+    match = re.search(r"([\d.]+)\s*([KkMmGg]i?B?|B)?", text)
     if not match:
         return text
-    number, unit = float(match.group(1)), (match.group(2) or "B").upper()
-    factor = {"B": 1, "K": 1024, "KB": 1024, "KIB": 1024, "M": 1024 ** 2, "MB": 1024 ** 2,
-              "MIB": 1024 ** 2, "G": 1024 ** 3, "GB": 1024 ** 3, "GIB": 1024 ** 3}[unit]
+    number, unit = float(match.group(1)), match.group(2) or "B"
+    if unit.endswith("B") and len(unit) == 2:  # kB, MB, GB: fio 3.x's decimal units
+        return str(round(number * 1000.0 ** ("KMG".index(unit[0].upper()) + 1)))
+    factor = {"B": 1, "K": 1024, "KIB": 1024, "M": 1024 ** 2, "MIB": 1024 ** 2,
+              "G": 1024 ** 3, "GIB": 1024 ** 3}[unit.upper()]
     return str(round(number * factor))
 
 
 def _direction(match: re.Match[str]) -> dict[str, Any]:
-    io_bytes = _bytes(match.group("io"), match.group("iou"))
-    runtime = int(match.group("run"))
-    bw = _bytes(match.group("bw"), match.group("bwu"))
+    decimal = match.re is _DIR3
+    io_bytes = _bytes(match.group("io"), match.group("iou"), decimal=decimal)
+    runtime = int(match.group("run").replace(",", ""))
+    bw = _bytes(match.group("bw"), match.group("bwu"), decimal=decimal)
     return {"io_bytes": int(io_bytes), "io_kbytes": int(io_bytes // 1024), "bw_bytes": bw,
             "bw": bw / 1024, "iops": _count(match.group("iops")), "runtime": runtime,
-            "_printed_iops": match.group("iops")}
+            "_printed_iops": match.group("iops").replace(",", "")}
 
 
 def _issued(line: str) -> tuple[int, ...] | None:

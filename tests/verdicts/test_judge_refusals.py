@@ -176,3 +176,46 @@ def test_minimums_and_a_low_mark_at_the_queue_depth_do_not_excuse_a_shortfall(
                    "--volume-iops=256000")
     assert "paces or holds back" not in done.stdout and name not in done.stdout.split(
         "note:")[0], done.stdout
+
+
+AWS_IO2 = REAL / "awssamples_io2_100g_40000iops_randread16k_psync_qd1x16_c6a.xlarge_EXTRACTED.txt"
+
+
+def _normal_result(text: str) -> dict[str, float]:
+    from pytest_ebsperf.fio import text as fio_text
+
+    data = fio_text.normal_to_data(text)
+    job = data["jobs"][0]
+    side = job["read"] if "read" in job else job["write"]
+    return {"bw_bytes": side["bw_bytes"], "iops": side["iops"], "io_bytes": side["io_bytes"]}
+
+
+def test_decimal_and_binary_units_are_read_exactly() -> None:
+    """fio 3.x writes binary units with an i and decimal ones without: under kb_base=1000
+    its first figure is the decimal one (``BW=608MB/s (580MiB/s)``), which was read 4.9 %
+    high as MiB; the default line reads the same volume."""
+    text = AWS_IO2.read_text()
+    binary = _normal_result(text)
+    decimal = _normal_result(text.replace("BW=580MiB/s (608MB/s)(102GiB/180001msec)",
+                                          "BW=608MB/s (580MiB/s)(109GB/180001msec)"))
+    assert binary["bw_bytes"] == 580 * 2 ** 20
+    assert decimal["bw_bytes"] == 608e6
+    assert decimal["bw_bytes"] / binary["bw_bytes"] == pytest.approx(1.0, abs=0.002)
+    assert decimal["io_bytes"] == 109e9
+
+
+def test_thousands_separators_are_read_not_refused() -> None:
+    text = (REAL / "liangruibupt_io1_2048g_40000iops_randwrite16k_qd32x16_m5.8xlarge_EXTRACTED"
+                   ".txt").read_text()
+    plain = _normal_result(text)
+    commas = _normal_result(text.replace("bw=482232KB/s, iops=30139",
+                                         "bw=482,232 KB/s, iops=30,139"))
+    assert commas == plain and round(plain["iops"]) in (30139, 30140)
+
+
+def test_a_job_headers_decimal_block_size_is_in_kilobytes() -> None:
+    from pytest_ebsperf.fio import text as fio_text
+
+    assert fio_text._header_bs("(R) 1000kB-1000kB, (W) 1000kB-1000kB") == "1000000"
+    assert fio_text._header_bs("(R) 16.0KiB-16.0KiB") == "16384"
+    assert fio_text._header_bs("4K-4K/4K-4K") == "4096"
