@@ -229,6 +229,7 @@ class CheckCore:
             if cpu_before is not None and cpu_after is not None:
                 result = replace(result, host_cpu_busy_pct=cpu_after.busy_pct_since(cpu_before))
             booked(result)
+        result = self.witnesses.emulator_seen(target, workload, result, self.volume.type)
         return result, started, before, nvme_before
 
     def _measuring(self, *, alone: bool = False) -> Any:

@@ -6,6 +6,7 @@ when they disagree with fio or name the limit that bound.
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from typing import Any
 
 from pytest_ebsperf.checks.session import EbsperfSession
@@ -103,3 +104,27 @@ class Witnesses:
             self.notes.append(said)
         facts: dict[str, int] = delta.facts()
         return facts
+
+    def emulator_seen(self, target: Target, workload: Workload, result: FioResult,
+                      volume_type: str) -> FioResult:
+        """An emulated volume's own witness (:mod:`pytest_ebsperf.emulate.witness`): the
+        seconds in which it fell behind what it was set to deliver are marked on the
+        result, left out of the verdict and said."""
+        device, started = target.emulated, self.session.runner.last_started
+        if device is None or started is None:
+            return result
+        from pytest_ebsperf.emulate import witness  # only where a volume is emulated
+        from pytest_ebsperf.verdicts.verdict import series_values
+
+        values = series_values(result, "total_iops")
+        series = next((result.series[key] for key in ("total_iops", "read_iops", "write_iops")
+                       if key in result.series and len(result.series[key])), None)
+        if series is None or not values:
+            return result
+        found = witness.behind(device, series.t_s[:len(values)], values,
+                               started + max(workload.ramp_s, 0.0), bs=workload.bs,
+                               outstanding=workload.iodepth * workload.numjobs)
+        if not found.seconds:
+            return result
+        return replace(result, emulator_behind=found.seconds,
+                       emulator_said=found.sentence(volume_type))

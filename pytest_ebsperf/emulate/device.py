@@ -1,9 +1,6 @@
 """An emulated volume: a loop device on a private tmpfs, throttled by a cgroup of its own.
-
-The backing file is sparse: reads of never-written blocks return zero pages straight from
-tmpfs, which is fine for timing because the throttle, not the medium, sets the pace, and it
-keeps a 1 GiB volume from costing 1 GiB of memory until it is written.
-"""
+The backing file is sparse (never-written blocks read as zero pages; the throttle sets the
+pace), so a 1 GiB volume costs no memory until it is written."""
 
 from __future__ import annotations
 
@@ -11,6 +8,7 @@ import itertools
 import os
 import shutil
 import threading
+import time
 import warnings
 from pathlib import Path
 from types import TracebackType
@@ -38,6 +36,7 @@ GIB = 1024 * MIB
 LOOP_CONTROL = Path("/dev/loop-control")
 _T = TypeVar("_T")
 _numbers = itertools.count()
+TIMELINE_KEPT = 4096  # throttle changes kept (EmulatedDevice.timeline)
 _NO_EMULATION = "or test a real device with --device=PATH, which needs no emulation."
 
 
@@ -162,8 +161,7 @@ class EmulatedDevice:
         self._loop: str | None = None
         self._throttle: ThrottleGroup | None = None
         self._started = False
-        # set_rates (a credit controller's thread) and set_mix (the test) may race; the
-        # write-only-on-change cache must see one at a time.
+        # set_rates (a credit controller's thread) and set_mix may race: one at a time
         self._lock = threading.Lock()
         self._allocated = False
         self._owner: lifetime.Owner | None = None
@@ -184,6 +182,9 @@ class EmulatedDevice:
         #: Byte ranges not written since made or TRIMmed (only tracked with the factor).
         self._cold = ColdRanges()
         self._penalty = 1.0
+        #: (time.monotonic(), IOPS, bytes/s) each time the throttle was set: what it was
+        #: asked to deliver (:mod:`pytest_ebsperf.emulate.witness`).
+        self.timeline: list[tuple[float, float | None, float | None]] = []
 
     def __repr__(self) -> str:
         where = f"/dev/{self._loop}" if self._loop else "not attached"
@@ -269,7 +270,7 @@ class EmulatedDevice:
             self._allocated = True
 
     def swap_risk(self) -> str | None:
-        """A sentence when the volume's pages may be swapped out (fidelity at risk)."""
+        """A sentence when the volume's pages may be swapped out."""
         return None if self.noswap else swap_risk()
 
     @property
@@ -383,6 +384,8 @@ class EmulatedDevice:
             bps = None if self.bps is None else self.bps * scale
             limits = split_limits(iops, bps, self.read_fraction)
             self._need(self._throttle).apply(limits)
+            self.timeline.append((time.monotonic(), iops, bps))
+            del self.timeline[:-TIMELINE_KEPT]
 
     def argv_prefix(self) -> list[str]:
         """argv to put in front of a command so that it runs inside the throttle cgroup."""

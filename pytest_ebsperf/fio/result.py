@@ -116,6 +116,11 @@ class FioResult:
     host_cpu_busy_pct: float | None = None
     #: Per-window figures seen while fio ran (:class:`pytest_ebsperf.fio.live.LiveSeries`).
     live: Any = field(default=None, repr=False, compare=False)
+    #: Seconds (indices of the per-second series) in which an emulated volume fell behind
+    #: what it was set to deliver: the host's, left out of the verdict
+    #: (:mod:`pytest_ebsperf.emulate.witness`); and the sentence that says so.
+    emulator_behind: tuple[int, ...] = ()
+    emulator_said: str = ""
 
     @property
     def version_tuple(self) -> tuple[int, int, int]:

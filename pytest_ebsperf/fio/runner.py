@@ -81,6 +81,8 @@ class FioRunner:
         self.log_interval_ms = 1000
         self.last_argv: list[str] = []
         self.last_wall_s: float | None = None
+        #: When the latest local fio was started (``time.monotonic()``), else None.
+        self.last_started: float | None = None
         #: Where each run's report, logs and command line are kept (None: not kept).
         self.keep_dir = keep_dir
         self.kept_runs = 0
@@ -243,6 +245,7 @@ class FioRunner:
         self.last_wall_s = None
         start = time.monotonic()
         proc = LocalProcess(argv, tmp, keep_fds=keep_fds)
+        self.last_started = proc.started
         stream = StatusStream()
         offset, reason, timed_out = 0, "", False
         try:

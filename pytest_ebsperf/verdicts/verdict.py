@@ -131,14 +131,31 @@ class _Run:
 def _make_run(expectation: Expectation, result: FioResult, workload: Workload,
               key: str, prior: Sequence[float] = ()) -> _Run:
     """The seconds a check is judged on; ``prior``: the seconds of the same check's earlier
-    run (before a pause for a second look), judged with these as one check."""
-    run = _make_run_alone(expectation, result, workload, key)
+    run (before a pause for a second look), judged with these as one check. Seconds in
+    which an emulated volume fell behind what it was set to deliver are the host's and are
+    left out (:attr:`FioResult.emulator_behind`): they can be no volume's miss."""
+    run = _without_host_seconds(_make_run_alone(expectation, result, workload, key))
     if not prior:
         return run
     values = (*prior, *run.values)
     planned = len(prior) + max(len(run.values), round(workload.runtime_s / run.window_s))
     measured = statistics.fmean(values) if values else run.measured
     return replace(run, values=values, measured=measured, planned=planned)
+
+
+def _host_took_it(run: _Run) -> bool:
+    """The emulator fell behind in all but a second of the run: nothing is left to judge
+    (the run's own mean is the host's too)."""
+    return bool(run.result.emulator_behind) and len(run.values) < 2
+
+
+def _without_host_seconds(run: _Run) -> _Run:
+    gone = set(run.result.emulator_behind)
+    if not gone:
+        return run
+    values = tuple(v for i, v in enumerate(run.values) if i not in gone)
+    planned = run.planned if run.planned is not None else len(run.values)
+    return replace(run, values=values, planned=max(len(values), planned - len(gone)))
 
 
 def _make_run_alone(expectation: Expectation, result: FioResult, workload: Workload,
@@ -185,6 +202,8 @@ def judge_cap(expectation: Expectation, result: FioResult, workload: Workload, *
     run = _make_run(expectation, result, workload, _metric_key(metric, expectation), prior)
     if not _judgeable(expectation):
         return _no_value(run)
+    if _host_took_it(run):
+        return _open(run, LowerCheck(evidence.OPEN, expectation.low * expectation.value))
     high = expectation.high
     above_open = False
     if high is not None:
@@ -276,6 +295,8 @@ def judge_floor(expectation: Expectation, result: FioResult, workload: Workload,
     run = _make_run(expectation, result, workload, _metric_key(metric, expectation))
     if not _judgeable(expectation):
         return _no_value(run)
+    if _host_took_it(run):
+        return _open(run, LowerCheck(evidence.OPEN, expectation.low * expectation.value))
     check = lower_check(run.values, expectation, policy, measured=run.measured, cap=False)
     if check.state == evidence.PASS:
         return _within(run, check)
@@ -330,7 +351,7 @@ def _base_details(run: _Run, check: LowerCheck | None = None) -> dict[str, Any]:
     }
     if check is not None:
         details.update(check.as_details())
-    return details
+    return {**details, **_host_details(run)}
 
 
 def _within(run: _Run, check: LowerCheck) -> Verdict:
@@ -364,20 +385,35 @@ def _open(run: _Run, check: LowerCheck, *, above: bool = False) -> Verdict:
         reason = (f"inconclusive: above {format_percent(exp.high)} of the cap on average, but "
                   f"{len(run.values)} s are too few or too noisy to tell - run longer "
                   "(--ebsperf-runtime)")
+    binding = "run length"
+    if run.result.emulator_behind:  # the emulator's lost seconds left too few
+        binding = "emulator"
+        reason = (f"inconclusive: the emulator fell behind in "
+                  f"{len(run.result.emulator_behind):,} s, which are this host's, and the "
+                  f"{len(run.values):,} s left cannot decide")
     message = (f"{exp.what}: {run.q(run.measured)} measured, {run.q(exp.value)} expected "
                f"({run.binding_name}; {check.tolerance(exp.low, exp.high)}) - {reason}. "
                f"{check.explain(run.q)} {notes + ' ' if notes else ''}"
                f"{_stopped(run)}{run.citation()}")
-    return _verdict(run, Outcome.INCONCLUSIVE, "run length", reason, message,
+    return _verdict(run, Outcome.INCONCLUSIVE, binding, reason, message,
                     _base_details(run, check))
 
 
+def _host_details(run: _Run) -> dict[str, Any]:
+    """The emulator's own witness for the results file: the seconds it lost."""
+    gone = run.result.emulator_behind
+    return {"emulator_behind_s": list(gone)} if gone else {}
+
+
 def _stopped(run: _Run) -> str:
+    """What cut the sample short: fio stopped early, and seconds the emulator lost."""
+    host = sentence(run.result.emulator_said) + " " if run.result.emulator_said else ""
     reason = run.result.stop_reason
     if not reason:
-        return ""
-    return sentence(f"fio was stopped after {format_seconds(round(run.span_s))} of the "
-                     f"planned {format_seconds(run.workload.runtime_s)}: {reason}") + " "
+        return host
+    return host + sentence(f"fio was stopped after {format_seconds(round(run.span_s))} of "
+                           f"the planned {format_seconds(run.workload.runtime_s)}: "
+                           f"{reason}") + " "
 
 
 def _above_cap(run: _Run, high: float, interval: evidence.MeanInterval | None = None

@@ -201,7 +201,7 @@ def test_a_remote_device_that_is_mounted_is_refused_on_that_host_only(make_fleet
     try:
         write = f"{ROOT}/suites/io1/test_io1.py::test_random_write_holds_provisioned_iops"
         out = run_pytest(write, f"--hosts={hosts.specs()}", f"--ssh-config={hosts.ssh_config}",
-                         f"--ebsperf-hosts-file={hosts.hosts_file}", "--ebsperf-runtime=2",
+                         f"--ebsperf-hosts-file={hosts.hosts_file}", "--ebsperf-runtime=3",
                          "--ebsperf-destructive", cwd=tmp_path).stdout
     finally:
         mounted.sh(f"umount {where}")

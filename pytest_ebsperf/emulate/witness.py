@@ -1,0 +1,88 @@
+"""An emulated volume witnesses itself: the seconds in which it fell behind what it was set
+to deliver are the host's, not the volume's.
+
+The emulator knows what it was asked to deliver each second: its throttle's IOPS and bytes/s
+(:attr:`EmulatedDevice.timeline`, every change recorded with its time) and its service time
+(queue depth / service time, Little's law). A second in which fio saw clearly less than
+that (below :data:`BEHIND_SHARE` of it) is a second in which this host could not carry the
+emulation: its CPUs, wake-ups or memory bandwidth went to something else, and the I/Os waited
+in the host's own I/O path (the loop device, the FUSE daemon). Such a second says nothing
+about the volume: the verdict leaves it out (:attr:`FioResult.emulator_behind`), and a check
+left with too few seconds is INCONCLUSIVE naming the emulator. A volume emulated slower
+(``--emulate-factor=0.75``) is *set* to deliver less, delivers it, and its misses count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: A second below this share of what the emulator was set to deliver was the host's.
+BEHIND_SHARE = 0.9
+#: How far a second of fio's log may sit from the emulator's clock (fio's start-up before
+#: its ramp, a report's delay): the rate set anywhere in the window, widened by this much
+#: before and after, is the least the second was owed.
+SLACK_BEFORE_S = 1.5
+SLACK_AFTER_S = 0.5
+
+
+@dataclass(frozen=True)
+class Behind:
+    """The seconds (indices into the run's per-second series) in which the emulator fell
+    behind, what it was set to deliver in each second (IOPS, None: unknown) and what fio
+    saw."""
+
+    seconds: tuple[int, ...]
+    allowed: tuple[float | None, ...]
+    seen: tuple[float, ...]
+
+    def sentence(self, what: str) -> str:
+        """``this host could not emulate io1 at 4,000 IOPS in 12 of 18 s: ...``."""
+        if not self.seconds:
+            return ""
+        owed = [self.allowed[i] or 0.0 for i in self.seconds]
+        got = [self.seen[i] for i in self.seconds]
+        rate = max(owed)
+        return (f"this host could not emulate {what} at {rate:,.0f} IOPS in "
+                f"{len(self.seconds):,} of {len(self.seen):,} s: the emulated volume was set to "
+                f"deliver {sum(owed) / len(owed):,.0f} IOPS there (its throttle and service "
+                f"time) and fio saw {sum(got) / len(got):,.0f}, so the I/Os waited in this "
+                "host's own I/O path; those seconds are the host's, not the volume's, and are "
+                "left out of the verdict")
+
+
+def allowed_iops(device: Any, start: float, end: float, bs: int, outstanding: int
+                 ) -> float | None:
+    """The least IOPS ``device`` was set to deliver between ``start`` and ``end``
+    (``time.monotonic()``) for I/Os of ``bs`` bytes with ``outstanding`` in flight: its
+    throttle's IOPS and bytes/s and its service time; None when nothing limited it."""
+    timeline = list(device.timeline)
+    before = [entry for entry in timeline if entry[0] <= start][-1:]
+    during = [entry for entry in timeline if start < entry[0] <= end]
+    latency_us = getattr(device, "latency_us", None)
+    rates = []
+    for _, iops, bps in before + during:
+        found = [rate for rate in (iops, bps / bs if bps else None) if rate]
+        if latency_us:
+            found.append(max(1, outstanding) / (latency_us * 1e-6))
+        if found:
+            rates.append(min(found))
+    return min(rates) if rates else None
+
+
+def behind(device: Any, t_s: Sequence[float], iops: Sequence[float], measuring_from: float,
+           *, bs: int, outstanding: int) -> Behind:
+    """Which of fio's seconds (``t_s[i]``: the end of window ``i`` after the ramp, ``iops[i]``
+    what fio saw) fell below :data:`BEHIND_SHARE` of what ``device`` was set to deliver;
+    ``measuring_from``: when fio's measuring began on the emulator's clock."""
+    allowed: list[float | None] = []
+    late: list[int] = []
+    for index, (end, seen) in enumerate(zip(t_s, iops)):
+        at = measuring_from + end
+        owed = allowed_iops(device, at - 1.0 - SLACK_BEFORE_S, at + SLACK_AFTER_S, bs,
+                            outstanding)
+        allowed.append(owed)
+        if owed is not None and seen < BEHIND_SHARE * owed:
+            late.append(index)
+    return Behind(tuple(late), tuple(allowed), tuple(iops[:len(allowed)]))

@@ -1,0 +1,88 @@
+"""An emulated volume witnesses itself (pytest_ebsperf/emulate/witness.py): the seconds in
+which it delivered clearly less than it was set to are the host's, never the volume's
+misses; a volume set to deliver less (--emulate-factor) keeps its misses."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import SimpleNamespace
+
+from pytest_ebsperf.emulate import witness
+from pytest_ebsperf.fio.result import DirectionStats, FioResult, Series
+from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.spec.types import CAP, VOLUME, Expectation, Limit
+from pytest_ebsperf.verdicts import evidence, verdict
+from pytest_ebsperf.verdicts.outcome import Outcome
+
+T0 = 1000.0  # when fio began measuring, on the emulator's clock
+
+
+def _device(*changes: tuple[float, float], latency_us: float | None = None) -> SimpleNamespace:
+    """An emulated volume whose throttle was set to IOPS ``rate`` at ``T0 + at`` for each
+    (at, rate)."""
+    return SimpleNamespace(timeline=[(T0 + at, rate, None) for at, rate in changes],
+                           latency_us=latency_us)
+
+
+def test_seconds_below_what_the_emulator_was_set_to_deliver_are_the_hosts() -> None:
+    seen = [4000.0, 3990.0, 2900.0, 2880.0, 4010.0, 3995.0]
+    found = witness.behind(_device((-5.0, 4000.0)), [1.0, 2, 3, 4, 5, 6], seen, T0, bs=16384,
+                           outstanding=20)
+    assert found.seconds == (2, 3)
+    said = found.sentence("io1")
+    assert "this host could not emulate io1 at 4,000 IOPS in 2 of 6 s" in said
+    assert "fio saw 2,890" in said
+
+
+def test_a_volume_set_to_deliver_less_keeps_its_misses() -> None:
+    """--emulate-factor=0.75 and emulated misses lower what the throttle is set to: the
+    seconds at that rate are the volume's."""
+    slower = witness.behind(_device((-5.0, 3000.0)), [1.0, 2, 3], [2990.0, 3005.0, 2980.0],
+                            T0, bs=16384, outstanding=20)
+    assert slower.seconds == ()
+    dip = _device((-5.0, 4000.0), (2.0, 2000.0), (3.0, 4000.0))  # a missed second, set
+    found = witness.behind(dip, [1.0, 2, 3, 4, 5], [4000.0, 4000.0, 2000.0, 4000.0, 4000.0],
+                           T0, bs=16384, outstanding=20)
+    assert found.seconds == ()
+
+
+def test_the_service_time_bounds_what_is_owed_at_a_shallow_queue() -> None:
+    """At QD 1 and 500 µs per I/O the emulator owes 2,000 IOPS, not its throttle's 16,000."""
+    device = _device((-5.0, 16000.0), latency_us=500.0)
+    assert witness.allowed_iops(device, T0, T0 + 1, 4096, 1) == 2000.0
+    found = witness.behind(device, [1.0, 2], [1990.0, 1500.0], T0, bs=4096, outstanding=1)
+    assert found.seconds == (1,)
+
+
+def _result(values: list[float], behind: tuple[int, ...] = ()) -> FioResult:
+    series = Series(tuple(float(i + 1) for i in range(len(values))), tuple(values))
+    return FioResult(fio_version="fio-3.33",
+                     read=DirectionStats(iops=sum(values) / len(values)),
+                     write=DirectionStats(), series={"total_iops": series},
+                     emulator_behind=behind,
+                     emulator_said="this host could not emulate io1 at 4,000 IOPS" if behind
+                     else "")
+
+
+def test_the_hosts_seconds_are_no_misses_of_the_volume() -> None:
+    """A healthy emulated io1 whose host fell behind in 16 of 18 s: FAIL on the count before,
+    now the 2 s left cannot decide, and the verdict names the emulator (B-SLA)."""
+    limit = Limit("io1 provisioned 4,000 IOPS", VOLUME, 4000.0, "B-IO1", "")
+    cap = Expectation("S0-04", "io1 random read 16 KiB", CAP, 4000.0, "IOPS", limit,
+                      (limit,), high=1.1, duty=0.999)
+    seconds = [2887.0] * 16 + [4000.0] * 2
+    workload = Workload(pattern="randread", bs=16384, iodepth=20, runtime_s=18.0)
+    policy = evidence.Policy.for_run(1e-3, 53, spell=3.0)
+    blind = verdict.judge_cap(cap, _result(seconds), workload, cpu_count=None, policy=policy)
+    assert blind.outcome is Outcome.FAIL
+    seen = verdict.judge_cap(cap, _result(seconds, tuple(range(16))), workload,
+                             cpu_count=None, policy=policy)
+    assert seen.outcome is Outcome.INCONCLUSIVE, seen.message
+    assert seen.binding == "emulator"
+    assert "This host could not emulate io1 at 4,000 IOPS" in seen.message
+    assert seen.details["emulator_behind_s"] == list(range(16))
+    for gone in (tuple(range(18)), tuple(range(17))):  # nothing left: no mean of the host's
+        alone = verdict.judge_cap(cap, _result(seconds, gone), workload, cpu_count=None,
+                                  policy=policy)
+        assert alone.outcome is Outcome.INCONCLUSIVE and alone.binding == "emulator"
+    assert replace(_result(seconds)).emulator_behind == ()
