@@ -75,6 +75,19 @@ def measure(design: Design, run_pair: PairRun, difference: Callable[[float, floa
     return seq, blocks, last
 
 
+def in_balanced_order(index: int, run_a: Callable[[], FioResult],
+                      run_b: Callable[[], FioResult]) -> tuple[FioResult, FioResult]:
+    """Pair ``index``'s two blocks, A first in even pairs and B first in odd ones (A B, B A,
+    A B ...: every two pairs an A B B A). A drift of the host that is linear over a pair of
+    pairs then lands on both sides alike; measured A first every time, a common trend made
+    A look faster (or slower) by half a block's drift in every pair."""
+    if index % 2 == 0:
+        a = run_a()
+        return a, run_b()
+    b = run_b()
+    return run_a(), b
+
+
 def log_ratio(a: float, b: float) -> float:
     return math.log(a) - math.log(b)
 
@@ -89,8 +102,9 @@ def _outcome(seq: Sequential, blocks: Blocks) -> Outcome:
 
 
 def _pairs_text(blocks: Blocks) -> str:
-    return (f"{len(blocks.a)} pairs of {format_seconds(blocks.block_s)} blocks, alternated "
-            f"(each a fresh fio run, its {format_seconds(blocks.ramp_s)} ramp dropped)")
+    return (f"{len(blocks.a)} pairs of {format_seconds(blocks.block_s)} blocks, in the order "
+            f"A B, B A, A B ... (each a fresh fio run, its {format_seconds(blocks.ramp_s)} "
+            "ramp dropped)")
 
 
 def _mean(values: Sequence[float]) -> float:

@@ -52,8 +52,9 @@ def _check_same(runner: CheckCore, claim: str, what: str, workload: Workload,
                     f"{mine_label} and {theirs_label}")
 
     def iops_pair(index: int) -> tuple[float, float, FioResult]:
-        mine = runner.run(block, phase="pair")
-        theirs = runner.run(block, target=reference, phase="pair")
+        mine, theirs = paired.in_balanced_order(
+            index, lambda: runner.run(block, phase="pair"),
+            lambda: runner.run(block, target=reference, phase="pair"))
         return mine.total_iops, theirs.total_iops, mine
 
     started = time.perf_counter()
@@ -68,8 +69,9 @@ def _check_same(runner: CheckCore, claim: str, what: str, workload: Workload,
                                        pass_alpha=policy.pass_alpha)
 
     def latency_pair(index: int) -> tuple[float, float, FioResult]:
-        mine = runner.run(single, phase="pair")
-        theirs = runner.run(single, target=reference, phase="pair")
+        mine, theirs = paired.in_balanced_order(
+            index, lambda: runner.run(single, phase="pair"),
+            lambda: runner.run(single, target=reference, phase="pair"))
         a, b = verdict.median_latency_ns(mine), verdict.median_latency_ns(theirs)
         return a or 0.0, b or 0.0, mine
 
@@ -143,14 +145,15 @@ def check_faster_than(runner: CheckCore, claim: str, what: str, workload: Worklo
                 runner.volume, block.runtime_s + block.ramp_s)
             if problem:
                 raise paired.PairsStopped(f"before pair {index + 1}: {problem}")
-        mine = runner.run(block, phase="pair")
+        mine, theirs = paired.in_balanced_order(
+            index, lambda: runner.run(block, phase="pair"),
+            lambda: runner.run(block, target=reference, phase="pair"))
         if burst is not None:
             stop, contradiction = _burst_ended(runner, mine, burst, index)
             if stop:
                 raise paired.PairsStopped(stop)
             if contradiction and not said:
                 said.append(contradiction)  # the volume, not its bucket: judged, and said
-        theirs = runner.run(block, target=reference, phase="pair")
         return mine.total_iops, theirs.total_iops, mine
 
     started = time.perf_counter()
