@@ -386,14 +386,28 @@ def witness_of(data: Mapping[str, Any], result: FioResult) -> Witness | None:
     seconds = max(result.read.runtime_ms, result.write.runtime_ms) / 1000.0
     if not disks or seconds <= 0:
         return None
-    top = disks[0] if disks[0].get("aggregate") or "aggr_read_ios" in disks[0] else max(
-        disks, key=lambda d: int(d.get("read_ios") or 0) + int(d.get("write_ios") or 0))
-    reads = int(top.get("read_ios") or 0) + int(top.get("read_merges") or 0)
-    writes = int(top.get("write_ios") or 0) + int(top.get("write_merges") or 0)
-    rs, ws = top.get("read_sectors"), top.get("write_sectors")
-    return Witness(str(top.get("name") or "?"), reads, writes, seconds,
-                   None if rs is None else int(rs) * 512.0,
-                   None if ws is None else int(ws) * 512.0)
+    if disks[0].get("aggregate") or "aggr_read_ios" in disks[0]:
+        chosen = [disks[0]]  # a stack's top (md, dm): the device fio's job used
+    else:
+        # the devices the job names (--filename=/dev/a:/dev/b): all of them served its I/O,
+        # as the live checks count a set; else the busiest one listed
+        named = {os.path.basename(part) for part in
+                 str(result.job_options.get("filename") or "").split(":") if part}
+        chosen = [d for d in disks if str(d.get("name")) in named] or [max(
+            disks, key=lambda d: int(d.get("read_ios") or 0) + int(d.get("write_ios") or 0))]
+    reads = sum(int(d.get("read_ios") or 0) + int(d.get("read_merges") or 0) for d in chosen)
+    writes = sum(int(d.get("write_ios") or 0) + int(d.get("write_merges") or 0)
+                 for d in chosen)
+    return Witness(" + ".join(str(d.get("name") or "?") for d in chosen), reads, writes,
+                   seconds, _sectors(chosen, "read_sectors"), _sectors(chosen, "write_sectors"))
+
+
+def _sectors(disks: Sequence[Mapping[str, Any]], key: str) -> float | None:
+    """Bytes the ``disks`` moved by their sector counts; None when one lacks the count."""
+    counts = [d.get(key) for d in disks]
+    if any(count is None for count in counts):
+        return None
+    return float(sum(int(count) for count in counts if count is not None)) * 512.0
 
 
 def apply_witness(result: FioResult, workload: Workload, seen: Witness

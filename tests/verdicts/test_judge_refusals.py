@@ -219,3 +219,24 @@ def test_a_job_headers_decimal_block_size_is_in_kilobytes() -> None:
     assert fio_text._header_bs("(R) 1000kB-1000kB, (W) 1000kB-1000kB") == "1000000"
     assert fio_text._header_bs("(R) 16.0KiB-16.0KiB") == "16384"
     assert fio_text._header_bs("4K-4K/4K-4K") == "4096"
+
+
+def test_a_job_over_two_plain_devices_is_witnessed_by_both(tmp_path: Path) -> None:
+    """fio --filename=/dev/nvme1n1:/dev/nvme2n1: each device served half the I/Os. The
+    witness counts both, as the live checks count a set; it took the busiest one alone and
+    halved the run."""
+    report = json.loads((HERE / "randread.json").read_text())
+    served = report["disk_util"][0]["read_ios"]
+    report["disk_util"] = [
+        {**report["disk_util"][0], "name": name, "read_ios": served // 2}
+        for name in ("nvme1n1", "nvme2n1")]
+    for job in report["jobs"]:
+        job["job options"]["filename"] = "/dev/nvme1n1:/dev/nvme2n1"
+        for option in ("write_iops_log", "write_bw_log", "write_lat_log"):
+            job["job options"].pop(option, None)
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(report))
+    done = ebsperf("judge", str(path), "--volume-type=io2", "--volume-size=1000",
+                   "--volume-iops=75000", "--volume-count=2")
+    assert "nvme1n1 + nvme2n1's own count agrees with fio's" in done.stdout, done.stdout
+    assert "served" not in done.stdout
