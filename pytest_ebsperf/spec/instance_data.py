@@ -26,25 +26,31 @@ DOCUMENTED_EXTRA: dict[str, tuple[int, float, int, float] | None] = {
 
 
 def _load() -> tuple[dict[str, tuple[int, float, int, float] | None], dict[str, str | None],
-                     str]:
+                     dict[str, int], str]:
 
     text = resources.files("pytest_ebsperf").joinpath(TABLE_FILE).read_text(encoding="utf-8")
     data = json.loads(text)
     limits: dict[str, tuple[int, float, int, float] | None] = {}
     hypervisors: dict[str, str | None] = {}
+    devices: dict[str, int] = {}
     for name, row in data["types"].items():
         ebs = row.get("ebs")
         limits[name] = (int(ebs[0]), float(ebs[1]), int(ebs[2]), float(ebs[3])) if ebs else None
         hypervisors[name] = row.get("hypervisor")
+        if row.get("instance_store") and row["instance_store"].get("devices"):
+            devices[name] = int(row["instance_store"]["devices"])
     limits.update(DOCUMENTED_EXTRA)
     hypervisors.setdefault("i3.metal", "nitro")
-    return limits, hypervisors, f"{data['source']}, snapshot of {data['source_date']}"
+    return limits, hypervisors, devices, f"{data['source']}, snapshot of {data['source_date']}"
 
 
 #: Instance type -> (BaselineIops, BaselineThroughputInMBps, MaximumIops,
 #: MaximumThroughputInMBps), MB/s being 10^6 bytes per second. ``None``: the type has no
 #: dedicated EBS bandwidth (EbsOptimizedSupport "unsupported"; EBS shares the network).
-EBS_OPTIMIZED, HYPERVISOR, TABLE_SOURCE = _load()
+EBS_OPTIMIZED, HYPERVISOR, _DEVICES, TABLE_SOURCE = _load()
+#: The published instance-store table (``scripts/gen_instance_store.py`` writes it from AWS's
+#: EC2 user guide tables, naming their commit and date).
+INSTANCE_STORE_FILE = "data/instance_store.json"
 
 XEN_FAMILIES: frozenset[str] = frozenset({"c1", "c3", "c4", "d2", "i2", "i3", "m3", "m4", "r3",
                                           "r4"})
@@ -63,36 +69,26 @@ SEED_NOTES: dict[str, str] = {
     "80,000 IOPS; that is the shared 10-gigabit network, not dedicated EBS bandwidth (S2-21).",
 }
 
+#: Devices of types the DescribeInstanceTypes snapshot lacks (i3.metal as i3.16xlarge).
+_DEVICES_EXTRA = {"i3.metal": 8}
+#: A 2013-era secondary figure (read, first write) for a type AWS's tables no longer list.
+_LEGACY_4K: dict[str, tuple[int, int, int]] = {"i2.xlarge": (35_000, 35_000, 1)}
+
+
+def _instance_store() -> tuple[dict[str, tuple[int, int, int]], str]:
+    text = resources.files("pytest_ebsperf").joinpath(INSTANCE_STORE_FILE).read_text(
+        encoding="utf-8")
+    data = json.loads(text)
+    table = {name: (int(read), int(write), _DEVICES.get(name) or _DEVICES_EXTRA.get(name, 1))
+             for name, (read, write) in data["types"].items()}
+    table.update(_LEGACY_4K)
+    return table, f"{data['source']}, as of {data['source_date']}"
+
+
 #: Published random 4,096-byte IOPS at queue-depth saturation using all instance-store
-#: volumes: type -> (read, write, devices). B-IS; awsdocs storage-optimized-instances.md.
-#: Device counts from the moto snapshot's InstanceStorageInfo (i3.metal as i3.16xlarge, i4i.metal as i4i.32xlarge).
-#: i2.xlarge is a secondary, 2013-era figure (read, first write).
-INSTANCE_STORE_4K: dict[str, tuple[int, int, int]] = {
-    "i3.large": (100_125, 35_000, 1),
-    "i3.xlarge": (206_250, 70_000, 1),
-    "i3.2xlarge": (412_500, 180_000, 1),
-    "i3.4xlarge": (825_000, 360_000, 2),
-    "i3.8xlarge": (1_650_000, 720_000, 4),
-    "i3.16xlarge": (3_300_000, 1_400_000, 8),
-    "i3.metal": (3_300_000, 1_400_000, 8),
-    "i3en.large": (42_500, 32_500, 1),
-    "i3en.xlarge": (85_000, 65_000, 1),
-    "i3en.2xlarge": (170_000, 130_000, 2),
-    "i3en.3xlarge": (250_000, 200_000, 1),
-    "i3en.6xlarge": (500_000, 400_000, 2),
-    "i3en.12xlarge": (1_000_000, 800_000, 4),
-    "i3en.24xlarge": (2_000_000, 1_600_000, 8),
-    "i3en.metal": (2_000_000, 1_600_000, 8),
-    "i4i.large": (50_000, 27_500, 1),
-    "i4i.xlarge": (100_000, 55_000, 1),
-    "i4i.2xlarge": (200_000, 110_000, 1),
-    "i4i.4xlarge": (400_000, 220_000, 1),
-    "i4i.8xlarge": (800_000, 440_000, 2),
-    "i4i.16xlarge": (1_600_000, 880_000, 4),
-    "i4i.32xlarge": (3_200_000, 1_760_000, 8),
-    "i4i.metal": (3_200_000, 1_760_000, 8),
-    "i2.xlarge": (35_000, 35_000, 1),
-}
+#: volumes: type -> (read, write, devices), for every type AWS's tables list (B-IS); device
+#: counts from the DescribeInstanceTypes snapshot's InstanceStorageInfo.
+INSTANCE_STORE_4K, INSTANCE_STORE_TABLE_SOURCE = _instance_store()
 
 #: Source of each table, for reports.
 EBS_SOURCE = sources.MOTO_INSTANCE_TYPES

@@ -114,14 +114,18 @@ OCCUPANCY_FRACTION = 0.5
 
 
 def diagnose_shortfall(result: FioResult, workload: Workload, *, need: float, expected: float,
-                       unit: str, cpu_count: int | None) -> Diagnosis:
+                       unit: str, cpu_count: int | None, paces: bool = True) -> Diagnosis:
     """Was the run load-generator bound or queue-depth bound? ``need`` is the lowest
-    acceptable value and ``expected`` the claimed one, both in ``unit`` ("IOPS" or "B/s")."""
+    acceptable value and ``expected`` the claimed one, both in ``unit`` ("IOPS" or "B/s").
+    ``paces``: the device paces I/O at a limit (an EBS volume's cap), so I/Os that all waited
+    a queue turn show the limit; an instance store's SSD has no such limit (its published
+    figure is at queue-depth saturation), and there the same pattern is its service time."""
     cpu = cpu_diagnosis(result, cpu_count)
     if cpu.binding == "load generator":
         return cpu
     kept = _occupancy_diagnosis(result, workload, expected=expected, unit=unit)
-    qd = _queue_depth_diagnosis(result, workload, need=need, expected=expected, unit=unit)
+    qd = _queue_depth_diagnosis(result, workload, need=need, expected=expected, unit=unit,
+                                paces=paces)
     bound = kept if kept.binding else qd
     if qd.binding or (kept.binding and not cpu.binding):
         # Little's law holds on any host: when the depth alone could not reach the claim
@@ -207,7 +211,7 @@ def _mean_total_latency_ns(result: FioResult) -> float | None:
 
 
 def _queue_depth_diagnosis(result: FioResult, workload: Workload, *, need: float,
-                           expected: float, unit: str) -> Diagnosis:
+                           expected: float, unit: str, paces: bool = True) -> Diagnosis:
     service = service_latency(result)
     qd = workload.queue_depth
     if service is None:
@@ -217,7 +221,8 @@ def _queue_depth_diagnosis(result: FioResult, workload: Workload, *, need: float
     per_io = workload.bs if unit == "B/s" else 1.0
     possible_iops = qd / (service_ns / 1e9)
     achieved = result.total_iops
-    paced = qd > 1 and achieved > 0 and service_ns / 1e9 >= PACED_FRACTION * qd / achieved
+    paced = paces and qd > 1 and achieved > 0 and \
+        service_ns / 1e9 >= PACED_FRACTION * qd / achieved
     details = {"qd": qd, "service_latency_ns": service_ns, "service_latency_stat": stat,
                "possible_iops": possible_iops, "paced": paced}
     latency = format_latency(service_ns)

@@ -445,7 +445,7 @@ def _shortfall(run: _Run, check: LowerCheck, cpu_count: int | None) -> Verdict:
     exp = run.expectation
     need = check.threshold
     found = diagnose_shortfall(run.result, run.workload, need=need, expected=exp.value,
-                               unit=run.unit, cpu_count=cpu_count)
+                               unit=run.unit, cpu_count=cpu_count, paces=exp.policy == CAP)
     details = {**_base_details(run, check), **found.details}
     if found.binding:
         message = (f"{exp.what}: {run.q(run.measured)} measured, {run.q(exp.value)} "

@@ -94,3 +94,19 @@ def test_the_instance_cap_binds_when_it_is_below_the_volume_cap(pytester: pytest
         assert outcomes == {"inconclusive": 1}, outcomes
         result.stdout.fnmatch_lines(["*B-HDD*89.4 MiB/s*INCONCLUSIVE*run length*",
                                      "*(d2.xlarge EBS-optimized maximum 93.75 MB/s;*"])
+
+
+GP3_READ = f"{SUITES}/gp3/test_gp3.py::test_random_read_holds_provisioned_iops_99_percent_of_seconds"
+
+
+@pytest.mark.parametrize("check", [GP3_READ, IO1_READ], ids=["gp3", "io1"])
+def test_a_volume_at_85_percent_run_alone_is_never_passed(pytester: pytest.Pytester,
+                                                          check: str) -> None:
+    """Run alone (its level is the whole run's), a check planned for the fewest seconds its
+    count needs saw one second of a volume at 85 % jitter above 90 % and PASSed 3 runs of 3
+    (gp3). A PASS must be evidence: FAIL, or INCONCLUSIVE where the seconds cannot tell."""
+    result = pytester.runpytest_subprocess(check, "--emulate", "--emulate-factor=0.85",
+                                           "-p", "no:cacheprovider", "-rA")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) == 0, result.stdout.str()[-3000:]
+    assert outcomes.get("failed", 0) + outcomes.get("inconclusive", 0) == 1

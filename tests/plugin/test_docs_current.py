@@ -10,7 +10,8 @@ from support.common import ROOT
 
 
 @pytest.mark.parametrize("script", ["gen_claims_doc.py", "gen_reference_doc.py",
-                                    "gen_architecture_doc.py", "gen_judge_doc.py"])
+                                    "gen_architecture_doc.py", "gen_judge_doc.py",
+                                    "gen_instance_store.py"])
 def test_generated_page_is_up_to_date(script: str) -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--check"],
                           capture_output=True, text=True, check=False)

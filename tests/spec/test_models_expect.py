@@ -168,7 +168,7 @@ def test_i2_xlarge_measured_by_seed_003_clears_the_published_floor() -> None:
 
 
 def test_instance_store_floor_is_info_without_a_published_4k_figure() -> None:
-    unpublished = Volume("instance-store", instance_type="m5d.large")
+    unpublished = Volume("instance-store", instance_type="c3.large")
     assert floor_expectation("X", "x", unpublished, Workload("randread", bs=4096)).policy == INFO
     i3 = Volume("instance-store", instance_type="i3.large")
     assert floor_expectation("X", "x", i3, Workload("randread", bs=16 * KIB)).policy == INFO
@@ -184,7 +184,7 @@ def test_instance_store_rate_is_the_device_share_of_the_published_mix() -> None:
     volume = Volume("instance-store", instance_type="i3.8xlarge")
     assert instance_store_rate(volume) == 1_650_000 / 4
     assert instance_store_rate(volume, Workload("randwrite", bs=4096), devices=4) == 720_000
-    stand_in = Volume("instance-store", instance_type="m5d.large")
+    stand_in = Volume("instance-store", instance_type="c3.large")
     assert instance_store_rate(stand_in) == 50_000
 
 
@@ -197,3 +197,18 @@ def test_a_clamped_io1_names_why_it_is_clamped() -> None:
     assert limits(seed, Workload("randread"), era="2014")[0].name == (
         "io1 4,000 IOPS (the 2014 per-volume maximum)"
     )
+
+
+def test_instance_store_figures_come_for_every_type_aws_publishes_them_for() -> None:
+    """AWS's EC2 guide lists m5d.4xlarge at 234,000 read / 114,000 write and m5d.8xlarge at
+    466,666 / 233,333 (scripts/gen_instance_store.py; its tables, 2023-06-15)."""
+    from pytest_ebsperf.spec import instances
+
+    assert instances.instance_store_iops("m5d.4xlarge") == (234_000, 114_000)
+    assert instances.instance_store_iops("m5d.8xlarge") == (466_666, 233_333)
+    assert instances.instance_store_devices("m5d.8xlarge") == 2
+    assert instances.instance_store_iops("r6id.metal") == (2_146_664, 1_073_336)
+    assert instances.instance_store_iops("i3.metal") == (3_300_000, 1_400_000)
+    volume = Volume("instance-store", instance_type="m5d.8xlarge")
+    exp = floor_expectation("B-IS", "x", volume, Workload("randread", bs=4096), devices=2)
+    assert exp.policy != INFO and exp.value == 466_666

@@ -77,11 +77,12 @@ EXPECTED = {
         "pass",
     "liangruibupt_instancestore_2x1900g_raid0_randwrite4k_qd32x16_i3.4xlarge_EXTRACTED.txt":
         "pass",
-    # m5d: AWS publishes no instance-store IOPS for it: recorded
+    # m5d.8xlarge: 466,666 read IOPS over its 2 devices, at queue-depth saturation (AWS's
+    # general purpose table). psync at 16 jobs x 1 I/O: 16 x 83 µs allows 190,000 at most
     "liangruibupt_instancestore_2x600g_raid0_randread4k_psync_qd1x16_m5d.8xlarge_EXTRACTED.txt":
-        "info",
+        "inconclusive",
     "liangruibupt_instancestore_2x600g_raid0_randread4k_qd32x16_m5d.8xlarge_EXTRACTED.txt":
-        "info",
+        "pass",
     "awssamples_io2_100g_40000iops_randread16k_psync_qd1x16_c6a.xlarge_EXTRACTED.txt": "pass",
     "awssamples_io2_100g_40000iops_randwrite16k_psync_qd1x16_r6a.xlarge_EXTRACTED.txt": "pass",
     # the m5a.xlarge carries 16,000 IOPS: the instance binds, at its limit
