@@ -391,9 +391,10 @@ def _open(run: _Run, check: LowerCheck, *, above: bool = False) -> Verdict:
         reason = (f"inconclusive: the emulator fell behind in "
                   f"{len(run.result.emulator_behind):,} s, which are this host's, and the "
                   f"{len(run.values):,} s left cannot decide")
+    explained = check.explain(run.q)
     message = (f"{exp.what}: {run.q(run.measured)} measured, {run.q(exp.value)} expected "
                f"({run.binding_name}; {check.tolerance(exp.low, exp.high)}) - {reason}. "
-               f"{check.explain(run.q)} {notes + ' ' if notes else ''}"
+               f"{explained + ' ' if explained else ''}{notes + ' ' if notes else ''}"
                f"{_stopped(run)}{run.citation()}")
     return _verdict(run, Outcome.INCONCLUSIVE, binding, reason, message,
                     _base_details(run, check))

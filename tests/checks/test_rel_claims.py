@@ -143,7 +143,8 @@ def test_s2_09_is_the_claim_a_1000_gib_gp2_is_checked_against(tmp_path: Path) ->
     """S2-09 (seed 002's 1 TB gp2: 3,000 IOPS) is cited where it is measured."""
     done, checks = _run(tmp_path, f"{ROOT}/suites/gp2/test_gp2.py::"
                         "test_random_read_bursts_to_3000_iops", "--volume-type=gp2",
-                        "--volume-size=1000", "--ebsperf-runtime=3")
+                        "--volume-size=1000", "--ebsperf-runtime=3",
+                        "--ebsperf-miss-spell=1")  # a 3 s count that can FAIL: its PASS counts
     assert done.returncode == 0, done.stdout[-3000:]
     (check,) = checks
     assert check["claim"] == "S2-09" and check["outcome"] == "pass", check["message"]
