@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf import spec
 from pytest_ebsperf.checks.core import _latency_percentiles
+from pytest_ebsperf.checks.plan import Planned
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.device.target import SuiteMismatch, volume_from_settings
 from pytest_ebsperf.errors import EbsperfError, VolumeSpecError
@@ -105,6 +106,8 @@ def check_on_servers(runner: CheckCore, claim: str, what: str, workload: Workloa
                                                        expectation)))
     if not hosts:
         runner.skip("; ".join(skipped))
+    if runner.settings.plan:  # a dry run starts no fio, on a server neither
+        raise Planned(hosts[0][3], runner.target)
     engine = workload.engine if workload.engine != "auto" else "libaio"
     jobs = {host.server: clientserver.job_text(job.replace(engine=engine),
                                                str(host.settings.device), engine=engine)

@@ -100,3 +100,26 @@ def test_ebsperf_plan_is_the_dry_run() -> None:
     done = tool("plan", str(SUITES / "io2"), "--emulate")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "ebsperf: plan (a dry run: no fio started)" in done.stdout
+
+
+def test_a_dry_run_against_fio_servers_starts_no_fio_client(tmp_path: Path) -> None:
+    """--ebsperf-plan with --ebsperf-fio-servers: the servers' path ran `fio --client`
+    around the dry run (nothing answers on 127.0.0.1:8765 here; a fake fio records calls)."""
+    calls = tmp_path / "calls.txt"
+    fake = tmp_path / "fio"
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {calls}\nexit 1\n")
+    fake.chmod(0o755)
+    hosts = tmp_path / "servers.toml"
+    hosts.write_text('[defaults]\ntype = "io1"\nsize_gib = 100\niops = 2000\n'
+                     '["127.0.0.1:8765"]\ndevice = "/dev/nvme1n1"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest",
+         f"{SUITES}/io1/test_io1.py::test_random_read_holds_provisioned_iops_999_percent_of_seconds",
+         "--ebsperf-plan", "--ebsperf-fio-servers=127.0.0.1:8765",
+         f"--ebsperf-hosts-file={hosts}", f"--fio={fake}", "-p", "no:cacheprovider", "-q"],
+        capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+        env={**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert not calls.exists() or "--client" not in calls.read_text(), calls.read_text()
+    assert "ebsperf: plan (a dry run: no fio started)" in done.stdout
+    assert "did not answer" not in done.stdout
