@@ -182,8 +182,7 @@ class EmulatedDevice:
         #: Byte ranges not written since made or TRIMmed (only tracked with the factor).
         self._cold = ColdRanges()
         self._penalty = 1.0
-        #: (time.monotonic(), IOPS, bytes/s) each time the throttle was set: what it was
-        #: asked to deliver (:mod:`pytest_ebsperf.emulate.witness`).
+        #: (time.monotonic(), IOPS, bytes/s) each time the throttle was set (``witness``)
         self.timeline: list[tuple[float, float | None, float | None]] = []
 
     def __repr__(self) -> str:

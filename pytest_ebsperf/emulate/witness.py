@@ -75,7 +75,14 @@ def behind(device: Any, t_s: Sequence[float], iops: Sequence[float], measuring_f
            *, bs: int, outstanding: int) -> Behind:
     """Which of fio's seconds (``t_s[i]``: the end of window ``i`` after the ramp, ``iops[i]``
     what fio saw) fell below :data:`BEHIND_SHARE` of what ``device`` was set to deliver;
-    ``measuring_from``: when fio's measuring began on the emulator's clock."""
+    ``measuring_from``: when fio's measuring began on the emulator's clock.
+
+    Only a volume with an emulated service time (``--emulate-latency``) witnesses itself:
+    it knows what each I/O should take, its path's own time included (calibrated). Without
+    one, the host's I/O path *is* the service time, and a run it holds back at a shallow
+    queue is queue-depth bound (Little's law), which the verdict's diagnosis says."""
+    if not getattr(device, "latency_us", None):
+        return Behind((), (), tuple(iops))
     allowed: list[float | None] = []
     late: list[int] = []
     for index, (end, seen) in enumerate(zip(t_s, iops)):

@@ -17,9 +17,9 @@ from pytest_ebsperf.verdicts.outcome import Outcome
 T0 = 1000.0  # when fio began measuring, on the emulator's clock
 
 
-def _device(*changes: tuple[float, float], latency_us: float | None = None) -> SimpleNamespace:
+def _device(*changes: tuple[float, float], latency_us: float | None = 50.0) -> SimpleNamespace:
     """An emulated volume whose throttle was set to IOPS ``rate`` at ``T0 + at`` for each
-    (at, rate)."""
+    (at, rate), with an emulated service time (50 µs: 400,000 IOPS at QD 20)."""
     return SimpleNamespace(timeline=[(T0 + at, rate, None) for at, rate in changes],
                            latency_us=latency_us)
 
@@ -43,6 +43,14 @@ def test_a_volume_set_to_deliver_less_keeps_its_misses() -> None:
     dip = _device((-5.0, 4000.0), (2.0, 2000.0), (3.0, 4000.0))  # a missed second, set
     found = witness.behind(dip, [1.0, 2, 3, 4, 5], [4000.0, 4000.0, 2000.0, 4000.0, 4000.0],
                            T0, bs=16384, outstanding=20)
+    assert found.seconds == ()
+
+
+def test_without_an_emulated_service_time_the_host_path_is_the_volume_and_owes_nothing() -> None:
+    """No --emulate-latency: the loop device's own path sets the time per I/O, and a run it
+    holds back at QD 1 is queue-depth bound, not an emulator that fell behind."""
+    found = witness.behind(_device((-5.0, 256000.0), latency_us=None), [1.0, 2], [8680.0] * 2,
+                           T0, bs=16384, outstanding=1)
     assert found.seconds == ()
 
 

@@ -10,9 +10,10 @@ IO1 = f"{SUITES}/io1/test_io1.py"
 IO1_READ = f"{IO1}::test_random_read_holds_provisioned_iops_999_percent_of_seconds"
 IO1_MIXED = f"{IO1}::test_small_random_mixed_io_is_limited_at_the_provisioned_iops"
 IO1_WRITE = f"{IO1}::test_random_write_holds_provisioned_iops"
-#: "--ebsperf-miss-spell=1": seconds of a 2-3 s run are taken as independent, so the count can
-#: FAIL in them and a PASS there is evidence (under 3 s spells it could not FAIL in 3 s).
-FAST = ("--emulate", "--ebsperf-miss-spell=1", "--ebsperf-runtime=2", "--ebsperf-ramp=0.5",
+#: "--ebsperf-miss-spell=1": seconds of a 3 s run are taken as independent, so the count can
+#: FAIL in them and a PASS there is evidence (under 3 s spells it could not FAIL in 3 s; a
+#: 2 s run may log one window).
+FAST = ("--emulate", "--ebsperf-miss-spell=1", "--ebsperf-runtime=3", "--ebsperf-ramp=0.5",
         "-p", "no:cacheprovider")
 
 
@@ -197,8 +198,7 @@ def test_without_matplotlib_one_sentence_says_no_pictures(pytester: pytest.Pytes
     (pytester.path / "test_link.py").symlink_to(IO1)
     result = pytester.runpytest_subprocess(
         "test_link.py::test_random_read_holds_provisioned_iops_999_percent_of_seconds",
-        "test_link.py::test_small_random_mixed_io_is_limited_at_the_provisioned_iops", *FAST,
-        "--ebsperf-runtime=3")  # a 2 s run can log 1 window: too few for its count to FAIL
+        "test_link.py::test_small_random_mixed_io_is_limited_at_the_provisioned_iops", *FAST)
     text = result.stdout.str()
     assert text.count("no pictures: matplotlib is not installed") == 1, text[-3000:]
     assert "pip install 'pytest-ebsperf[plot]'" in text
