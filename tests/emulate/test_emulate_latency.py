@@ -55,10 +55,18 @@ def fast_path() -> None:
 
 def read(device: EmulatedDevice, iodepth: int, seconds: float = 2) -> tuple[float, float]:
     """(IOPS, mean completion latency in µs) of 4 KiB random reads at ``iodepth``."""
+    iops, clat, _ = read_with_total(device, iodepth, seconds)
+    return iops, clat
+
+
+def read_with_total(device: EmulatedDevice, iodepth: int, seconds: float = 2
+                    ) -> tuple[float, float, float]:
+    """(IOPS, mean completion latency, mean total latency (submission included), in µs)."""
     result = FioRunner().run(Workload("randread", bs=4096, iodepth=iodepth, runtime_s=seconds,
                                       ramp_s=0.5, engine="libaio"), device.path,
                              readonly=True, prefix=device.argv_prefix())
-    return result.read.iops, result.read.clat.mean_ns / 1000.0
+    return (result.read.iops, result.read.clat.mean_ns / 1000.0,
+            result.read.lat.mean_ns / 1000.0)
 
 
 def test_the_setting_reads_auto_none_and_milliseconds() -> None:
@@ -77,12 +85,14 @@ def test_the_setting_reads_auto_none_and_milliseconds() -> None:
 def test_queue_depth_one_sees_the_set_latency(mean_ms: float, fast_path: None) -> None:
     _usable()
     with EmulatedDevice(size_bytes=64 * MIB, iops=100_000, latency_us=mean_ms * 1000) as dev:
-        iops, clat = read(dev, 1)
+        iops, clat, total = read_with_total(dev, 1)
     # 5 % is the goal on a quiet machine (docs/benchmarks.md has the figures); on this 2-CPU
     # virtual machine 2-s runs at 0.5 ms were measured between -15 % and +3 % of the set mean
     # (the path's cost, calibrated once per process, varies by tens of µs from run to run)
     assert clat == pytest.approx(mean_ms * 1000, rel=0.20)
-    assert iops == pytest.approx(1e6 / clat, rel=0.10)  # Little's law at QD 1
+    # Little's law at QD 1 holds with the whole time of an I/O, its submission included
+    # (fio's lat; 25-70 µs more than clat here, 12 % of a 0.5 ms I/O at worst)
+    assert iops == pytest.approx(1e6 / total, rel=0.05)
 
 
 @needs_root
