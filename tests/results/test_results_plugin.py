@@ -25,7 +25,7 @@ HERE = DATA / "results"
 SCHEMA = json.loads((ROOT / "docs" / "results-schema.json").read_text())
 #: "--ebsperf-miss-spell=1": seconds of a 2-3 s run are taken as independent, so the count can
 #: FAIL in them and a PASS there is evidence (under 3 s spells it could not FAIL in 3 s).
-FAST = ("--emulate", "--ebsperf-miss-spell=1", "--ebsperf-runtime=2", "--ebsperf-ramp=0.5",
+FAST = ("--emulate", "--ebsperf-miss-spell=1", "--ebsperf-runtime=3", "--ebsperf-ramp=0.5",
         "-p", "no:cacheprovider")
 
 SUITE = """
@@ -192,7 +192,7 @@ def test_the_results_file_validates_and_holds_every_check_and_series(
         assert measurement["series"]["total_iops"]["values"]
         assert measurement["volume_facts"]["provenance"]["device"] == "emulated"
     assert document["environment"]["fio_version"].startswith("fio-")
-    assert document["settings"]["runtime"] == {"value": 2.0,
+    assert document["settings"]["runtime"] == {"value": 3.0,
                                                "origin": "command line (--ebsperf-runtime)"}
     assert document["cost"]["rows"][0]["iops_per_usd"] > 0
 
