@@ -128,15 +128,12 @@ class RateChecks:
         second that misses no longer leaves the check INCONCLUSIVE ("run longer")."""
         if self.core.settings.given("runtime") or workload.runtime_s <= 0:
             return workload
-        if expectation.policy == spec.FLOOR and workload.runtime_s < evidence.MEAN_PLANNED_S:
-            # a mean needs seconds enough to bound their correlation; a healthy volume
-            # still stops at an early look (docs/verdicts.md, "Means")
-            return workload.replace(runtime_s=float(evidence.MEAN_PLANNED_S))
         if expectation.policy != spec.CAP or not expectation.duty:
             return workload
         policy = self.core.session.policy
         needed = decidable_runtime_s(
-            evidence.decidable_windows(1.0 - expectation.duty, policy.alpha, policy.spell))
+            evidence.decidable_windows(1.0 - expectation.duty,
+                                      policy.alpha * evidence.COUNT_SHARE, policy.spell))
         if needed <= workload.runtime_s:
             return workload
         longer = workload.replace(runtime_s=needed)
@@ -162,7 +159,8 @@ class RateChecks:
             return found, workload, result
         policy = self.core.session.policy
         needed = decidable_runtime_s(
-            evidence.decidable_windows(1.0 - expectation.duty, policy.alpha, policy.spell))
+            evidence.decidable_windows(1.0 - expectation.duty,
+                                      policy.alpha * evidence.COUNT_SHARE, policy.spell))
         volume = self.core.volume
         waited = ""
         if spec.has_burst(volume) and credits is not False:
@@ -226,7 +224,10 @@ class RateChecks:
         if self.core.session.fio_servers:
             return check_on_servers(self.core, claim, what, workload)
         if not self.core.settings.given("runtime"):
-            workload = workload.replace(runtime_s=max(workload.runtime_s, FLOOR_MIN_RUNTIME_S))
+            # a mean needs seconds enough to bound their correlation (a healthy volume
+            # still stops at an early look)
+            workload = workload.replace(runtime_s=max(workload.runtime_s, FLOOR_MIN_RUNTIME_S,
+                                                      evidence.MEAN_PLANNED_S))
         expectation = spec.floor_expectation(claim, what, self.core.volume, workload)
         started = time.perf_counter()
         found, result = self._measure(expectation, workload, "iops")
