@@ -7,7 +7,9 @@ import json
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.common import DATA
@@ -22,16 +24,22 @@ def ebsperf(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
                           **kwargs)  # type: ignore[call-overload]
 
 
-def _edited(tmp_path: Path, field: str, value: object) -> Path:
+def _sample(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """tests/data/fio/randread.json without its log options (judged alone), each job edited
+    by ``edit``, written to a file of its own."""
     report = json.loads((HERE / "randread.json").read_text())
     for job in report["jobs"]:
-        job["read"][field] = value
         for option in ("write_iops_log", "write_bw_log", "write_lat_log"):
             job["job options"].pop(option, None)
+        edit(job)
     path = tmp_path / "edited.json"
     # json.dumps writes Infinity and NaN as JavaScript does, which Python's reader accepts
     path.write_text(json.dumps(report))
     return path
+
+
+def _edited(tmp_path: Path, field: str, value: object) -> Path:
+    return _sample(tmp_path, lambda job: job["read"].__setitem__(field, value))
 
 
 @pytest.mark.parametrize(("field", "value"), [
@@ -138,14 +146,7 @@ def test_a_command_line_that_runs_fio_from_a_path_is_read(tmp_path: Path) -> Non
 
 
 def _sequential(tmp_path: Path, **options: str) -> Path:
-    report = json.loads((HERE / "randread.json").read_text())
-    for job in report["jobs"]:
-        job["job options"].update({"rw": "read", **options})
-        for option in ("write_iops_log", "write_bw_log", "write_lat_log"):
-            job["job options"].pop(option, None)
-    path = tmp_path / "seq.json"
-    path.write_text(json.dumps(report))
-    return path
+    return _sample(tmp_path, lambda job: job["job options"].update({"rw": "read", **options}))
 
 
 def test_a_record_only_expectation_is_recorded_not_judged_as_a_cap(tmp_path: Path) -> None:
@@ -165,13 +166,7 @@ def test_minimums_and_a_low_mark_at_the_queue_depth_do_not_excuse_a_shortfall(
     job), and iodepth_low equal to iodepth holds nothing back: a shortfall stays the
     volume's (here: a 150,853 IOPS run on an io2 promised 256,000)."""
     name, value = option.split("=")
-    report = json.loads((HERE / "randread.json").read_text())
-    for job in report["jobs"]:
-        job["job options"][name] = value
-        for log in ("write_iops_log", "write_bw_log", "write_lat_log"):
-            job["job options"].pop(log, None)
-    path = tmp_path / "min.json"
-    path.write_text(json.dumps(report))
+    path = _sample(tmp_path, lambda job: job["job options"].__setitem__(name, value))
     done = ebsperf("judge", str(path), "--volume-type=io2", "--volume-size=1000",
                    "--volume-iops=256000")
     assert "paces or holds back" not in done.stdout and name not in done.stdout.split(
