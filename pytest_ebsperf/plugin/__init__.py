@@ -41,13 +41,15 @@ FEATURE_PLUGINS = (
     "pytest_ebsperf.plugin.results",
     "pytest_ebsperf.plugin.aws",
     "pytest_ebsperf.plugin.hosts",
+    "pytest_ebsperf.plugin.groups",
 )
 
 MARKER_HELP = (
     "ebsperf(volume_type=None, emulated=None, **settings): the volume type a suite checks "
     "(other volumes skip it), the volume --emulate makes for it (a dict of volume facts, e.g. "
     "{'type': 'io1', 'size_gib': 200, 'iops': 2000}) and per-test settings (runtime=..., "
-    "iodepth=...), which win over the command line."
+    "iodepth=...), which win over the command line; drains=True: the checks run the burst "
+    "bucket dry, so they run after the type's other checks."
 )
 
 

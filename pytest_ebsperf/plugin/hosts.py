@@ -24,6 +24,7 @@ import pytest
 
 from pytest_ebsperf.deferred import later
 from pytest_ebsperf.errors import ConfigError, EbsperfError
+from pytest_ebsperf.plugin.groups import add_group, use_groups
 from pytest_ebsperf.plugin.outcomes import fail_plainly
 from pytest_ebsperf.plugin.state import STATE_KEY
 
@@ -190,13 +191,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     plugin.fleet = FleetRun(config, hosts, source)
     config.pluginmanager.register(FleetTally(config), "ebsperf-fleet-tally")
-    _group_hosts_for_xdist(config)
-
-
-def _group_hosts_for_xdist(config: pytest.Config) -> None:
-    """One host, one worker at a time: ``--dist load`` becomes ``loadgroup``."""
-    if getattr(config.option, "dist", "no") == "load":
-        config.option.dist = "loadgroup"
+    use_groups(config)  # one host, one worker at a time
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -223,6 +218,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize(FIXTURE, run.ids, ids=run.ids, scope="session")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if fleet_run(config) is None:
         return
@@ -230,7 +226,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         callspec = getattr(item, "callspec", None)
         host_id = callspec.params.get(FIXTURE) if callspec is not None else None
         if host_id is not None:
-            item.add_marker(pytest.mark.xdist_group(name=str(host_id)))
+            add_group(item, str(host_id))
 
 
 @pytest.fixture(scope="session")

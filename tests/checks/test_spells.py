@@ -164,7 +164,8 @@ def test_a_volume_slow_for_good_fails_without_a_pause(tmp_path: Path):
 # second may miss for the host's sake and the verdict is then rightly not a PASS
 def test_a_burst_check_too_short_to_decide_runs_again_after_its_bucket_earned_it(
         tmp_path: Path):
-    """S0-06 at the main job's level (1.9e-5): a 500 GiB gp2 at 60 % carries 12 s of burst,
+    """S0-06 at the main job's level (1.9e-5): a 500 GiB gp2 at 60 % carries 12 s of burst
+    (its 3,600 s bucket at time scale 180),
     not the 18 windows its test needs to FAIL (planned as 19 s: fio's reports can come late),
     so the check runs 5 s; a 2 s dip makes one or two of them miss, which 5 s can never show
     as evidence. The check idles until the bucket carries 19 s and a fresh run decides (the
@@ -178,7 +179,8 @@ def test_a_burst_check_too_short_to_decide_runs_again_after_its_bucket_earned_it
     gp2_read = f"{ROOT}/suites/gp2/test_gp2.py::test_random_read_bursts_to_3000_iops"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", gp2_read, "-p", "no:cacheprovider", "--emulate",
-         "--volume-size=500", "--burst-balance=60", "--emulate-misses=dip:3-5",
+         "--volume-size=500", "--burst-balance=60", "--emulate-timescale=180",
+         "--emulate-misses=dip:3-5",
          "--ebsperf-false-alarm=1.9e-5", f"--ebsperf-report={report}"], cwd=tmp_path,
         capture_output=True, text=True, timeout=300, check=False)
     assert report.exists(), done.stdout[-3000:] + done.stderr[-2000:]

@@ -11,7 +11,8 @@ the report).
 
 import pytest
 
-pytestmark = pytest.mark.ebsperf(volume_type="gp2")
+# these run the bucket dry: after every other gp2 check, which need the credits
+pytestmark = pytest.mark.ebsperf(volume_type="gp2", drains=True)
 
 
 def test_a_burst_lasts_balance_over_burst_minus_baseline(ebsperf):

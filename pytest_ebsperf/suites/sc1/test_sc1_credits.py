@@ -17,4 +17,5 @@ from pytest_ebsperf.suites.hdd import (  # noqa: F401 (collected as this module'
     test_idle_time_refills_the_bucket_at_the_baseline_rate,
 )
 
-pytestmark = pytest.mark.ebsperf(volume_type="sc1")
+# these run the bucket dry: after every other sc1 check, which need the credits
+pytestmark = pytest.mark.ebsperf(volume_type="sc1", drains=True)

@@ -17,7 +17,8 @@ from pytest_ebsperf.suites.hdd import (  # noqa: F401 (collected as this module'
     test_idle_time_refills_the_bucket_at_the_baseline_rate,
 )
 
-pytestmark = pytest.mark.ebsperf(volume_type="st1")
+# these run the bucket dry: after every other st1 check, which need the credits
+pytestmark = pytest.mark.ebsperf(volume_type="st1", drains=True)
 
 
 def test_volumes_of_12_5_tib_or_more_have_no_knee(ebsperf):
