@@ -110,8 +110,13 @@ class Witnesses:
         """An emulated volume's own witness (:mod:`pytest_ebsperf.emulate.witness`): the
         seconds in which it fell behind what it was set to deliver are marked on the
         result, left out of the verdict and said."""
-        device, started = target.emulated, self.session.runner.last_started
-        if device is None or started is None:
+        started = self.session.runner.last_started
+        pool = target.emulated_set
+        driven = set(target.members)  # a set's run may drive some of its members only
+        devices = ([target.emulated] if target.emulated is not None
+                   else [m for m in pool.members if m.path in driven] if pool is not None
+                   else [])
+        if not devices or started is None:
             return result
         from pytest_ebsperf.emulate import witness  # only where a volume is emulated
         from pytest_ebsperf.verdicts.verdict import series_values
@@ -121,7 +126,7 @@ class Witnesses:
                        if key in result.series and len(result.series[key])), None)
         if series is None or not values:
             return result
-        found = witness.behind(device, series.t_s[:len(values)], values,
+        found = witness.behind(devices, series.t_s[:len(values)], values,
                                started + max(workload.ramp_s, 0.0), bs=workload.bs,
                                outstanding=workload.iodepth * workload.numjobs)
         if not found.seconds:

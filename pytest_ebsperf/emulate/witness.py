@@ -52,7 +52,7 @@ class Behind:
                 "left out of the verdict")
 
 
-def allowed_iops(device: Any, start: float, end: float, bs: int, outstanding: int
+def allowed_iops(device: Any, start: float, end: float, bs: int, outstanding: float
                  ) -> float | None:
     """The least IOPS ``device`` was set to deliver between ``start`` and ``end``
     (``time.monotonic()``) for I/Os of ``bs`` bytes with ``outstanding`` in flight: its
@@ -71,24 +71,32 @@ def allowed_iops(device: Any, start: float, end: float, bs: int, outstanding: in
     return min(rates) if rates else None
 
 
-def behind(device: Any, t_s: Sequence[float], iops: Sequence[float], measuring_from: float,
-           *, bs: int, outstanding: int) -> Behind:
+def behind(devices: Sequence[Any], t_s: Sequence[float], iops: Sequence[float],
+           measuring_from: float, *, bs: int, outstanding: int) -> Behind:
     """Which of fio's seconds (``t_s[i]``: the end of window ``i`` after the ramp, ``iops[i]``
-    what fio saw) fell below :data:`BEHIND_SHARE` of what ``device`` was set to deliver;
-    ``measuring_from``: when fio's measuring began on the emulator's clock.
+    what fio saw) fell below :data:`BEHIND_SHARE` of what ``devices`` were set to deliver
+    together (one device, or the members of an emulated set, each with its share of the
+    I/Os in flight: a stripe spreads them evenly); ``measuring_from``: when fio's measuring
+    began on the emulator's clock.
 
     Only a volume with an emulated service time (``--emulate-latency``) witnesses itself:
     it knows what each I/O should take, its path's own time included (calibrated). Without
     one, the host's I/O path *is* the service time, and a run it holds back at a shallow
     queue is queue-depth bound (Little's law), which the verdict's diagnosis says."""
-    if not getattr(device, "latency_us", None):
+    if not devices or not all(getattr(device, "latency_us", None) for device in devices):
         return Behind((), (), tuple(iops))
+    share = outstanding / len(devices)
+    # the whole queue bounds the set as one (a member owes at least one I/O's worth alone)
+    latency_s = sum(device.latency_us for device in devices) / len(devices) * 1e-6
+    little = max(1, outstanding) / latency_s
     allowed: list[float | None] = []
     late: list[int] = []
     for index, (end, seen) in enumerate(zip(t_s, iops)):
         at = measuring_from + end
-        owed = allowed_iops(device, at - 1.0 - SLACK_BEFORE_S, at + SLACK_AFTER_S, bs,
-                            outstanding)
+        each = [allowed_iops(device, at - 1.0 - SLACK_BEFORE_S, at + SLACK_AFTER_S, bs, share)
+                for device in devices]
+        owed = None if any(one is None for one in each) else min(
+            sum(one for one in each if one is not None), little)
         allowed.append(owed)
         if owed is not None and seen < BEHIND_SHARE * owed:
             late.append(index)

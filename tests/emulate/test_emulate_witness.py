@@ -26,8 +26,8 @@ def _device(*changes: tuple[float, float], latency_us: float | None = 50.0) -> S
 
 def test_seconds_below_what_the_emulator_was_set_to_deliver_are_the_hosts() -> None:
     seen = [4000.0, 3990.0, 2900.0, 2880.0, 4010.0, 3995.0]
-    found = witness.behind(_device((-5.0, 4000.0)), [1.0, 2, 3, 4, 5, 6], seen, T0, bs=16384,
-                           outstanding=20)
+    found = witness.behind([_device((-5.0, 4000.0))], [1.0, 2, 3, 4, 5, 6], seen, T0,
+                           bs=16384, outstanding=20)
     assert found.seconds == (2, 3)
     said = found.sentence("io1")
     assert "this host could not emulate io1 at 4,000 IOPS in 2 of 6 s" in said
@@ -37,11 +37,11 @@ def test_seconds_below_what_the_emulator_was_set_to_deliver_are_the_hosts() -> N
 def test_a_volume_set_to_deliver_less_keeps_its_misses() -> None:
     """--emulate-factor=0.75 and emulated misses lower what the throttle is set to: the
     seconds at that rate are the volume's."""
-    slower = witness.behind(_device((-5.0, 3000.0)), [1.0, 2, 3], [2990.0, 3005.0, 2980.0],
+    slower = witness.behind([_device((-5.0, 3000.0))], [1.0, 2, 3], [2990.0, 3005.0, 2980.0],
                             T0, bs=16384, outstanding=20)
     assert slower.seconds == ()
     dip = _device((-5.0, 4000.0), (2.0, 2000.0), (3.0, 4000.0))  # a missed second, set
-    found = witness.behind(dip, [1.0, 2, 3, 4, 5], [4000.0, 4000.0, 2000.0, 4000.0, 4000.0],
+    found = witness.behind([dip], [1.0, 2, 3, 4, 5], [4000.0, 4000.0, 2000.0, 4000.0, 4000.0],
                            T0, bs=16384, outstanding=20)
     assert found.seconds == ()
 
@@ -49,8 +49,8 @@ def test_a_volume_set_to_deliver_less_keeps_its_misses() -> None:
 def test_without_an_emulated_service_time_the_host_path_is_the_volume_and_owes_nothing() -> None:
     """No --emulate-latency: the loop device's own path sets the time per I/O, and a run it
     holds back at QD 1 is queue-depth bound, not an emulator that fell behind."""
-    found = witness.behind(_device((-5.0, 256000.0), latency_us=None), [1.0, 2], [8680.0] * 2,
-                           T0, bs=16384, outstanding=1)
+    found = witness.behind([_device((-5.0, 256000.0), latency_us=None)], [1.0, 2],
+                           [8680.0] * 2, T0, bs=16384, outstanding=1)
     assert found.seconds == ()
 
 
@@ -58,8 +58,26 @@ def test_the_service_time_bounds_what_is_owed_at_a_shallow_queue() -> None:
     """At QD 1 and 500 µs per I/O the emulator owes 2,000 IOPS, not its throttle's 16,000."""
     device = _device((-5.0, 16000.0), latency_us=500.0)
     assert witness.allowed_iops(device, T0, T0 + 1, 4096, 1) == 2000.0
-    found = witness.behind(device, [1.0, 2], [1990.0, 1500.0], T0, bs=4096, outstanding=1)
+    found = witness.behind([device], [1.0, 2], [1990.0, 1500.0], T0, bs=4096, outstanding=1)
     assert found.seconds == (1,)
+
+
+def test_an_emulated_set_owes_the_sum_of_its_members() -> None:
+    """A set of 4 members at 2,000 IOPS and 500 µs, QD 10 spread over them (2.5 each: 5,000
+    IOPS by Little's law, so each member's throttle binds): 8,000 IOPS together. A second at
+    7,144 (seen when the host fell behind beside another worker) is the host's; one at 7,900
+    is not."""
+    members = [_device((-5.0, 2000.0), latency_us=500.0) for _ in range(4)]
+    found = witness.behind(members, [1.0, 2, 3], [7900.0, 7144.0, 8010.0], T0, bs=4096,
+                           outstanding=10)
+    assert found.allowed == (8000.0, 8000.0, 8000.0)
+    assert found.seconds == (1,)
+    shallow = witness.behind(members, [1.0], [3000.0], T0, bs=4096, outstanding=2)
+    assert shallow.allowed == (4000.0,)  # half an I/O each: 1 / 500 µs, each member
+    assert shallow.seconds == (0,)
+    unknown = witness.behind([*members[:3], _device((-5.0, 2000.0), latency_us=None)], [1.0],
+                             [10.0], T0, bs=4096, outstanding=10)
+    assert unknown.seconds == ()  # a member without a service time: nothing is owed
 
 
 def _result(values: list[float], behind: tuple[int, ...] = ()) -> FioResult:
