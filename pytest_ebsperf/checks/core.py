@@ -150,7 +150,7 @@ class CheckCore:
     def expected_rate(self, workload: Workload) -> float:
         """IOPS the model expects of ``workload`` on the volume under test (of the set, when
         a set is measured)."""
-        credits = self.volume.burst_balance_pct != 0
+        credits = self.volume.credits_assumed
         if self.set_count is not None:
             return self.expect_cap("", "", workload, credits=credits).value
         return spec.expected_iops(self.volume, workload, credits=credits, era=self.settings.era,
@@ -323,7 +323,7 @@ class CheckCore:
         """The CAP expectation for ``workload`` on this volume (min of volume and instance
         limits). ``credits`` False means an empty burst bucket (gp2/st1/sc1 baseline)."""
         if credits is None:
-            credits = self.volume.burst_balance_pct != 0
+            credits = self.volume.credits_assumed
         if self.set_count is not None:
 
             members = self.session.set_members(self.volume, self.set_count)

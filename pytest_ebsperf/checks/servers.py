@@ -158,7 +158,7 @@ def _expectation(runner: CheckCore, claim: str, what: str, volume: Volume,
                  workload: Workload, metric: str, credits: bool | None) -> Expectation:
     if is_instance_store(volume.type):
         return spec.floor_expectation(claim, what, volume, workload)
-    use_credits = volume.burst_balance_pct != 0 if credits is None else credits
+    use_credits = volume.credits_assumed if credits is None else credits
     return spec.cap_expectation(claim, what, volume, workload, credits=use_credits,
                                   metric=metric, era=runner.settings.era)
 

@@ -31,7 +31,7 @@ def name_slow_member(runner: CheckCore, found: Verdict, workload: Workload, metr
     solo.set_count = None  # the queue is sized for one member, not the set
     alone = solo.workload(pattern, workload.bs).replace(runtime_s=runtime)
     if credits is None:
-        credits = runner.volume.burst_balance_pct != 0
+        credits = runner.volume.credits_assumed
     figures: list[tuple[float, str, float, float]] = []
     members = runner.session.set_members(runner.volume, len(target.members))
     for path, volume in zip(target.members, members):

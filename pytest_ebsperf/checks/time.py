@@ -56,7 +56,7 @@ class TimeChecks:
     def require_empty_bucket(self) -> None:
         """Skip a baseline-level check unless the burst bucket is known to be empty."""
         volume = self.core.volume
-        if not spec.has_burst(volume) or volume.burst_balance_pct == 0:
+        if not spec.has_burst(volume) or not volume.credits_assumed:
             return
         drain = spec.drain_seconds(volume)
         self.core.skip(f"this claim needs an empty credit bucket: pass --burst-balance=0 once "

@@ -14,7 +14,7 @@ from pytest_ebsperf.config.settings import Lookup, Settings, build
 from pytest_ebsperf.deferred import later
 from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.spec import volume_types
-from pytest_ebsperf.spec.ebs import ERAS
+from pytest_ebsperf.spec.ebs import ERAS, MAX_SET_VOLUMES
 
 if TYPE_CHECKING:  # loaded when first used (pytest_ebsperf/deferred.py)
     from pytest_ebsperf.emulate import misses as emulate_misses
@@ -181,9 +181,6 @@ def _check_host_spec(spec: str, where: str) -> None:
 MIN_RUNTIME_S = 1.0
 MAX_RUNTIME_S = 7 * 24 * 3600
 
-#: Most volumes one set may hold (AWS attaches at most 28 to most Nitro instances; the seed
-#: documents striped 4, and seed 002 used 24 to find an instance's ceiling).
-MAX_VOLUME_COUNT = 28
 #: Most runs of one stability check (each is a whole fio run).
 MAX_RUNS = 50
 
@@ -198,9 +195,9 @@ def _check_set(settings: Settings) -> None:
                           f"be between 4 and {MAX_RUNS}: the first run is dropped and a "
                           "coefficient of variation needs three more.")
     count, devices = settings.volume_count, settings.devices
-    if count is not None and not 1 <= count <= MAX_VOLUME_COUNT:
+    if count is not None and not 1 <= count <= MAX_SET_VOLUMES:
         raise ConfigError(f"--volume-count={count} (from {o['volume_count']}) must be between 1 "
-                          f"and {MAX_VOLUME_COUNT} (volumes measured together as one set).")
+                          f"and {MAX_SET_VOLUMES} (volumes measured together as one set).")
     if len(set(devices)) != len(devices):
         raise ConfigError(f"--device={','.join(devices)} names a device twice: each member of "
                           "a set is a different volume.")

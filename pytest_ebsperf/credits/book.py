@@ -175,7 +175,7 @@ class CreditBook:
         capacity = plan.capacity * self.bucket_factor
         pct = self.emulated_start_pct
         if pct is None:
-            pct = 100.0 if volume.burst_balance_pct is None else volume.burst_balance_pct
+            pct = volume.balance_pct
         bucket = Bucket(capacity, capacity * pct / 100.0, plan.earn_rate * factor,
                         resume_credits=plan.drain_rate * factor * RESUME_BURST_S)
         counter = CgroupCounter(device.cgroup_path, device.cgroup_version, device.major_minor)

@@ -245,7 +245,7 @@ class EmulatedVolumes:
             return iops * factor, None, 256 * 1024
         if family == spec.MAGNETIC:
             return STANDARD_EMULATED_IOPS * factor, STANDARD_EMULATED_BPS * factor, 256 * 1024
-        credits = volume.burst_balance_pct != 0
+        credits = volume.credits_assumed
         caps = spec.volume_caps(volume, credits=credits, era=self.settings.era)
         iops, bps = caps.iops, caps.throughput_bps  # bps infinite: no ceiling in that era
         limits = self.limits() or (

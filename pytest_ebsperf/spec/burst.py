@@ -93,7 +93,7 @@ def burst_plan(volume: Volume) -> BurstPlan | None:
     instance store). An unknown BurstBalance is taken as full, as for a new volume."""
     if volume.size_gib is None:
         return None
-    pct = 100.0 if volume.burst_balance_pct is None else volume.burst_balance_pct
+    pct = volume.balance_pct
     if volume_type(volume.type).credits == IO_CREDITS:
         return gp2_burst_plan(volume.size_gib, pct)
     if is_hdd(volume.type):

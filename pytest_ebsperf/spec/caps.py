@@ -43,7 +43,7 @@ def era_applies(volume_type: str, era: str = NOW) -> bool:
 
 def has_credits(volume: Volume, credits: bool = True) -> bool:
     """Whether burst credits are available: asked for, and BurstBalance not known to be 0."""
-    return credits and (volume.burst_balance_pct is None or volume.burst_balance_pct > 0)
+    return credits and volume.credits_assumed
 
 
 def delivered_iops(volume: Volume, era: str = NOW) -> int:

@@ -63,6 +63,16 @@ class Expectation:
     source: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
 
+    @property
+    def threshold(self) -> float:
+        """The least a second (CAP) or the mean (FLOOR) must reach: ``low x value``."""
+        return self.low * self.value
+
+    @property
+    def ceiling(self) -> float | None:
+        """The most the mean may be (``high x value``); None without an upper tolerance."""
+        return self.high * self.value if self.high else None
+
 
 @dataclass(frozen=True)
 class VolumePrices:

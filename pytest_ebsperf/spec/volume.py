@@ -40,6 +40,18 @@ class Volume:
     volume_id: str | None = None
     provenance: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
+    @property
+    def credits_assumed(self) -> bool:
+        """Whether the burst bucket is taken to hold credits: a BurstBalance not known
+        (None) is assumed full, and the report says so; only a known 0 is an empty bucket."""
+        return self.burst_balance_pct is None or self.burst_balance_pct > 0
+
+    @property
+    def balance_pct(self) -> float:
+        """The burst balance a check starts from, in percent: BurstBalance, else a full
+        bucket (see :attr:`credits_assumed`)."""
+        return 100.0 if self.burst_balance_pct is None else self.burst_balance_pct
+
     def replace(self, **changes: Any) -> Volume:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)

@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pytest_ebsperf.verdicts import stats
+from pytest_ebsperf.verdicts.outcome import Outcome
 
 #: Pairs after which the statistic is judged.
 LOOKS = (4, 8, 16, 32)
@@ -53,10 +54,9 @@ AT_LEAST = "at least"
 AT_MOST = "at most"
 WITHIN = "within"
 
-PASS = "pass"
-FAIL = "fail"
-INCONCLUSIVE = "inconclusive"
-MORE = "more"
+#: A design's outcomes are the verdict's words; "more" while it wants more pairs.
+PASS, FAIL = Outcome.PASS.value, Outcome.FAIL.value
+INCONCLUSIVE, MORE = Outcome.INCONCLUSIVE.value, "more"
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from pytest_ebsperf.verdicts import stats
+from pytest_ebsperf.verdicts.outcome import Outcome
 
 #: Probability that a whole run on a compliant volume has any false FAIL (all checks together).
 DEFAULT_FALSE_ALARM = 0.001
@@ -242,10 +243,8 @@ def miss_rate_upper(misses: int, n: int, confidence: float = REPORT_CONFIDENCE) 
     return stats.clopper_pearson_upper(misses, n, confidence)
 
 
-# -- the duty-cycle test -----------------------------------------------------------------
-FAIL = "fail"
-PASS = "pass"
-OPEN = "open"
+# -- the duty-cycle test: its words are the verdict's, and "open" while undecided ----------
+FAIL, PASS, OPEN = Outcome.FAIL.value, Outcome.PASS.value, "open"
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,7 @@ from pytest_ebsperf.fio.reports import (
 )
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload, parse_size
+from pytest_ebsperf.spec import ebs
 from pytest_ebsperf.spec.stripes import set_expectation
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.spec.volume_types import is_instance_store
@@ -192,8 +193,8 @@ def volumes_of(args: argparse.Namespace) -> list[Any]:
                              "--member given: give one or the other, or as many members.")
         return members
     count = args.volume_count or 1
-    if count < 1 or count > 64:
-        raise EbsperfError(f"--volume-count={count}: a set holds 1 to 64 volumes.")
+    if not 1 <= count <= ebs.MAX_SET_VOLUMES:
+        raise EbsperfError(f"--volume-count={count}: a set is 1 to {ebs.MAX_SET_VOLUMES} volumes.")
     one = volume(args.volume_type, args.volume_size, args.volume_iops, args.volume_throughput)
     return [one] * count
 
@@ -202,7 +203,7 @@ def _expectation(args: argparse.Namespace, members: Sequence[Any], workload: Wor
                  what: str, metric: str) -> Any:
 
     first = members[0]
-    credits = first.burst_balance_pct != 0
+    credits = first.credits_assumed
     if is_instance_store(first.type):
         # AWS publishes one figure for all of an instance's instance-store devices (B-IS)
         return spec.floor_expectation(args.claim, what, first, workload,

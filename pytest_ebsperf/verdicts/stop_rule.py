@@ -34,8 +34,7 @@ def settled(values: Sequence[float], expectation: Expectation, policy: evidence.
     if not expectation.value or not math.isfinite(expectation.value) or not values:
         return None
     unit, n = expectation.unit, len(values)
-    low = expectation.low * expectation.value
-    high = expectation.high * expectation.value if expectation.high else None
+    low, high = expectation.threshold, expectation.ceiling
     duty = expectation.duty if expectation.policy == CAP else None
     look = n in evidence.mean_looks(planned) and n < planned
     if high is not None and look:

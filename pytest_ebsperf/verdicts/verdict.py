@@ -203,7 +203,7 @@ def judge_cap(expectation: Expectation, result: FioResult, workload: Workload, *
     if not _judgeable(expectation):
         return _no_value(run)
     if _host_took_it(run):
-        return _open(run, LowerCheck(evidence.OPEN, expectation.low * expectation.value))
+        return _open(run, LowerCheck(evidence.OPEN, expectation.threshold))
     high = expectation.high
     above_open = False
     if high is not None:
@@ -253,7 +253,7 @@ def lower_check(values: Sequence[float], expectation: Expectation, policy: evide
     """The lower bound of ``expectation`` on per-second ``values``: the duty-cycle test for a
     CAP, the mean's interval for a FLOOR (or for a CAP with only a mean, ``measured``).
     ``cap``: judge as a CAP (default: the expectation's policy says)."""
-    threshold = expectation.low * expectation.value
+    threshold = expectation.threshold
     cap = expectation.policy == CAP if cap is None else cap
     if cap and values:
         return duty_cycle_check(values, threshold, expectation.duty, window_s, policy=policy,
@@ -296,7 +296,7 @@ def judge_floor(expectation: Expectation, result: FioResult, workload: Workload,
     if not _judgeable(expectation):
         return _no_value(run)
     if _host_took_it(run):
-        return _open(run, LowerCheck(evidence.OPEN, expectation.low * expectation.value))
+        return _open(run, LowerCheck(evidence.OPEN, expectation.threshold))
     check = lower_check(run.values, expectation, policy, measured=run.measured, cap=False)
     if check.state == evidence.PASS:
         return _within(run, check)

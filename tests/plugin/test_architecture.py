@@ -286,3 +286,42 @@ def test_the_check_families_are_objects_the_runner_holds() -> None:
         assert all(getattr(twin, name).core is twin
                    for name in ("rates", "passes", "time", "relative"))
     assert runner.over(2).set_count == 2 and runner.set_count is None
+
+
+# -- each rule in one place -------------------------------------------------------------------
+def _where(predicate) -> list[str]:
+    """``file:line`` of every node of the package's modules for which ``predicate`` holds."""
+    found = []
+    for path in _package_modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if predicate(node):
+                found.append(f"{path.relative_to(PACKAGE).as_posix()}:{node.lineno}")
+    return found
+
+
+def _attr(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == name
+
+
+def test_each_rule_is_written_once() -> None:
+    """The rules a change would otherwise have to find in several rooms: whether a volume is
+    taken to hold burst credits (``Volume.credits_assumed``), the least a CAP's second or a
+    FLOOR's mean must reach (``Expectation.threshold``), the most volumes one set holds
+    (``ebs.MAX_SET_VOLUMES``), and the verdict's words (``Outcome``)."""
+    credits = _where(lambda n: isinstance(n, ast.Compare) and _attr(n.left, "burst_balance_pct")
+                     and any(isinstance(c, ast.Constant) and c.value in (0, 0.0)
+                             for c in n.comparators))
+    assert [where for where in credits if not where.startswith("spec/volume.py:")] == [], credits
+    threshold = _where(lambda n: isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)
+                       and {_attr(n.left, "low") or _attr(n.left, "high"),
+                            _attr(n.right, "value")} == {True})
+    assert [where for where in threshold if not where.startswith("spec/types.py:")] == [], \
+        threshold
+    limits = _where(lambda n: isinstance(n, ast.Constant) and isinstance(n.value, str)
+                    and ("1 to 64" in n.value or "1 to 28" in n.value))
+    assert limits == [], limits
+    words = _where(lambda n: isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+                   and n.value.value in ("pass", "fail") and len(n.targets) == 1
+                   and isinstance(n.targets[0], ast.Name) and n.targets[0].id.isupper())
+    assert [where for where in words if not where.startswith("verdicts/outcome.py:")] == [], \
+        words
