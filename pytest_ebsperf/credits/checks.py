@@ -234,7 +234,7 @@ class CreditChecks:
         ledger = self.book.ledger(volume)  # checks run on the device, never the twin
         if ledger is None:
             raise NotApplicable(f"{volume.type} volumes have no burst bucket; credit checks "
-                                "apply to gp2, st1 and sc1.")
+                                f"apply to {spec.bursting_names()}.")
         full = volume.replace(burst_balance_pct=100.0)
         metric = "throughput" if spends_mib(volume.type) else "iops"
         burst = self._cap(full, workload, metric, credits=True)

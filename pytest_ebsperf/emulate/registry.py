@@ -138,8 +138,8 @@ class EmulatedVolumes:
             raise SuiteMismatch(
                 f"an emulated {volume.label()} has a burst bucket, and buckets are emulated only "
                 f"where pytest runs (their controller reads the throttle's counters several "
-                f"times a second); on {self.host()} emulate volumes without one (gp3, io1, "
-                "io2, standard, instance-store), or give a real device.")
+                f"times a second); on {self.host()} emulate volumes without one "
+                f"({spec.bursting_names(False)}), or give a real device.")
         iops, bps, unit = self.rates(volume)
         size = (EMULATED_INSTANCE_STORE_BYTES if is_instance_store(volume.type)
                 else EMULATED_DEVICE_BYTES)

@@ -77,7 +77,15 @@ if TYPE_CHECKING:  # the same names, loaded on first use (deferred.names_from)
         Limit,
     )
     from pytest_ebsperf.spec.validation import validate
-    from pytest_ebsperf.spec.volume_types import HDD, MAGNETIC, SSD, STORE, VolumeType, volume_type
+    from pytest_ebsperf.spec.volume_types import (
+        HDD,
+        MAGNETIC,
+        SSD,
+        STORE,
+        VolumeType,
+        bursting_names,
+        volume_type,
+    )
 
 #: Where each name of the package lives: importing one of its modules, or the package for
 #: one name, does not load the others.
@@ -108,6 +116,7 @@ _WHERE: dict[str, str] = {
     "HDD": "volume_types",
     "SSD": "volume_types",
     "volume_type": "volume_types",
+    "bursting_names": "volume_types",
     "accounted_bytes_per_io": "accounting",
     "as_ebs_limits": "instances",
     "burst_plan": "burst",
@@ -181,6 +190,7 @@ __all__ = [
     "burst_plan",
     "burst_shortfall",
     "burst_time_expectation",
+    "bursting_names",
     "cap_expectation",
     "cite",
     "claim",

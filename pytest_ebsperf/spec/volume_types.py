@@ -166,6 +166,14 @@ def ebs_names() -> tuple[str, ...]:
     return tuple(name for name, kind in _REGISTRY.items() if kind.ebs)
 
 
+def bursting_names(bursts: bool = True) -> str:
+    """The registered types that burst on credits (``bursts`` False: those that do not), in
+    words for a message: ``gp2, st1 and sc1``. Read from the records, so it never goes stale
+    when a type is registered."""
+    found = [name for name, kind in _REGISTRY.items() if kind.bursts == bursts]
+    return " and ".join([", ".join(found[:-1]), found[-1]] if len(found) > 1 else found)
+
+
 def volume_type(name: str) -> VolumeType:
     """The record of ``name``, or a :class:`VolumeSpecError` naming the known ones."""
     kind = _REGISTRY.get(name)

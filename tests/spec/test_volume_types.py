@@ -115,6 +115,13 @@ def test_validation_knows_the_new_types_ranges(gp9: VolumeType) -> None:
     validate_settings(Settings(volume_type="gp9"))  # --volume-type=gp9 is a valid option
 
 
+def test_messages_that_list_types_read_the_records(gp9: VolumeType) -> None:
+    """"credit checks apply to gp2, st1 and sc1": a new type joins the list it belongs to."""
+    assert volume_types.bursting_names() == "gp2, st1 and sc1"
+    assert volume_types.bursting_names(False).endswith(", instance-store and gp9")
+    assert "gp2" not in volume_types.bursting_names(False)
+
+
 def test_the_caps_and_the_expectation_come_from_the_record(gp9: VolumeType) -> None:
     volume = spec.validate(Volume("gp9", size_gib=100, iops=10_000))
     caps = spec.volume_caps(volume)
