@@ -127,7 +127,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("block", "--ebsperf-block", "ebsperf_block", "EBSPERF_BLOCK", "float", "SECONDS",
            "measuring seconds of one block of a comparison (gp2 vs Magnetic, first vs second "
            "write, encrypted vs plain): the two sides run in alternating blocks, a fresh fio "
-           "run each, judged on the blocks' pairs. Default: 10 on a device, 2 on an "
+           "run each, judged on the blocks' pairs. Default: 10 on a device, 1 on an "
            "emulated volume."),
     Option("runs", "--ebsperf-runs", "ebsperf_runs", "EBSPERF_RUNS", "int", "N",
            "runs of a run-to-run stability check (S1-09); the first is dropped, so at least "

@@ -88,6 +88,7 @@ _GP, _PIOPS, _IO = sources.GENERAL_PURPOSE, sources.PROVISIONED_IOPS, sources.IO
 
 #: Constant name -> (claim ID, source URL).
 CITATIONS: dict[str, tuple[str, str]] = {
+    "MAX_SET_VOLUMES": ("S2-22", sources.SEEDS[2]),
     "SSD_IO_UNIT": ("B-IOACCT", _IO),
     "HDD_IO_UNIT": ("B-IOACCT", _IO),
     "SSD_IO_UNIT_2013": ("B-IOACCT", sources.PIOPS_LAUNCH),

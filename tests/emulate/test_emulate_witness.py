@@ -112,3 +112,34 @@ def test_the_hosts_seconds_are_no_misses_of_the_volume() -> None:
                                   policy=policy)
         assert alone.outcome is Outcome.INCONCLUSIVE and alone.binding == "emulator"
     assert replace(_result(seconds)).emulator_behind == ()
+
+
+def test_a_check_the_emulator_spoiled_is_measured_again_alone() -> None:
+    """The first run's emulator fell behind beside another worker and left the check
+    undecided: it is measured once more holding the host alone, and that run decides (its
+    first run's seconds are not used, and the message says so)."""
+    from contextlib import contextmanager
+
+    from pytest_ebsperf.checks.rates import RateChecks
+
+    held: list[str] = []
+
+    @contextmanager
+    def measuring_alone():
+        held.append("alone")
+        yield
+
+    checks = RateChecks(SimpleNamespace(measuring_alone=measuring_alone))  # type: ignore[arg-type]
+    first = verdict.Verdict(Outcome.INCONCLUSIVE, "S4-04", "set", 5019.0, 8000.0, "IOPS",
+                            "host", "inconclusive: the emulator fell behind", "first", "CAP")
+    passed = replace(first, outcome=Outcome.PASS, measured=8003.0, message="8,003 IOPS")
+    checks._measure = lambda *args: (passed, _result([8003.0] * 5))  # type: ignore[method-assign]
+    found, _ = checks._alone_if_spoiled(first, None, Workload("randwrite"), "iops",  # type: ignore[arg-type]
+                                        _result([5019.0] * 5, behind=(0, 1, 2, 3)))
+    assert held == ["alone"] and found.outcome is Outcome.PASS
+    assert "fell behind in 4 s beside other measuring workers" in found.message
+    assert found.details["first_run"]["emulator_behind_s"] == 4
+    # a volume that was not spoiled keeps its verdict, and nothing is measured again
+    kept, _ = checks._alone_if_spoiled(first, None, Workload("randwrite"), "iops",  # type: ignore[arg-type]
+                                       _result([5019.0] * 5))
+    assert kept is first and held == ["alone"]
