@@ -39,6 +39,8 @@ def test_a_volume_delivering_75_percent_fails_naming_the_claim(
     result.stdout.no_fnmatch_line("*Traceback*")
 
 
+@pytest.mark.alone  # beside 3 other workers on 2 CPUs its seconds scattered (p99 83 ms) and
+# 15 logged seconds of 20 could not tell 2 x the cap from noise: INCONCLUSIVE, seen once
 def test_a_volume_far_above_its_cap_fails_the_upper_bound(pytester: pytest.Pytester) -> None:
     # "at most 110 % on average" is a claim about the mean: its bound allows for the
     # seconds' correlation, which a few seconds cannot rule out (a 5 s run says "run
