@@ -244,7 +244,38 @@ class RateChecks:
         result = self.core.run(workload, monitor=monitor)
         found = verdict.judge(expectation, result, workload, metric=metric,
                               cpu_count=self.core.session.cpu_count, policy=policy)
-        return found, result
+        return self._go_on(found, expectation, workload, metric, result)
+
+    def _go_on(self, found: Verdict, expectation: Expectation, workload: Workload,
+               metric: str, result: FioResult) -> tuple[Verdict, FioResult]:
+        """fio was stopped on its live reports, and its logs of the same seconds do not
+        settle the verdict (a report that came late splits a second into a dip and a spike;
+        the logs' last window is cut short): the stop and the verdict must count the same
+        seconds, so the run goes on for the seconds it was planned for, and the verdict
+        judges the logged seconds of both parts as one run (its later looks and end at their
+        own share of the level). A stop the logs confirm, or a run that ran its whole
+        runtime, is kept."""
+        if found.outcome is not Outcome.INCONCLUSIVE or not result.stop_reason:
+            return found, result
+        values, planned = verdict.judged_seconds(expectation, result, workload, metric=metric)
+        window = workload.runtime_s / planned if planned else 1.0
+        left = planned - len(values)
+        if left < 1 or not values:
+            return found, result
+        policy = self.core.session.policy
+        rest = workload.replace(runtime_s=float(math.ceil(left * window)))
+        monitor = self._monitor(expectation, rest, metric, policy, prior=values)
+        rest_result = self.core.run(rest, monitor=monitor)
+        again = verdict.judge(expectation, rest_result, rest, metric=metric,
+                              cpu_count=self.core.session.cpu_count, policy=policy,
+                              prior=values)
+        note = (f"fio's live reports had settled the verdict after {len(values)} s "
+                f"({result.stop_reason}), but its logs of those seconds did not: the run "
+                f"went on for the rest of its {planned} s, and both parts were judged as one.")
+        return replace(again, message=f"{again.message} {note}", details={
+            **again.details, "first_part": {"samples": len(values), "planned": planned,
+                                            "stop_reason": result.stop_reason,
+                                            "measured": found.measured}}), rest_result
 
     def _alone_if_spoiled(self, found: Verdict, expectation: Expectation, workload: Workload,
                           metric: str, result: FioResult) -> tuple[Verdict, FioResult]:

@@ -21,10 +21,10 @@ from pytest_ebsperf.verdicts.diagnosis import Diagnosis, cpu_diagnosis, diagnose
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 from pytest_ebsperf.verdicts.verdict import (
     _logged_then_live,
-    _series_values,
     _window_s,
     above_cap,
     lower_check,
+    series_values,
 )
 
 
@@ -148,7 +148,7 @@ def _sweep_row(bs: int, expectation: Expectation, result: FioResult,
         expected, measured = expectation.value, result.total_iops
     live = result.live
     stopped = bool(result.stop_reason and live is not None and live.iops)
-    logged = _series_values(result, "total_iops")
+    logged = series_values(result, "total_iops")
     # stopped early: fio's logs of the seconds it ran, then the live reports of the seconds
     # the logs do not cover, when both count in windows of one length (see _make_run)
     values = logged

@@ -57,12 +57,8 @@ def _metric_key(metric: str, expectation: Expectation) -> str:
 
 
 def series_values(result: FioResult, key: str) -> tuple[float, ...]:
-    """The per-second series ``key`` ("total_iops", "total_bw"...) of a run."""
-    return _series_values(result, key)
-
-
-def _series_values(result: FioResult, key: str) -> tuple[float, ...]:
-    """The per-second total, or the read and write series added window by window."""
+    """The per-second series ``key`` ("total_iops", "total_bw"...) of a run: the total, or
+    the read and write series added window by window."""
     total = result.series.get(key)
     if total is not None and len(total):
         return total.values
@@ -169,7 +165,7 @@ def _make_run_alone(expectation: Expectation, result: FioResult, workload: Workl
         # spike (seen: 2 dips below 90 % in 9 live windows of an emulated io1 whose 8 logged
         # seconds were all 3,996-4,216 IOPS). Without logs the live seconds are used.
         live_window = statistics.median(live.window_s) if live.window_s else 1.0
-        logged = _series_values(result, key)
+        logged = series_values(result, key)
         if logged and abs(_window_s(result, key) - live_window) <= 0.1 * live_window:
             window, values = live_window, _logged_then_live(logged, live.values(key))
         else:  # no logs, or logs in windows of another length: the reports' seconds
@@ -177,7 +173,7 @@ def _make_run_alone(expectation: Expectation, result: FioResult, workload: Workl
         planned = max(len(values), round(workload.runtime_s / window))
         measured = statistics.fmean(values)
         return _Run(expectation, result, workload, key, measured, values, window, planned)
-    values = _series_values(result, key)
+    values = series_values(result, key)
     measured = _summary_value(result, key)
     if measured <= 0 and values:
         measured = statistics.fmean(values)
@@ -288,11 +284,11 @@ def _above_cap_evidence(run: _Run, high: float, policy: evidence.Policy
 
 def judge_floor(expectation: Expectation, result: FioResult, workload: Workload, *,
                 metric: str = "iops", cpu_count: int | None,
-                policy: evidence.Policy | None = None) -> Verdict:
+                policy: evidence.Policy | None = None, prior: Sequence[float] = ()) -> Verdict:
     """FLOOR: a published "up to / at least" figure; the mean must reach ``low x value``
     (FAIL only when the mean's confidence interval lies below it)."""
     policy = policy or evidence.Policy()
-    run = _make_run(expectation, result, workload, _metric_key(metric, expectation))
+    run = _make_run(expectation, result, workload, _metric_key(metric, expectation), prior)
     if not _judgeable(expectation):
         return _no_value(run)
     if _host_took_it(run):
@@ -316,9 +312,17 @@ def judge(expectation: Expectation, result: FioResult, workload: Workload, *,
                           source=expectation.source)
     if expectation.policy == FLOOR:
         return judge_floor(expectation, result, workload, metric=metric, cpu_count=cpu_count,
-                           policy=policy)
+                           policy=policy, prior=prior)
     return judge_cap(expectation, result, workload, metric=metric, cpu_count=cpu_count,
                      policy=policy, prior=prior)
+
+
+def judged_seconds(expectation: Expectation, result: FioResult, workload: Workload, *,
+                   metric: str = "iops") -> tuple[tuple[float, ...], int]:
+    """The seconds :func:`judge` judges ``result`` on (the host's left out), and the number
+    it was planned for: a run stopped early goes on from here with these as ``prior``."""
+    run = _make_run(expectation, result, workload, _metric_key(metric, expectation))
+    return run.values, run.planned if run.planned is not None else len(run.values)
 
 
 def _logged_then_live(logged: Sequence[float], live: Sequence[float]) -> tuple[float, ...]:
