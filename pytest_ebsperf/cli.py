@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from pytest_ebsperf import __version__
+from pytest_ebsperf.checks.fleet import plan_main as plan_fleet
 from pytest_ebsperf.checks.plan import plan_main
 from pytest_ebsperf.errors import EXIT_CODES, USAGE_EXIT, EbsperfError, Parser, UsageError
-from pytest_ebsperf.fio.fleet import plan_main as plan_fleet
 from pytest_ebsperf.trends.commands import compare_main, history_main
 from pytest_ebsperf.verdicts.judge import main as judge
 

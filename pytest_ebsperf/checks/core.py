@@ -24,7 +24,7 @@ from pytest_ebsperf.device.hold import hold
 from pytest_ebsperf.device.kernelstat import read_cpu
 from pytest_ebsperf.device.lock import DeviceLock, measuring
 from pytest_ebsperf.device.safety import check_writable, inspect_on
-from pytest_ebsperf.device.target import SuiteMismatch, Target, volume_from_marker
+from pytest_ebsperf.emulate.target import SuiteMismatch, Target, volume_from_marker
 from pytest_ebsperf.errors import (
     DeviceError,
     EbsperfError,

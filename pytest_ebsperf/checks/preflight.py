@@ -10,14 +10,15 @@ from typing import Any
 
 from pytest_ebsperf.checks import discovery, twins
 from pytest_ebsperf.checks.session import EbsperfSession, _provisioning
+from pytest_ebsperf.config.emulation import parse_latency
 from pytest_ebsperf.device import mdraid
 from pytest_ebsperf.device.safety import RemoteInspectionError, check_writable
-from pytest_ebsperf.device.target import (
+from pytest_ebsperf.emulate import check_emulation_available, service_time, sweep_stale
+from pytest_ebsperf.emulate.on_host import check_remote_emulation, sweep_remote
+from pytest_ebsperf.emulate.target import (
     SuiteMismatch,
     volume_from_marker,
 )
-from pytest_ebsperf.emulate import check_emulation_available, service_time, sweep_stale
-from pytest_ebsperf.emulate.on_host import check_remote_emulation, sweep_remote
 from pytest_ebsperf.errors import ConfigError, UnsafeDeviceError
 from pytest_ebsperf.fio.process import sweep_fio_dirs
 from pytest_ebsperf.spec import volume_types
@@ -38,7 +39,7 @@ def run(session: EbsperfSession) -> None:
     if session.settings.emulate:
 
         check_emulation_available()
-        if service_time.parse(session.settings.emulate_latency) is not None:
+        if parse_latency(session.settings.emulate_latency) is not None:
             service_time.check_available()  # /dev/fuse, and the daemon builds here
         sweep_stale()
         return

@@ -248,13 +248,11 @@ class RateChecks:
 
     def _go_on(self, found: Verdict, expectation: Expectation, workload: Workload,
                metric: str, result: FioResult) -> tuple[Verdict, FioResult]:
-        """fio was stopped on its live reports, and its logs of the same seconds do not
-        settle the verdict (a report that came late splits a second into a dip and a spike;
-        the logs' last window is cut short): the stop and the verdict must count the same
-        seconds, so the run goes on for the seconds it was planned for, and the verdict
-        judges the logged seconds of both parts as one run (its later looks and end at their
-        own share of the level). A stop the logs confirm, or a run that ran its whole
-        runtime, is kept."""
+        """fio was stopped on its live reports, and its logs of those seconds do not settle
+        the verdict (a late report splits a second into a dip and a spike): the stop and the
+        verdict must count the same seconds, so the run goes on for the seconds it was
+        planned for, and both parts' logged seconds are judged as one run (its later looks
+        at their own share of the level). A stop the logs confirm is kept."""
         if found.outcome is not Outcome.INCONCLUSIVE or not result.stop_reason:
             return found, result
         values, planned = verdict.judged_seconds(expectation, result, workload, metric=metric)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from pytest_ebsperf import spec
 from pytest_ebsperf.checks import discovery, paired, twins
 from pytest_ebsperf.checks.core import CheckCore
-from pytest_ebsperf.device.target import SuiteMismatch
+from pytest_ebsperf.emulate.target import SuiteMismatch
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec.volume import Volume
@@ -28,7 +28,7 @@ from pytest_ebsperf.verdicts import comparison, verdict
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 if TYPE_CHECKING:
-    from pytest_ebsperf.device.target import Target
+    from pytest_ebsperf.emulate.target import Target
 
 def check_same(runner: CheckCore, claim: str, what: str, workload: Workload, *,
                labels: tuple[str, str] | None = None) -> list[Verdict]:

@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf import spec
+from pytest_ebsperf.checks import fleet
 from pytest_ebsperf.checks.core import _latency_percentiles
 from pytest_ebsperf.checks.plan import Planned
 from pytest_ebsperf.config.settings import Settings
-from pytest_ebsperf.device.target import SuiteMismatch, volume_from_settings
+from pytest_ebsperf.emulate.target import SuiteMismatch, volume_from_settings
 from pytest_ebsperf.errors import EbsperfError, VolumeSpecError
-from pytest_ebsperf.fio import clientserver, fleet
+from pytest_ebsperf.fio import clientserver
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.results import report
 from pytest_ebsperf.results.records import measurement_facts

@@ -18,13 +18,13 @@ from pytest_ebsperf.config.session_inputs import SessionInputs
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.credits.book import CreditBook
 from pytest_ebsperf.device.safety import inspect_on
-from pytest_ebsperf.device.target import (
+from pytest_ebsperf.emulate.registry import EmulatedVolumes
+from pytest_ebsperf.emulate.target import (
     SuiteMismatch,
     Target,
     given_volume,
     volume_from_settings,
 )
-from pytest_ebsperf.emulate.registry import EmulatedVolumes
 from pytest_ebsperf.errors import VolumeSpecError
 from pytest_ebsperf.fio.host import FioHost
 from pytest_ebsperf.fio.runner import FioRunner
@@ -35,7 +35,7 @@ from pytest_ebsperf.verdicts import evidence
 
 if TYPE_CHECKING:
     from pytest_ebsperf.aws import Discovery
-    from pytest_ebsperf.credits.progress import ProgressWriter
+    from pytest_ebsperf.config.session_inputs import ProgressWriter
     from pytest_ebsperf.device.mdraid import MdArray
     from pytest_ebsperf.device.safety import DeviceReport
     from pytest_ebsperf.fio.workload import Workload

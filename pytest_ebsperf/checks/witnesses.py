@@ -12,7 +12,7 @@ from typing import Any
 from pytest_ebsperf.checks.session import EbsperfSession
 from pytest_ebsperf.device import ebsnvme, kernelstat
 from pytest_ebsperf.device.kernelstat import BlockStat
-from pytest_ebsperf.device.target import Target
+from pytest_ebsperf.emulate.target import Target
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
 

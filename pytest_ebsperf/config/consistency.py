@@ -6,22 +6,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from pytest_ebsperf.config.emulation import parse_latency, parse_misses
 from pytest_ebsperf.config.options import MAX_IODEPTH, MAX_NUMJOBS, OPTIONAL_TABLES, OPTIONS_BY_DEST
 from pytest_ebsperf.config.settings import Lookup, Settings, build
-from pytest_ebsperf.deferred import later
 from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.spec import volume_types
 from pytest_ebsperf.spec.ebs import ERAS, MAX_SET_VOLUMES
-
-if TYPE_CHECKING:  # loaded when first used (pytest_ebsperf/deferred.py)
-    from pytest_ebsperf.emulate import misses as emulate_misses
-    from pytest_ebsperf.emulate import service_time as emulate_service_time
-else:
-    emulate_misses = later("pytest_ebsperf.emulate.misses")
-    emulate_service_time = later("pytest_ebsperf.emulate.service_time")
 
 
 def resolve(cli: Lookup, env: Mapping[str, str], ini: Lookup) -> Settings:
@@ -131,7 +123,7 @@ def _check_emulation(settings: Settings) -> None:
 def _check_emulated_latency_and_misses(settings: Settings) -> None:
     o = settings.origin
 
-    if emulate_service_time.parse(settings.emulate_latency) is not None and not settings.emulate:
+    if parse_latency(settings.emulate_latency) is not None and not settings.emulate:
         raise ConfigError(f"--emulate-latency={settings.emulate_latency} (from "
                           f"{o.get('emulate_latency', 'default')}) only applies with --emulate "
                           "(a real volume's I/O takes its own time).")
@@ -139,12 +131,12 @@ def _check_emulated_latency_and_misses(settings: Settings) -> None:
         where = f"--emulate-device-latency (from {o.get('emulate_device_latency', 'default')})"
         if not settings.emulate:
             raise ConfigError(f"{where} only applies with --emulate.")
-        if emulate_service_time.parse(settings.emulate_device_latency, "--emulate-device-latency") in (
+        if parse_latency(settings.emulate_device_latency, "--emulate-device-latency") in (
                 None, "auto"):
             raise ConfigError(f"{where}: give a mean in milliseconds, e.g. 2 or 0.5.")
 
     origin = f"--emulate-misses (from {o.get('emulate_misses', 'default')})"
-    if emulate_misses.parse(settings.emulate_misses, origin) is not None and not settings.emulate:
+    if parse_misses(settings.emulate_misses, origin) is not None and not settings.emulate:
         raise ConfigError(f"{origin} only applies with --emulate (a real volume misses on its "
                           "own).")
 

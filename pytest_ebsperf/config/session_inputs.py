@@ -14,10 +14,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from pytest_ebsperf.credits.progress import ProgressWriter
+
+class ProgressWriter(Protocol):
+    """Receives the line; :meth:`update` at most once a second, :meth:`finish` once."""
+
+    def update(self, line: str) -> None:
+        """Show ``line`` in place of the previous one."""
+
+    def finish(self) -> None:
+        """The check is over: end the line."""
 
 
 @dataclass

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_ebsperf.config.consistency import parse_timescale
+from pytest_ebsperf.config.session_inputs import ProgressWriter
 from pytest_ebsperf.credits.ledger import (
     CreditLedger,
     balance_origin,
     run_credit_rates,
     scaled_plan,
 )
-from pytest_ebsperf.credits.progress import ProgressWriter
 from pytest_ebsperf.emulate.bucket import (
     RESUME_BURST_S,
     Bucket,
@@ -39,8 +39,8 @@ from pytest_ebsperf.spec.volume_types import spends_mib, volume_type
 
 if TYPE_CHECKING:
     from pytest_ebsperf.config.settings import Settings
-    from pytest_ebsperf.device.target import Target
     from pytest_ebsperf.emulate import EmulatedDevice
+    from pytest_ebsperf.emulate.target import Target
     from pytest_ebsperf.fio.result import FioResult
     from pytest_ebsperf.fio.workload import Workload
 

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pytest_ebsperf import spec
-from pytest_ebsperf.checks.session import EbsperfSession
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.credits.book import CreditBook
 from pytest_ebsperf.credits.knee import Knee, excess_integral, find_knee
@@ -50,10 +49,10 @@ from pytest_ebsperf.credits.verdicts import (
     trim_result,
 )
 from pytest_ebsperf.device.lock import set_aside
-from pytest_ebsperf.device.target import Target
+from pytest_ebsperf.emulate.target import Target
 from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult, Series
-from pytest_ebsperf.fio.runner import Monitor
+from pytest_ebsperf.fio.runner import FioRunner, Monitor
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec.types import Expectation
 from pytest_ebsperf.spec.volume import Volume
@@ -64,10 +63,9 @@ from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 #: "More than a few minutes": checks longer than this on this volume need --ebsperf-long.
 LONG_CHECK_S = 300.0
-#: Windows observed after the model's latest knee, so the lower level is seen, not guessed.
-POST_WINDOWS = 5
-#: Windows a baseline is held for at least (the duty cycle needs samples).
-HOLD_WINDOWS = 10
+#: Windows seen after the model's latest knee (the lower level seen, not guessed), and a
+#: baseline is held for at least (the duty cycle needs samples).
+POST_WINDOWS, HOLD_WINDOWS = 5, 10
 #: A refill check idles until the next burst should last this share of a full bucket's,
 REFILL_SHARE = 0.15
 #: ... or this many log windows, whichever is shorter: per-second logs resolve a burst of
@@ -86,18 +84,29 @@ class NotApplicable(Exception):
     skip reason."""
 
 
+class Session(Protocol):
+    """What the credit checks read of the run's session (the checks' ``EbsperfSession``)."""
+
+    @property
+    def credits(self) -> CreditBook: ...
+    @property
+    def runner(self) -> FioRunner: ...
+    @property
+    def cpu_count(self) -> int: ...
+
+
 class Handle(Protocol):
     """What the checks use of the ``ebsperf`` fixture object (:class:`~pytest_ebsperf.checks.claim_runner.ClaimRunner`)."""
 
     settings: Settings
-    session: EbsperfSession
     notes: list[str]
     row_extras: dict[str, Any]
     nodeid: str
 
     @property
+    def session(self) -> Session: ...
+    @property
     def volume(self) -> Volume: ...
-
     @property
     def target(self) -> Target: ...
 

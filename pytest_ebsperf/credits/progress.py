@@ -7,7 +7,8 @@ runner parses once at the end. The kernel already counts every completed I/O of 
 there: :class:`ProgressMonitor` samples a counter once a second in a thread and hands a
 :class:`Forecast` the rate; the forecast keeps the model's credit estimate up to date.
 
-Where the line goes is the caller's business (a :class:`ProgressWriter`); the pytest layer
+Where the line goes is the caller's business (a
+:class:`~pytest_ebsperf.config.session_inputs.ProgressWriter`); the pytest layer
 passes pytest's terminal writer, or nothing under ``-q``, xdist workers and non-terminals.
 """
 
@@ -20,8 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
+from pytest_ebsperf.config.session_inputs import ProgressWriter
 from pytest_ebsperf.units import MIB
 
 if TYPE_CHECKING:
@@ -33,16 +35,6 @@ _MIB = float(MIB)
 _READS, _READ_SECTORS, _WRITES, _WRITE_SECTORS = 0, 2, 4, 6
 
 Counter = Callable[[], tuple[int, int]]
-
-
-class ProgressWriter(Protocol):
-    """Receives the line; :meth:`update` at most once a second, :meth:`finish` once."""
-
-    def update(self, line: str) -> None:
-        """Show ``line`` in place of the previous one."""
-
-    def finish(self) -> None:
-        """The check is over: end the line."""
 
 
 def parse_block_stat(text: str) -> tuple[int, int]:

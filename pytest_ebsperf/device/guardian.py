@@ -15,7 +15,7 @@ small guardian process:
 When the run ends normally it says ``bye`` and the guardian exits. When the pipe closes
 without it, the guardian kills the fio processes it was told of that still live, waits for the
 run to be gone (its file locks dropped), and runs the sweeps every run runs at its start
-(:mod:`pytest_ebsperf.device.guardian_process`).
+(:mod:`pytest_ebsperf.emulate.guardian_process`).
 
 This module is the run's side (start, watch, forget, stop); it imports nothing of the
 package, so every module that makes something to clean up can use it.
@@ -69,7 +69,7 @@ def start() -> bool:
             return False
         try:
             child = subprocess.Popen(
-                [sys.executable, "-m", "pytest_ebsperf.device.guardian_process"],
+                [sys.executable, "-m", "pytest_ebsperf.emulate.guardian_process"],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True, close_fds=True)
         except OSError:

@@ -19,12 +19,9 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pytest_ebsperf.errors import DeviceError, UnsafeDeviceError
-
-if TYPE_CHECKING:
-    from pytest_ebsperf.fio.host import FioHost
 
 SYS = Path("/sys")
 PROC = Path("/proc")
@@ -407,7 +404,6 @@ class DeviceError(Exception):
     pass
 class UnsafeDeviceError(DeviceError):
     pass
-TYPE_CHECKING = False
 """
 _REMOTE_MAIN = """
 import dataclasses as _dc, sys as _sys
@@ -429,8 +425,6 @@ def _remote_source() -> str:
     head = source.partition("\n# -- on the host fio runs on")[0]
     head = head.replace("from pytest_ebsperf.errors import DeviceError, UnsafeDeviceError\n",
                         _REMOTE_HEADER)
-    head = head.replace("if TYPE_CHECKING:\n    from pytest_ebsperf.fio.host import FioHost\n",
-                        "")
     return head + _REMOTE_MAIN
 
 
@@ -442,7 +436,25 @@ def _report_from(data: dict[str, Any]) -> DeviceReport:
     return DeviceReport(**fields)
 
 
-def inspect_on(host: FioHost | None, path: str, *, exclusive: bool = True) -> DeviceReport:
+class _Ran(Protocol):
+    @property
+    def rc(self) -> int: ...
+    @property
+    def stdout(self) -> str: ...
+    @property
+    def stderr(self) -> str: ...
+
+
+class CommandHost(Protocol):
+    """The host fio runs on, as the inspection uses it
+    (:class:`pytest_ebsperf.fio.host.FioHost`)."""
+
+    @property
+    def is_local(self) -> bool: ...
+    def run(self, argv: list[str], timeout_s: float | None = None) -> _Ran: ...
+
+
+def inspect_on(host: CommandHost | None, path: str, *, exclusive: bool = True) -> DeviceReport:
     """:func:`inspect_device` where fio runs: here, or on ``host`` through its testinfra
     backend (the same code, run there by the host's ``python3``), so that a remote device's
     mounts, swap, holders, root disk, exclusive openers and signatures are the remote

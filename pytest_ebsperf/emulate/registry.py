@@ -14,21 +14,21 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pytest_ebsperf import spec
+from pytest_ebsperf.config.emulation import parse_latency, parse_misses
 from pytest_ebsperf.config.settings import Settings
-from pytest_ebsperf.device.target import SuiteMismatch, Target
 from pytest_ebsperf.emulate import misses, service_time
 from pytest_ebsperf.emulate.device import EmulatedDevice
 from pytest_ebsperf.emulate.on_host import RemoteEmulatedDevice
 from pytest_ebsperf.emulate.stripe import EmulatedSet
+from pytest_ebsperf.emulate.target import SuiteMismatch, Target
 from pytest_ebsperf.emulate.throttle import HDD_SPLIT_HEADROOM
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.spec.volume_types import is_hdd, is_instance_store
 
 if TYPE_CHECKING:
-    from pytest_ebsperf.credits.book import CreditBook
     from pytest_ebsperf.fio.host import FioHost
     from pytest_ebsperf.fio.workload import Workload
 
@@ -42,12 +42,20 @@ STANDARD_EMULATED_IOPS = 200
 STANDARD_EMULATED_BPS = 90 * 1024**2
 
 
+class Buckets(Protocol):
+    """The run's burst buckets (:class:`pytest_ebsperf.credits.book.CreditBook`): one starts
+    beside each freshly started emulated device of a bursting type."""
+
+    def attach(self, volume: Volume, device: EmulatedDevice,
+               rates: Callable[..., tuple[float | None, float | None, int]]) -> None: ...
+
+
 class EmulatedVolumes:
     """The emulated devices and sets of one run (see the module's doc)."""
 
     def __init__(self, settings: Settings, *, host: Callable[[], FioHost],
                  limits: Callable[[], spec.EbsLimits | None],
-                 credits: Callable[[], CreditBook], record: Callable[..., None],
+                 credits: Callable[[], Buckets], record: Callable[..., None],
                  set_size: Callable[[], int]) -> None:
         self.settings = settings
         self.host = host
@@ -83,9 +91,9 @@ class EmulatedVolumes:
         chosen = self.settings.emulate_latency
         if role == "device" and self.settings.emulate_device_latency is not None:
             chosen = self.settings.emulate_device_latency  # the twin under test only
-        mean_us = service_time.for_volume(service_time.parse(chosen), volume.type)
+        mean_us = service_time.for_volume(parse_latency(chosen), volume.type)
         # auto leaves volumes beyond the daemon's reach without latency; a mean given is kept
-        auto = service_time.parse(chosen) == "auto"
+        auto = parse_latency(chosen) == "auto"
         too_fast = service_time.beyond_reach(iops, bps) if mean_us is not None and auto else None
         if too_fast:
             mean_us = None
@@ -125,7 +133,7 @@ class EmulatedVolumes:
     def _start_remote(self, volume: Volume) -> EmulatedDevice:
         """An emulated volume made on the host fio runs on, through its host object."""
 
-        if service_time.parse(self.settings.emulate_latency) is not None:
+        if parse_latency(self.settings.emulate_latency) is not None:
             raise SuiteMismatch(
                 "emulated latency (--emulate-latency) is made only where pytest runs: its FUSE "
                 f"daemon would have to be built and run on {self.host()}. Pass "
@@ -167,10 +175,10 @@ class EmulatedVolumes:
         rates = [(None if iops is None else iops * f, None if bps is None else bps * f, unit)
                  for f in factors]
 
-        mean_us = service_time.for_volume(service_time.parse(self.settings.emulate_latency), volume.type)
+        mean_us = service_time.for_volume(parse_latency(self.settings.emulate_latency), volume.type)
         total_iops = sum(r[0] or 0 for r in rates) or None
         total_bps = sum(r[1] or 0 for r in rates) or None
-        auto = service_time.parse(self.settings.emulate_latency) == "auto"
+        auto = parse_latency(self.settings.emulate_latency) == "auto"
         too_fast = (service_time.beyond_reach(total_iops, total_bps)
                     if mean_us is not None and auto else None)
         if too_fast:
@@ -219,7 +227,7 @@ class EmulatedVolumes:
     def _add_misses(self, device: Any, volume: Volume) -> None:
         """--emulate-misses: the device's missed seconds (its own chain per device)."""
 
-        plan = misses.parse(self.settings.emulate_misses)
+        plan = parse_misses(self.settings.emulate_misses)
         if plan is None:
             return
         seed = os.environ.get("EBSPERF_EMULATE_MISSES_SEED", "").strip()

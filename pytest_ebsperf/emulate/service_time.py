@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from pytest_ebsperf.emulate import loop
-from pytest_ebsperf.errors import ConfigError, EmulationUnavailableError
+from pytest_ebsperf.errors import EmulationUnavailableError
 from pytest_ebsperf.fio.process import _setpriv
 from pytest_ebsperf.fio.runner import FioRunner
 from pytest_ebsperf.fio.workload import Workload
@@ -33,23 +33,6 @@ SOURCE = Path(__file__).with_name("latfs.c")
 #: Shape of the log-normal (sigma of the log): p99 is about 1.7 x the mean.
 SIGMA = 0.25
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))) / "pytest-ebsperf"
-
-
-def parse(text: str | None, where: str = "--emulate-latency") -> float | str | None:
-    """``auto`` / ``none`` / milliseconds -> ``"auto"``, ``None`` or µs; a sentence if bad."""
-
-    if text is None or text.strip().lower() in ("", "none", "0"):
-        return None
-    if text.strip().lower() == "auto":
-        return "auto"
-    try:
-        ms = float(text.strip().removesuffix("ms"))
-    except ValueError:
-        raise ConfigError(f"{where}={text}: give auto (each type's documented figure), none, "
-                          "or a mean service time in milliseconds such as 0.5.") from None
-    if not 0 < ms <= 1000:
-        raise ConfigError(f"{where}={text}: a mean service time from above 0 to 1000 ms.")
-    return ms * 1000.0
 
 
 #: What the daemon carries on a 2-CPU machine with the I/O path and fio beside it, with a

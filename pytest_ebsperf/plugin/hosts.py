@@ -29,17 +29,17 @@ from pytest_ebsperf.plugin.outcomes import fail_plainly
 from pytest_ebsperf.plugin.state import STATE_KEY
 
 if TYPE_CHECKING:  # the run's code: loaded when a hook first uses it (deferred.py)
+    from pytest_ebsperf.checks import fleet as checks_fleet
     from pytest_ebsperf.checks import preflight as checks_preflight
     from pytest_ebsperf.checks import servers as checks_servers
     from pytest_ebsperf.checks import session as checks_session
     from pytest_ebsperf.checks.session import EbsperfSession
-    from pytest_ebsperf.fio import fleet as fio_fleet
     from pytest_ebsperf.fio import host as fio_host
 else:
     checks_preflight = later("pytest_ebsperf.checks.preflight")
     checks_servers = later("pytest_ebsperf.checks.servers")
     checks_session = later("pytest_ebsperf.checks.session")
-    fio_fleet = later("pytest_ebsperf.fio.fleet")
+    checks_fleet = later("pytest_ebsperf.checks.fleet")
     fio_host = later("pytest_ebsperf.fio.host")
 
 HOST_PROPERTY = "ebsperf_host"
@@ -50,18 +50,18 @@ FIXTURE = "ebsperf_host_id"
 class FleetRun:
     """The hosts of the run, their sessions (made on first use) and their outcomes."""
 
-    def __init__(self, config: pytest.Config, hosts: list[fio_fleet.FleetHost],
+    def __init__(self, config: pytest.Config, hosts: list[checks_fleet.FleetHost],
                  source: str) -> None:
         self.config = config
         self.hosts = {h.id: h for h in hosts}
         self.source = source
-        self.states = {h.id: fio_fleet.HostState(h) for h in hosts}
+        self.states = {h.id: checks_fleet.HostState(h) for h in hosts}
 
         #: ssh master connections of this process (one per host, closed at the end).
         self.control_dir = tempfile.mkdtemp(prefix="ebsperf-ssh.")
-        fio_fleet.multiplex(hosts, self.control_dir)
+        checks_fleet.multiplex(hosts, self.control_dir)
         #: Outcomes as the reports arrive (on the xdist controller too): id -> state.
-        self.tally = {h.id: fio_fleet.HostState(h) for h in hosts}
+        self.tally = {h.id: checks_fleet.HostState(h) for h in hosts}
 
     @property
     def ids(self) -> list[str]:
@@ -76,20 +76,20 @@ class FleetRun:
         if state.session is not None:
             return state.session  # type: ignore[no-any-return]
         fleet_host = self.hosts[host_id]
-        why = fio_fleet.reachability(fleet_host)
+        why = checks_fleet.reachability(fleet_host)
         if why:
             state.broken = why
             raise EbsperfError(why)
 
         plugin = self.config.stash[STATE_KEY]
-        settings = fio_fleet.settings_for(plugin.settings, fleet_host, self.source)
+        settings = checks_fleet.settings_for(plugin.settings, fleet_host, self.source)
         session = checks_session.EbsperfSession(settings, inputs=plugin.inputs,
                                  fio_host=fio_host.FioHost(fleet_host.host), host_id=host_id)
         try:
             checks_preflight.run(session)
         except (EbsperfError, OSError) as exc:
             session.close()
-            state.broken = fio_fleet.describe_error(exc, fleet_host)
+            state.broken = checks_fleet.describe_error(exc, fleet_host)
             raise EbsperfError(state.broken) from None
         state.session = session
         return session
@@ -113,13 +113,13 @@ class FleetRun:
         try:
             self.close_sessions()
         finally:
-            fio_fleet.end_multiplex(self.control_dir)
+            checks_fleet.end_multiplex(self.control_dir)
 
 
 def fleet_options(config: pytest.Config) -> dict[str, Any]:
     """testinfra's options that say how to reach the hosts."""
 
-    return {name: getattr(config.option, name, None) for name in fio_fleet.TESTINFRA_OPTIONS}
+    return {name: getattr(config.option, name, None) for name in checks_fleet.TESTINFRA_OPTIONS}
 
 
 def _configure_servers(config: pytest.Config, plugin: Any) -> None:
@@ -134,7 +134,7 @@ def _configure_servers(config: pytest.Config, plugin: Any) -> None:
                                 "made on this machine; give each server its real device.")
 
     try:
-        entries = fio_fleet.load_hosts_file(settings.hosts_file) if settings.hosts_file else {}
+        entries = checks_fleet.load_hosts_file(settings.hosts_file) if settings.hosts_file else {}
         servers = checks_servers.server_hosts(settings, entries)
         known = {key for s in servers for key in (s.server.spec, s.server.address)}
         stray = [k for k in entries if k != "defaults" and k not in known]
@@ -158,7 +158,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if plugin is not None and not specs and plugin.settings.hosts_file:
         try:  # not used without --hosts, but a file that does not parse is said at once
-            fio_fleet.load_hosts_file(plugin.settings.hosts_file)
+            checks_fleet.load_hosts_file(plugin.settings.hosts_file)
         except EbsperfError as exc:
             raise pytest.UsageError(str(exc)) from None
     if not specs or plugin is None:
@@ -168,19 +168,19 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--ebsperf-provision with --hosts: provisioning attaches "
                                 "volumes to the instance pytest runs on; run it per host.")
     try:
-        hosts = fio_fleet.hosts_from_testinfra(specs, fleet_options(config))
+        hosts = checks_fleet.hosts_from_testinfra(specs, fleet_options(config))
         entries: dict[str, dict[str, Any]] = {}
         source = "--device and volume options"
         if settings.hosts_file:
-            entries = fio_fleet.load_hosts_file(settings.hosts_file)
+            entries = checks_fleet.load_hosts_file(settings.hosts_file)
             source = f"hosts file {settings.hosts_file}"
-            stray = fio_fleet.unknown_entries(entries, hosts)
+            stray = checks_fleet.unknown_entries(entries, hosts)
             if stray:
                 raise ConfigError(
                     f"--ebsperf-hosts-file={settings.hosts_file} has entries for "
                     f"{', '.join(stray)}, which --hosts does not name (hosts: "
                     f"{', '.join(h.id for h in hosts)}).")
-        hosts = [dataclasses.replace(h, facts=fio_fleet.facts_for(entries, h)) for h in hosts]
+        hosts = [dataclasses.replace(h, facts=checks_fleet.facts_for(entries, h)) for h in hosts]
         missing = [h.id for h in hosts
                    if not (h.facts.get("device") or settings.device or settings.emulate)]
         if missing:
@@ -297,16 +297,16 @@ def pytest_ebsperf_summary_sections(config: pytest.Config
     if servers:
         rows = state.rows if state is not None else []
         return [(SUMMARY_ORDER, "ebsperf: fleet (fio client/server)",
-                 fio_fleet.host_summary(_server_states(servers, rows)))]
+                 checks_fleet.host_summary(_server_states(servers, rows)))]
     assert run is not None
-    return [(SUMMARY_ORDER, "ebsperf: fleet", fio_fleet.host_summary(list(run.tally.values())))]
+    return [(SUMMARY_ORDER, "ebsperf: fleet", checks_fleet.host_summary(list(run.tally.values())))]
 
 
-def _server_states(servers: list[Any], rows: list[dict[str, Any]]) -> list[fio_fleet.HostState]:
+def _server_states(servers: list[Any], rows: list[dict[str, Any]]) -> list[checks_fleet.HostState]:
 
     states = []
     for server in servers:
-        state = fio_fleet.HostState(fio_fleet.FleetHost(server.label, server.server.address, None))
+        state = checks_fleet.HostState(checks_fleet.FleetHost(server.label, server.server.address, None))
         for row in (r for r in rows if r.get("host") == server.label):
             if row.get("binding") == "unreachable":
                 state.broken = str(row.get("reason", "")).removeprefix("unreachable: ")

@@ -26,9 +26,9 @@ import pytest
 from support.common import FAILS_ON_A_QUIET_HOST, ROOT, left_by_dead_runs, needs_fio, needs_root
 from support.nshost import NamespaceHost, can_make_hosts, namespace_hosts
 
+from pytest_ebsperf.checks import fleet
 from pytest_ebsperf.emulate import EmulatedDevice
 from pytest_ebsperf.errors import ConfigError
-from pytest_ebsperf.fio import fleet
 
 IO1_READ = f"{ROOT}/suites/io1/test_io1.py::test_random_read_holds_provisioned_iops_999_percent_of_seconds"
 needs_hosts = pytest.mark.skipif(not can_make_hosts(),

@@ -17,6 +17,7 @@ import pytest
 from support.common import FAILS_ON_A_QUIET_HOST, ROOT, needs_fio, needs_root, run_pytest
 
 from pytest_ebsperf.checks.rates import decidable_runtime_s
+from pytest_ebsperf.config.emulation import MissPlan, parse_misses
 from pytest_ebsperf.emulate import misses
 from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.verdicts import evidence
@@ -96,13 +97,13 @@ def test_the_sequential_test_keeps_its_level_on_simulated_volumes():
     ("dip:6-3", "not a span of seconds"), ("0.9,1.05", "cannot come in spells")])
 def test_a_bad_misses_option_gets_a_sentence(text: str, said: str):
     with pytest.raises(ConfigError, match=said):
-        misses.parse(text)
+        parse_misses(text)
 
 
 def test_the_misses_option_reads_rates_spells_and_dips():
-    assert misses.parse(None) is None and misses.parse("none") is None
-    assert misses.parse("0.001,3") == misses.MissPlan(rate=0.001, spell=3.0)
-    assert misses.parse("dip:3-6,20-22").dips == ((3.0, 6.0), (20.0, 22.0))
+    assert parse_misses(None) is None and parse_misses("none") is None
+    assert parse_misses("0.001,3") == MissPlan(rate=0.001, spell=3.0)
+    assert parse_misses("dip:3-6,20-22").dips == ((3.0, 6.0), (20.0, 22.0))
 
 
 class _Scale:
@@ -114,7 +115,7 @@ class _Scale:
 
 
 def test_the_emulated_chain_misses_at_its_rate_in_spells_of_its_length():
-    driver = misses.MissDriver(_Scale(), misses.MissPlan(rate=0.05, spell=3.0), seed=3)
+    driver = misses.MissDriver(_Scale(), MissPlan(rate=0.05, spell=3.0), seed=3)
     seconds = [driver.missing(i) for i in range(200_000)]
     rate = sum(seconds) / len(seconds)
     spells = sum(1 for i in range(1, len(seconds)) if seconds[i] and not seconds[i - 1])
@@ -123,7 +124,7 @@ def test_the_emulated_chain_misses_at_its_rate_in_spells_of_its_length():
 
 
 def test_a_dip_misses_exactly_its_seconds():
-    driver = misses.MissDriver(_Scale(), misses.parse("dip:3-6"))
+    driver = misses.MissDriver(_Scale(), parse_misses("dip:3-6"))
     assert [s for s in range(10) if driver.missing(s)] == [3, 4, 5]
 
 

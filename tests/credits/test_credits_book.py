@@ -156,7 +156,7 @@ def test_a_run_stopped_once_settled_is_booked_for_the_seconds_it_ran() -> None:
     14 s, the ledger earned the 10 unrun seconds on top of the next check's own: three such
     checks on an emulated sc1 left it 480 MiB richer than the bucket, and the burst-duration
     check that followed failed a healthy volume (expected 14.5 s, the bucket lasted 11.2)."""
-    from pytest_ebsperf.device.target import Target
+    from pytest_ebsperf.emulate.target import Target
     from pytest_ebsperf.fio.result import DirectionStats, FioResult, Series
     from pytest_ebsperf.fio.workload import Workload
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from support.common import ROOT
 
-from pytest_ebsperf.device import guardian_process
+from pytest_ebsperf.emulate import guardian_process
 
 
 def _start_time(pid: int) -> str:

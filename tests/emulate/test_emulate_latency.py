@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from support.common import ROOT, needs_fio, needs_root
 
+from pytest_ebsperf.config.emulation import parse_latency
 from pytest_ebsperf.emulate import EmulatedDevice, cleanup, loop, service_time
 from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.fio.runner import FioRunner
@@ -70,13 +71,13 @@ def read_with_total(device: EmulatedDevice, iodepth: int, seconds: float = 2
 
 
 def test_the_setting_reads_auto_none_and_milliseconds() -> None:
-    assert service_time.parse("auto") == "auto"
-    assert service_time.parse("none") is None
-    assert service_time.parse("0.5") == 500.0
+    assert parse_latency("auto") == "auto"
+    assert parse_latency("none") is None
+    assert parse_latency("0.5") == 500.0
     assert service_time.for_volume("auto", "io2") == volume_type("io2").emulated_latency_us == 300.0
     assert service_time.for_volume(2000.0, "io2") == 2000.0
     with pytest.raises(ConfigError, match="milliseconds"):
-        service_time.parse("fast")
+        parse_latency("fast")
 
 
 @needs_root

@@ -102,6 +102,33 @@ def test_the_package_has_no_import_cycles() -> None:
     assert cycles == []
 
 
+#: The quarters from the bottom up: each imports only quarters before it (every import counts,
+#: in functions and under TYPE_CHECKING too). docs/architecture.md draws the same order.
+LAYERS = ("device", "fio", "spec", "config", "aws", "verdicts", "emulate", "results",
+          "trends", "credits", "checks", "plugin", "suites")
+
+
+def _quarter(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in LAYERS) else None
+
+
+def test_the_quarters_import_one_way_down() -> None:
+    """No two quarters import each other, directly or around a ring: the quarters have one
+    order, LAYERS, and every import points down it."""
+    upward = []
+    for name, deps in _graph().items():
+        here = _quarter(name)
+        for dep in deps:
+            there = _quarter(dep)
+            if here in LAYERS and there in LAYERS and there != here and \
+                    LAYERS.index(there) > LAYERS.index(here):
+                upward.append(f"{name} -> {dep}")
+    quarters = {_quarter(name) for name in _modules()} - {None}
+    assert quarters == set(LAYERS), "a new quarter: give it its place in LAYERS"
+    assert sorted(upward) == []
+
+
 def test_the_cycle_finder_sees_every_import(tmp_path: Path) -> None:
     # the finder itself can fail: imports at the top, in functions, for type checking
     a = tmp_path / "a.py"
@@ -121,7 +148,7 @@ MEASURING = ("checks", "verdicts", "fio", "aws", "emulate", "credits", "results"
              "spec.queue", "spec.instances", "spec.instance_data", "spec.stripes",
              "spec.seed_data", "spec.validation", "device.safety", "device.identity",
              "device.hold", "device.lock", "device.kernelstat", "device.ebsnvme",
-             "device.mdraid", "device.target", "device.guardian")
+             "device.mdraid", "device.guardian")
 
 
 def _loaded_by_a_pytest_start(cwd: Path, *args: str) -> list[str]:

@@ -18,8 +18,8 @@ from pytest_ebsperf.aws.failures import ProvisionSpecError
 from pytest_ebsperf.aws.spec import parse_provision_spec
 from pytest_ebsperf.config.consistency import validate as validate_settings
 from pytest_ebsperf.config.settings import Settings
-from pytest_ebsperf.device.target import emulated_default, volume_from_settings
 from pytest_ebsperf.emulate import service_time
+from pytest_ebsperf.emulate.target import emulated_default, volume_from_settings
 from pytest_ebsperf.errors import VolumeSpecError
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.results import cost

@@ -4,7 +4,7 @@ processes it was told of, waits for the run to be gone and runs the sweeps every
 its start (:func:`pytest_ebsperf.emulate.cleanup.sweep_stale`,
 :func:`pytest_ebsperf.fio.process.sweep_fio_dirs`), which take only what dead runs left.
 
-    python3 -m pytest_ebsperf.device.guardian_process   # its stdin is the run's pipe
+    python3 -m pytest_ebsperf.emulate.guardian_process   # its stdin is the run's pipe
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The volume under test, from the settings (:func:`volume_from_settings`), and the device a
-check runs against (:class:`Target`).
+check runs against (:class:`Target`): a device given with --device, or an emulated volume or
+set of this quarter (so it lives here, above the devices it may hold).
 
 Each fact of the returned :class:`~pytest_ebsperf.spec.volume.Volume` carries where it came from
 (``given`` on the command line, environment or ini; ``default`` for an emulated suite's own
