@@ -9,6 +9,7 @@
     python3 benchmarks/bench_verdicts.py drift             # history: drift and step alarms
     python3 benchmarks/bench_verdicts.py matrix            # root: rates x latency x jobs x factor
     python3 benchmarks/bench_verdicts.py emulated [ROUNDS] # root: suites at 1.0/0.75/2.0
+    python3 benchmarks/bench_verdicts.py alone [FACTOR]    # root: each check by itself at 0.85
     python3 benchmarks/bench_verdicts.py score DIR         # score the reports a run kept
     python3 benchmarks/bench_verdicts.py device            # root: suites/io1 on a loop device
     python3 benchmarks/bench_verdicts.py logs              # the interval-log reader's cost
@@ -607,6 +608,48 @@ def emulated(rounds: int = 2) -> dict[str, Any]:
             "suite_wall_s": {f: [round(w, 1) for w in v] for f, v in walls.items()}}
 
 
+# -- every check alone, on a volume short of its figure -------------------------------------
+def alone(factor: float = 0.85) -> dict[str, Any]:
+    """Each check of every suite run by itself (``pytest NODEID``: its level is the whole
+    run's) on emulated volumes delivering ``factor`` of their figures, as the main job
+    emulates them. A rate claim must end FAIL, or INCONCLUSIVE where its seconds cannot see
+    the shortfall; never PASS. Claims a uniform scale leaves true (REL, TRIM, a FLOOR above
+    1.0) and TIME are reported but not scored (:func:`expected_outcome`)."""
+    listed = subprocess.run([sys.executable, "-m", "pytest", "suites", "--emulate",
+                             "--collect-only", "-q", "-p", "no:cacheprovider"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300, check=False)
+    nodeids = [line for line in listed.stdout.splitlines() if "::" in line]
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for index, nodeid in enumerate(nodeids):
+            report = Path(tmp) / f"{index}.json"
+            argv = [sys.executable, "-m", "pytest", nodeid, "--emulate", "--volume-count=4",
+                    "--emulate-latency=auto", f"--emulate-factor={factor}", "-q",
+                    "-p", "no:cacheprovider", f"--ebsperf-report={report}"]
+            start = time.monotonic()
+            subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800,
+                           check=False)
+            wall = time.monotonic() - start
+            checks = json.loads(report.read_text())["checks"] if report.exists() else []
+            for check in checks or [{"outcome": "skipped", "policy": "-", "claim": "-"}]:
+                expected = expected_outcome(factor, check) if checks else None
+                outcome = check["outcome"]
+                rows.append({"nodeid": nodeid.split("::", 1)[1], "claim": check["claim"],
+                             "policy": check["policy"], "outcome": outcome,
+                             "scored": expected == "fail",
+                             "passed_short": expected == "fail" and outcome == "pass",
+                             "measured": (check.get("measured") or {}).get("text"),
+                             "expected": (check.get("expected") or {}).get("text"),
+                             "wall_s": round(wall, 1)})
+            print(f"{index + 1}/{len(nodeids)} {nodeid}: "
+                  f"{', '.join(r['outcome'] for r in rows if r['nodeid'] in nodeid)} "
+                  f"({wall:.0f} s)", file=sys.stderr, flush=True)
+    scored = [r for r in rows if r["scored"]]
+    return {"factor": factor, "checks": len(nodeids), "scored": len(scored),
+            "passed_short": sum(r["passed_short"] for r in rows),
+            "by_outcome": dict(Counter(r["outcome"] for r in scored)), "rows": rows}
+
+
 # -- a kernel-throttled loop device given as --device ---------------------------------------
 def device(rate: int = 2000) -> dict[str, Any]:
     from pytest_ebsperf.emulate import EmulatedDevice
@@ -743,13 +786,15 @@ def main(argv: list[str]) -> None:
         result = emulated(int(argv[2]) if len(argv) > 2 else 2)
     elif part == "score":  # the reports an emulated run kept (EBSPERF_BENCH_KEEP)
         result = score(kept(Path(argv[2])))
+    elif part == "alone":  # every check by itself on volumes at 0.85 of their figures
+        result = alone(float(argv[2]) if len(argv) > 2 else 0.85)
     elif part == "device":
         result = device()
     elif part == "logs":
         result = logs()
     else:
         raise SystemExit(f"unknown part {part!r}: simulation, spells, oc, means, drift, "
-                         "emulated, matrix, device, score or logs")
+                         "emulated, alone, matrix, device, score or logs")
     print(json.dumps(result, indent=2, default=str))
 
 

@@ -151,13 +151,19 @@ def split_runs(text: str) -> list[str]:
     lines = text.splitlines(keepends=True)
     starts = [0]
     seen_result = seen_summary = False
+    pids: set[str] = set()
     for index, line in enumerate(lines):
         clean = _clean(line)
         result = _RESULT.match(clean)
         # after a run's summary ("Run status group", "Disk stats"), its command line or a
-        # group-0 result block starts the next run (two outputs pasted one after another)
-        again = seen_summary and (bool(_COMMAND.search(clean.strip())) or
-                                  bool(result and result.group("g") == "0"))
+        # group-0 result block starts the next run (two outputs pasted one after another);
+        # a block of a process this run already reported is its next --status-interval
+        # report (each is cumulative), not a run
+        pid = _pid(result)
+        again = seen_summary and (bool(_COMMAND.search(clean.strip())) or (
+            bool(result and result.group("g") == "0") and (pid is None or pid not in pids)))
+        if pid is not None:
+            pids = {pid} if again else pids | {pid}
         if result and not again:
             seen_result = True
         if seen_result and clean.startswith(("Run status group", "Disk stats")):
@@ -178,6 +184,12 @@ def split_runs(text: str) -> list[str]:
     return [run for run in runs if looks_like_normal(run)] or [text]
 
 
+def _pid(result: re.Match[str] | None) -> str | None:
+    """The process id a result block names (``err= 0: pid=4896: ...``), if it names one."""
+    found = re.search(r"\bpid=(\d+)", result.group("rest")) if result else None
+    return found.group(1) if found else None
+
+
 def normal_to_data(text: str) -> dict[str, Any]:
     """fio's normal output as the dictionary its JSON report would be (one run; see
     :func:`split_runs` for a text with several)."""
@@ -193,6 +205,8 @@ def normal_to_data(text: str) -> dict[str, Any]:
     pct_target: dict[str, Any] | None = None
     in_disk = False
     group_now: int | None = None
+    reported: set[tuple[str, str | None]] = set()
+    reports = 1
     for raw in lines:
         line = raw.rstrip()
         if not line.strip():
@@ -216,6 +230,12 @@ def normal_to_data(text: str) -> dict[str, Any]:
         result = _RESULT.match(line)
         if result:
             name = result.group("name")
+            if _pid(result) is not None and (name, _pid(result)) in reported:
+                # --status-interval: the same job's next report, cumulative: it replaces
+                # the last report (its jobs, group and disk figures) with its own
+                jobs, disks, groups, reported = [], [], {}, set()
+                reports += 1
+            reported.add((name, _pid(result)))
             entry = {"jobname": name, "groupid": int(result.group("g")),
                      "error": int(result.group("err")), "jobs_in_entry":
                      int(result.group("jobs")), "job options": dict(headers.get(name, {}))}
@@ -291,6 +311,8 @@ def normal_to_data(text: str) -> dict[str, Any]:
         data["group_status"] = {str(k): v for k, v in groups.items()}
     if errors:
         data["errors_said"] = errors
+    if reports > 1:
+        data["status_reports"] = reports
     signal = _SIGNAL.search(text)
     if signal:
         data["signal"] = int(signal.group(1))

@@ -68,6 +68,11 @@ def service_latency(result: FioResult) -> tuple[float, str] | None:
     for stats in (result.read, result.write):
         low = _low_latency_ns(stats.lat) if stats.lat.percentiles else None
         low = low or _low_latency_ns(stats.clat)
+        if low is not None and not stats.lat.percentiles and stats.lat.min_ns > low[0]:
+            # no total-latency percentiles, and even the fastest I/O's total latency is
+            # above completion's low percentile: the I/O happened at submission (buffered
+            # libaio: slat 1.6 ms, clat 2.5 µs), and that fastest total is the bound
+            low = (stats.lat.min_ns, "min total")
         if stats.iops > 0 and low is not None:
             weighted.append((stats.iops, low[0]))
             names.append(low[1])

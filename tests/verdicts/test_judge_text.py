@@ -314,3 +314,35 @@ def test_the_published_instance_types_are_known() -> None:
     for name in ("r5b.large", "c6a.xlarge", "r6a.xlarge", "c6id.4xlarge", "m1.large"):
         assert spec.ebs_limits(name) is not None, name
     assert spec.ebs_limits("r5b.large").max_iops == 43_333
+
+
+def test_status_interval_reports_are_one_run_each_read_from_its_prompted_command_line() -> None:
+    """Five fio runs pasted with a shell prompt before each command (fio 3.1, buffered libaio
+    at QD 1, ``--status-interval=1``: two or three cumulative reports of the same pid per
+    run). Each run is its last report, not one run per report (12 before), and its pattern
+    comes from its own command line (the prompt hid it: all five were refused without --rw,
+    and with --rw=randwrite the reads were judged as writes)."""
+    text = (FORMS / "status_interval_5_runs.txt").read_text()
+    runs = fio_text.split_runs(text)
+    patterns = [fio_text.command_options(run).get("rw") for run in runs]
+    assert patterns == ["randwrite", "randread", "write", "read", "randrw"]
+    first = fio_text.normal_to_data(runs[0])
+    assert first["status_reports"] == 2 and len(first["jobs"]) == 1
+    # the last report's cumulative count (13,808 writes at the first report)
+    assert first["jobs"][0]["write"]["total_ios"] == 14509
+    assert [d["name"] for d in first["disk_util"]] == ["dm-0", "sda"]
+
+
+def test_buffered_libaio_at_qd_1_is_queue_depth_bound_by_its_total_latency() -> None:
+    """Buffered libaio does its I/O at submission: slat 1.6 ms, clat p5 2.3 µs. Little's law
+    needs the whole time per I/O, so QD 1 allows about 1,000 IOPS, not 440,000: a QD-1 run
+    cannot show gp2's 3,000 IOPS, and is not the volume's FAIL (B-SLA)."""
+    done = judge(str(FORMS / "status_interval_5_runs.txt"), "--volume-type=gp2",
+                 "--volume-size=100")
+    verdicts = [line for line in done.stdout.splitlines() if "B-SLA" in line and
+                not line.startswith(" ")]
+    assert len(verdicts) == 5, done.stdout + done.stderr
+    assert "randread 4KiB QD1x1" in verdicts[1]
+    assert verdicts[1].startswith("INCONCLUSIVE") and "QD 1 x 1 ms allows at most 1,000 IOPS" \
+        in verdicts[1]
+    assert not any(line.startswith("FAIL") for line in verdicts), done.stdout
