@@ -1,5 +1,6 @@
-"""Writes docs/judge.md's table: the 24 published real-volume fio outputs (tests/data/realebs)
-judged with the facts their authors gave.
+"""Writes docs/judge.md's tables: the published real-volume fio outputs (tests/data/realebs,
+24; tests/data/realebs2, 25) judged with the facts their authors gave (FACTS.tsv, read by
+tests/support/realebs.py as the tests read it).
 
     python3 scripts/gen_judge_doc.py          # rewrite the table in docs/judge.md
     python3 scripts/gen_judge_doc.py --check  # exit 1 when the table is out of date
@@ -7,9 +8,7 @@ judged with the facts their authors gave.
 
 from __future__ import annotations
 
-import csv
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,29 +16,10 @@ from pathlib import Path
 from pytest_ebsperf.units import format_quantity
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from support import realebs
+
 DOC = ROOT / "docs" / "judge.md"
-REAL = ROOT / "tests" / "data" / "realebs"
-BEGIN = "<!-- realebs table: scripts/gen_judge_doc.py -->"
-END = "<!-- end of realebs table -->"
-
-
-def options(row: dict[str, str]) -> list[str]:
-    """The command line a user types for a FACTS row (as tests/verdicts/test_judge_text.py does)."""
-    kind = row["volume_type"]
-    vtype = "instance-store" if kind.startswith("instance store") else kind.split()[0]
-    count = re.search(r"RAID-0 of (\d+)", kind)
-    args = [f"--volume-type={vtype}", f"--instance-type={row['instance_type']}"]
-    if count:
-        args.append(f"--volume-count={count.group(1)}")
-    last = {k: re.sub(r"^\d+x", "", row[k]).split()[0] for k in
-            ("size_gib", "provisioned_iops", "provisioned_mibps")}
-    if vtype != "instance-store":
-        args.append(f"--volume-size={last['size_gib']}")
-    if last["provisioned_iops"] != "-" and vtype != "gp2":
-        args.append(f"--volume-iops={last['provisioned_iops']}")
-    if last["provisioned_mibps"] != "-":
-        args.append(f"--volume-throughput={last['provisioned_mibps']}")
-    return args
 
 
 def _cell(text: str) -> str:
@@ -55,16 +35,21 @@ def _why(verdict: dict) -> str:
     return _cell(text)
 
 
-def table() -> str:
-    with open(REAL / "FACTS.tsv", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle, delimiter="\t"))
+def table(name: str) -> str:
     lines = ["| file | volume (instance) | verdicts | measured / expected | binding | why |",
              "|---|---|---|---|---|---|"]
-    for row in rows:
-        args = options(row)
+    for row in realebs.facts(name):
+        args = realebs.options(row)
         done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge",
-                               str(REAL / row["file"]), *args, "--json"], capture_output=True,
-                              text=True, check=False, cwd=ROOT, timeout=120)
+                               str(realebs.SETS[name] / row["file"]), *args, "--json"],
+                              capture_output=True, text=True, check=False, cwd=ROOT,
+                              timeout=120)
+        volume = f"{row['volume_type']} {row['size_gib']} GiB ({row['instance_type']})"
+        if done.returncode == 4:  # refused: the sentence is the row
+            said = done.stderr.strip().removeprefix("error: ")
+            lines.append(f"| `{row['file']}` | {_cell(volume)} | REFUSED | - | - | "
+                         f"{_cell(said)} |")
+            continue
         found = json.loads(done.stdout)
         verdicts = found["verdicts"]
         outcomes = sorted({v["outcome"].upper() for v in verdicts})
@@ -76,7 +61,6 @@ def table() -> str:
         else:
             figures = "-"
         extra = f" ({len(verdicts)} groups)" if len(verdicts) > 1 else ""
-        volume = f"{row['volume_type']} {row['size_gib']} GiB ({row['instance_type']})"
         lines.append(f"| `{row['file']}` | {_cell(volume)} | {', '.join(outcomes)}{extra} | "
                      f"{figures} | {_cell(str(first.get('binding') or '-'))} | {_why(first)} |")
     return "\n".join(lines)
@@ -84,8 +68,12 @@ def table() -> str:
 
 def main(argv: list[str]) -> int:
     page = DOC.read_text(encoding="utf-8")
-    start, stop = page.index(BEGIN) + len(BEGIN), page.index(END)
-    new = page[:start] + "\n" + table() + "\n" + page[stop:]
+    new = page
+    for name in realebs.SETS:
+        begin = f"<!-- {name} table: scripts/gen_judge_doc.py -->"
+        end = f"<!-- end of {name} table -->"
+        start, stop = new.index(begin) + len(begin), new.index(end)
+        new = new[:start] + "\n" + table(name) + "\n" + new[stop:]
     if "--check" in argv:
         if new != page:
             print(f"{DOC} is out of date: python3 scripts/gen_judge_doc.py")

@@ -85,6 +85,7 @@ def result_from_data(data: Mapping[str, Any], group: int | None = None, text: st
         jobs=count_jobs(entries, global_options),
         usr_cpu=_mean([_num(e.get("usr_cpu")) for e in entries]),
         sys_cpu=_mean([_num(e.get("sys_cpu")) for e in entries]),
+        cpu_reported=any("usr_cpu" in e for e in entries),
         errors=tuple(int(e["error"]) for e in entries if e.get("error")),
         job_options={**global_options, **_string_map(entries[0].get("job options"))},
         raw=dict(data),

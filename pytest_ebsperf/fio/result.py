@@ -105,6 +105,8 @@ class FioResult:
     jobs: int = 1
     usr_cpu: float = 0.0
     sys_cpu: float = 0.0
+    #: False when fio's output held no CPU figures (a run cut down to its aggregate line).
+    cpu_reported: bool = True
     errors: tuple[int, ...] = ()
     job_options: Mapping[str, str] = field(default_factory=dict)
     series: Mapping[str, Series] = field(default_factory=dict)

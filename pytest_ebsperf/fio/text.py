@@ -77,8 +77,36 @@ _STATUS = re.compile(r"^Jobs: \d+")
 
 
 def looks_like_normal(text: str) -> bool:
-    """True when ``text`` holds fio's normal output (a result block)."""
-    return any(_RESULT.match(_clean(line)) for line in text.splitlines())
+    """True when ``text`` holds fio's normal output: a result block, or a job header and its
+    group's aggregate line (a run cut down to those two lines)."""
+    lines = [_clean(line) for line in text.splitlines()]
+    return any(_RESULT.match(line) for line in lines) or (
+        any(_HEADER.match(line) for line in lines) and
+        any(_GROUP_LINE.match(line) for line in lines))
+
+
+_GROUP_LINE = re.compile(r"^\s*(READ|WRITE|TRIM|MIXED):\s*(.*\bio=.*)$")
+
+
+def _aggregate_job(name: str, header: dict[str, str], groups: dict[int, dict[str, Any]]
+                   ) -> dict[str, Any]:
+    """A job entry from its header and its group's aggregate line alone: the bytes over
+    the group's longest runtime, and I/Os of the header's block size (fio 2.x: ``WRITE:
+    io=28584MB, aggrb=487812KB/s, ... maxt=60003msec``)."""
+    group = groups.get(int(header.get("groupid", 0)), {})
+    entry: dict[str, Any] = {"jobname": name, "groupid": int(header.get("groupid", 0)),
+                             "error": 0, "aggregate_only": True,
+                             "job options": {k: v for k, v in header.items() if k != "groupid"}}
+    block = float(header.get("bs") or 0)
+    for side, figures in group.items():
+        ms, io = figures.get("max_runtime_ms"), figures.get("io_bytes")
+        if not ms or io is None or block <= 0:
+            continue
+        bw = io / (ms / 1000.0)
+        entry[side] = {"io_bytes": int(io), "io_kbytes": int(io // 1024), "bw_bytes": bw,
+                       "bw": bw / 1024, "iops": bw / block, "runtime": ms,
+                       "total_ios": round(io / block)}
+    return entry
 
 
 def _clean(line: str) -> str:
@@ -256,6 +284,8 @@ def normal_to_data(text: str) -> dict[str, Any]:
             if disk:
                 disks.append(_disk(disk))
             continue
+        if group_now is None and entry is None and _GROUP_LINE.match(line):
+            group_now = 0  # an aggregate line with no "Run status group" before it
         if group_now is not None:
             _group_line(line, groups.setdefault(group_now, {}))
             continue
@@ -296,6 +326,8 @@ def normal_to_data(text: str) -> dict[str, Any]:
                 if name in entry:
                     entry[name]["total_ios"] = count
             continue
+    if not jobs and groups and len(headers) == 1:
+        jobs = [_aggregate_job(*next(iter(headers.items())), groups)]
     if not jobs:
         raise FioOutputError("the text holds no fio result block ('NAME: (groupid=0, jobs=1): "
                              "err= 0: ...'): it is not fio's normal output.")
@@ -313,6 +345,9 @@ def normal_to_data(text: str) -> dict[str, Any]:
         data["errors_said"] = errors
     if reports > 1:
         data["status_reports"] = reports
+    if jobs[0].get("aggregate_only"):
+        data["read_as"] = (", its group's aggregate line only (no job block): IOPS are that "
+                           "line's bytes over its runtime, per block")
     signal = _SIGNAL.search(text)
     if signal:
         data["signal"] = int(signal.group(1))

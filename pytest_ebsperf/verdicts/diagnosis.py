@@ -153,7 +153,7 @@ def _also_busy(cpu: Diagnosis) -> str:
 
 
 def cpu_diagnosis(result: FioResult, cpu_count: int | None) -> Diagnosis:
-    per_job = result.usr_cpu + result.sys_cpu
+    per_job = result.usr_cpu + result.sys_cpu if result.cpu_reported else 0.0
     jobs = max(result.jobs, 1)
     host_share = per_job * jobs / cpu_count if cpu_count else 0.0
     details = {"cpu_per_job_pct": per_job, "cpu_host_pct": host_share, "jobs": jobs,
@@ -177,6 +177,8 @@ def cpu_diagnosis(result: FioResult, cpu_count: int | None) -> Diagnosis:
                   "the pace. Run it again on a quiet host")
         return Diagnosis("host", reason, (), details)
     sentence = f"Not load-generator bound (fio used {per_job:.0f} % of a CPU per job)."
+    if not result.cpu_reported:
+        sentence = "Load generator not checked (fio's output holds no CPU figures)."
     return Diagnosis(None, "", (sentence,), details)
 
 

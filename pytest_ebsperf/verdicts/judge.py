@@ -325,7 +325,7 @@ def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
                                       iodepth=args.iodepth)
         notes = [*unit.notes, *notes]
         if report.form != "json":
-            notes.insert(0, f"read from fio's {report.form} output"
+            notes.insert(0, f"read from fio's {report.form} output{unit.data.get('read_as', '')}"
                          + (f" ({result.fio_version})" if result.fio_version else ""))
         if len(units) > 1:
             kind = unit.label.split()[0]

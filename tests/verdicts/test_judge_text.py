@@ -5,15 +5,15 @@ gave), sets of volumes, the device's own count, the job's own limits, directorie
 
 from __future__ import annotations
 
-import csv
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support import realebs
 from support.common import DATA
+from support.realebs import options
 
 from pytest_ebsperf.fio import terse as fio_terse
 from pytest_ebsperf.fio import text as fio_text
@@ -30,27 +30,7 @@ def judge(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[st
 
 
 def facts() -> list[dict[str, str]]:
-    with open(REAL / "FACTS.tsv", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle, delimiter="\t"))
-
-
-def options(row: dict[str, str]) -> list[str]:
-    """The command line a user types for a FACTS row."""
-    kind = row["volume_type"]
-    vtype = "instance-store" if kind.startswith("instance store") else kind.split()[0]
-    count = re.search(r"RAID-0 of (\d+)", kind)
-    args = [f"--volume-type={vtype}", f"--instance-type={row['instance_type']}"]
-    if count:
-        args.append(f"--volume-count={count.group(1)}")
-    last = {k: re.sub(r"^\d+x", "", row[k]).split()[0] for k in
-            ("size_gib", "provisioned_iops", "provisioned_mibps")}
-    if vtype != "instance-store":
-        args.append(f"--volume-size={last['size_gib']}")
-    if last["provisioned_iops"] != "-" and vtype != "gp2":
-        args.append(f"--volume-iops={last['provisioned_iops']}")
-    if last["provisioned_mibps"] != "-":
-        args.append(f"--volume-throughput={last['provisioned_mibps']}")
-    return args
+    return realebs.facts("realebs")
 
 
 #: What a careful engineer concludes from each file (docs/judge.md says why, row by row).
@@ -346,3 +326,59 @@ def test_buffered_libaio_at_qd_1_is_queue_depth_bound_by_its_total_latency() -> 
     assert verdicts[1].startswith("INCONCLUSIVE") and "QD 1 x 1 ms allows at most 1,000 IOPS" \
         in verdicts[1]
     assert not any(line.startswith("FAIL") for line in verdicts), done.stdout
+
+
+#: The second set (tests/data/realebs2, with FACTS.tsv): what a careful engineer concludes.
+#: None: refused with a sentence (a gp2 of unknown size: its size sets its cap).
+EXPECTED2 = {
+    "vpscomparison_gp2_8g_randwrite4k_libaioqd4x1_t2.micro_EXTRACTED.txt": "pass",
+    "vpscomparison_gp2_8g_randread4k_libaioqd4x1_t2.micro_EXTRACTED.txt": "pass",
+    "vpscomparison_gp2_8g_write4k_libaioqd4x1_t2.micro_EXTRACTED.txt": "info",
+    "vpscomparison_gp2_8g_read4k_libaioqd4x1_t2.micro_EXTRACTED.txt": "info",
+    "vpscomparison_gp2_8g_write4k_posixaioqd4x1_t2.micro_EXTRACTED.txt": "info",
+    "vpscomparison_gp2_8g_read4k_posixaioqd4x1_t2.micro_EXTRACTED.txt": "info",
+    "vpscomparison_gp2_8g_randrw40_4k_libaioqd4x1_t2.micro_EXTRACTED.txt": "pass",
+    "bitofsky_gp2_1000g_randread16k_psyncqd1x16_r5.large_EXTRACTED.txt": "pass",
+    "bitofsky_gp3_1000g_3000iops_250mibs_randread16k_psyncqd1x16_r5.large_EXTRACTED.txt": "pass",
+    "bitofsky_gp2_1000g_randwrite16k_psyncqd1x16_r5.large_EXTRACTED.txt": "pass",
+    "bitofsky_gp3_1000g_3000iops_250mibs_randwrite16k_psyncqd1x16_r5.large_EXTRACTED.txt": "pass",
+    "s3bfg_io1raid0_6xunknowng_6x2500iops_randwrite64k_psyncqd1x16_m5d.4xlarge_EXTRACTED.txt":
+        "pass",
+    "s3bfg_gp2_unknowng_randwrite64k_psyncqd1x16_m5d.4xlarge_EXTRACTED.txt": None,
+    "s3bfg_gp2_unknowng_randwrite64k_psyncqd8x16_m5d.4xlarge_EXTRACTED.txt": None,
+    "s3bfg_io1raid0_6xunknowng_6x2500iops_randwrite64k_psyncqd8x32_m5d.4xlarge_EXTRACTED.txt":
+        "pass",
+    "s3bfg_instancestore_600g_randwrite4m_psyncqd1x32_m5d.8xlarge_EXTRACTED.txt": "info",
+    "s3bfg_instancestore_300g_randwrite64k_psyncqd8x32_m5d.4xlarge_EXTRACTED.txt": "info",
+    "s3bfg_io1_300g_15000iops_randwrite32k_psyncqd1xunknown_m5d.8xlarge_EXTRACTED.txt": "pass",
+    "s3bfg_io1_300g_15000iops_randwrite128k_psyncqd1xunknown_m5d.8xlarge_EXTRACTED.txt": "pass",
+    "s3bfg_io1_300g_15000iops_randwrite256k_psyncqd1xunknown_m5d.8xlarge_EXTRACTED.txt": "pass",
+    "s3bfg_io1_300g_15000iops_randwrite4m_psyncqd1x32_m5d.8xlarge_EXTRACTED.txt": "pass",
+    "s3bfg_io1_100g_5000iops_randwrite32k_psyncqd1xunknown_m5d.8xlarge_EXTRACTED.txt": "pass",
+    "s3bfg_instancestore_2x300g_raid0_randwrite4m_psyncqd1x16_m5d.4xlarge_EXTRACTED.txt": "info",
+    "s3bfg_instancestore_2x600g_raid0_randwrite4m_psyncqd1x32_m5d.8xlarge_EXTRACTED.txt": "info",
+    "s3bfg_io1raid0_6xunknowng_6x2500iops_randwrite4m_psyncqd1x16_m5d.4xlarge_EXTRACTED.txt":
+        "pass",
+}
+
+
+def test_every_output_of_the_second_set_has_an_expected_verdict() -> None:
+    assert {row["file"] for row in realebs.facts("realebs2")} == set(EXPECTED2)
+
+
+@pytest.mark.parametrize("row", realebs.facts("realebs2"), ids=lambda row: row["file"][:60])
+def test_every_output_of_the_second_set_is_read_and_judged(row: dict[str, str]) -> None:
+    """25 outputs from 3 other sources (fio 2.14-3.16): each read, no traceback, and the
+    verdict a careful engineer gives with the facts FACTS.tsv holds; four are runs cut down
+    to a job header and the group's aggregate line (judged on that line's bytes)."""
+    done = judge(str(realebs.SETS["realebs2"] / row["file"]), *options(row), "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    expected = EXPECTED2[row["file"]]
+    if expected is None:
+        assert done.returncode == 4 and "needs a size" in done.stderr, done.stderr
+        return
+    found = json.loads(done.stdout)
+    assert not found["refused"], found["refused"]
+    outcomes = {v["outcome"] for v in found["verdicts"]}
+    assert outcomes == {expected}, [v["message"] for v in found["verdicts"]]
+    assert not any("fio used 0 %" in v["message"] for v in found["verdicts"])
