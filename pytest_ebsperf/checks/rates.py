@@ -118,7 +118,7 @@ class RateChecks:
                 found.measured is not None and found.expected is not None and \
                 found.measured < found.expected:
             found = name_slow_member(self.core, found, workload, metric, credits)
-        found = self._burst_contradicted(found, workload, metric, credits)
+        found = burst_contradicted(self.core, found, workload, metric, credits)
         return self.core.conclude(found, workload, result, started)
 
     def _decidable(self, expectation: Expectation, workload: Workload,
@@ -188,38 +188,6 @@ class RateChecks:
                             "measured": found.measured}})
         return again, longer, again_result
 
-    def _burst_contradicted(self, found: Verdict, workload: Workload, metric: str,
-                            credits: bool | None) -> Verdict:
-        """A volume that bursts on credits fell short at about its baseline although the
-        facts (--burst-balance, or the run's own ledger) say its bucket held enough for
-        this check: the verdict names that contradiction (a stale BurstBalance, or a bucket
-        smaller than the model's)."""
-        if found.outcome is Outcome.PASS or credits is False or found.measured is None:
-            return found
-        volume = self.core.volume
-        if not spec.has_burst(volume):
-            return found
-        burst = self.core.expect_cap("", "", workload, metric=metric, credits=True).value
-        baseline = self.core.expect_cap("", "", workload, metric=metric, credits=False).value
-        if not burst > baseline or found.measured >= (burst + baseline) / 2.0:
-            return found
-        seconds = workload.runtime_s + workload.ramp_s
-        ledger = self.core.session.credits.ledger(volume)
-        if ledger is None or self.core.session.credits.credit_wait_s(volume, seconds) > 0:
-            return found
-        given = volume.burst_balance_pct
-        said = (f"--burst-balance={given:g} and the runs since" if given is not None
-                else "an assumed full bucket (BurstBalance unknown) and the runs since")
-        sentence = (f" The volume ran at about its baseline ({format_quantity(found.measured, found.unit)}; "
-                    f"burst {format_quantity(burst, found.unit)}, baseline "
-                    f"{format_quantity(baseline, found.unit)}) although {said} leave its "
-                    f"bucket enough for this check: no burst where the balance says there must "
-                    "be one. Is the balance current, and the bucket the size the model says?")
-        return dataclasses.replace(found, message=found.message + sentence, details={
-            **found.details, "burst_contradicted": {
-                "burst": burst, "baseline": baseline, "balance_pct": given,
-                "ledger_left": ledger.at(self.core.session.credits.clock())}})
-
     def check_floor(self, claim: str, what: str, workload: Workload) -> Verdict:
         """Run ``workload`` and judge it against a published "at least" figure (FLOOR)."""
         if self.core.session.fio_servers:
@@ -248,11 +216,9 @@ class RateChecks:
 
     def _go_on(self, found: Verdict, expectation: Expectation, workload: Workload,
                metric: str, result: FioResult) -> tuple[Verdict, FioResult]:
-        """fio was stopped on its live reports, and its logs of those seconds do not settle
-        the verdict (a late report splits a second into a dip and a spike): the stop and the
-        verdict must count the same seconds, so the run goes on for the seconds it was
-        planned for, and both parts' logged seconds are judged as one run (its later looks
-        at their own share of the level). A stop the logs confirm is kept."""
+        """Stopped on fio's live reports, but its logs of those seconds do not settle the
+        verdict: the run goes on for its planned seconds, judged with these as one run (at
+        its later looks' own share of the level). A stop the logs confirm is kept."""
         if found.outcome is not Outcome.INCONCLUSIVE or not result.stop_reason:
             return found, result
         values, planned = verdict.judged_seconds(expectation, result, workload, metric=metric)
@@ -277,20 +243,24 @@ class RateChecks:
 
     def _alone_if_spoiled(self, found: Verdict, expectation: Expectation, workload: Workload,
                           metric: str, result: FioResult) -> tuple[Verdict, FioResult]:
-        """An emulated volume's own witness said it fell behind (beside another worker's
-        emulation, on a 2-CPU host) and left the check undecided: that run is the host's, not
-        the volume's evidence, so the check is measured once more holding the host alone (no
-        other worker measures meanwhile) and that run decides. The first run's seconds are
-        not used, so the level is the one run's."""
+        """An emulated volume's witness said it fell behind beside another worker, or its
+        host was too busy to tell ("host bound"), and the check is undecided: that run is the
+        host's, so a run holding the host alone decides (its seconds alone: a false FAIL has
+        at most twice the check's level, the first run's chance and this one's)."""
         behind = len(result.emulator_behind)
-        if found.outcome is not Outcome.INCONCLUSIVE or not behind:
+        target = self.core.target
+        busy = found.binding == "host" and (target.emulated or target.emulated_set) is not None
+        if found.outcome is not Outcome.INCONCLUSIVE or not (behind or busy):
             return found, result
         with self.core.measuring_alone():
             again, again_result = self._measure(expectation, workload, metric)
-        note = (f"The first run's emulator fell behind in {behind} s beside other measuring "
-                "workers (this host's, not the volume's): this verdict is a run made alone.")
+        why = (f"emulator fell behind in {behind} s" if behind else
+               "host's CPUs were too busy to tell")
+        note = (f"The first run's {why} beside other measuring workers (this host's, not "
+                "the volume's): this verdict is a run made alone.")
         return replace(again, message=f"{again.message} {note}", details={
             **again.details, "first_run": {"emulator_behind_s": behind,
+                                           "host_bound": busy and not behind,
                                            "measured": found.measured}}), again_result
 
     def _confirm_shortfall(self, found: Verdict, expectation: Expectation, workload: Workload,
@@ -460,3 +430,35 @@ class RateChecks:
                             f"{skipped} not measured.")
         return self.core.conclude(found, points[-1][3], points[-1][2], started)
 
+
+def burst_contradicted(core: CheckCore, found: Verdict, workload: Workload, metric: str,
+                       credits: bool | None) -> Verdict:
+    """A volume that bursts on credits fell short at about its baseline although the
+    facts (--burst-balance, or the run's own ledger) say its bucket held enough for
+    this check: the verdict names that contradiction (a stale BurstBalance, or a bucket
+    smaller than the model's)."""
+    if found.outcome is Outcome.PASS or credits is False or found.measured is None:
+        return found
+    volume = core.volume
+    if not spec.has_burst(volume):
+        return found
+    burst = core.expect_cap("", "", workload, metric=metric, credits=True).value
+    baseline = core.expect_cap("", "", workload, metric=metric, credits=False).value
+    if not burst > baseline or found.measured >= (burst + baseline) / 2.0:
+        return found
+    seconds = workload.runtime_s + workload.ramp_s
+    ledger = core.session.credits.ledger(volume)
+    if ledger is None or core.session.credits.credit_wait_s(volume, seconds) > 0:
+        return found
+    given = volume.burst_balance_pct
+    said = (f"--burst-balance={given:g} and the runs since" if given is not None
+            else "an assumed full bucket (BurstBalance unknown) and the runs since")
+    sentence = (f" The volume ran at about its baseline ({format_quantity(found.measured, found.unit)}; "
+                f"burst {format_quantity(burst, found.unit)}, baseline "
+                f"{format_quantity(baseline, found.unit)}) although {said} leave its "
+                f"bucket enough for this check: no burst where the balance says there must "
+                "be one. Is the balance current, and the bucket the size the model says?")
+    return dataclasses.replace(found, message=found.message + sentence, details={
+        **found.details, "burst_contradicted": {
+            "burst": burst, "baseline": baseline, "balance_pct": given,
+            "ledger_left": ledger.at(core.session.credits.clock())}})

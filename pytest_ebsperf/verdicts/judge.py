@@ -29,14 +29,14 @@ What the output holds is said, never blended:
 * interval logs (``--logs``, else the ``write_iops_log`` prefixes of the job options): any
   window length. Without logs the mean is judged.
 
-Exit status: 0 pass, 1 fail, 2 inconclusive, 4 bad input (a sentence, no traceback). With
-several files or units: 1 when any failed, else 4 when any file was refused, else 2 when any
-was inconclusive, else 0.
+Exit status: 0 pass, 1 fail, 2 inconclusive, 4 bad input (a sentence, no traceback); several
+files or units: 1 if any failed, else 4 if any was refused, else 2 if any inconclusive, else 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -81,8 +81,8 @@ EXIT = {Outcome.PASS: 0, Outcome.FAIL: 1, Outcome.INCONCLUSIVE: 2, Outcome.INFO:
 USAGE_EXIT = 4
 
 
+@functools.lru_cache(maxsize=1)  # built once: a judge of many files parses with it each time
 def _parser() -> argparse.ArgumentParser:
-
     p = Parser(prog="ebsperf judge", formatter_class=argparse.RawDescriptionHelpFormatter,
                 description="Judge fio output (JSON, normal or terse; a file or a directory "
                 "of them) against a volume's documented limits (the model the suites use).",

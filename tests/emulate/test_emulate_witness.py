@@ -129,9 +129,11 @@ def test_a_check_the_emulator_spoiled_is_measured_again_alone() -> None:
         held.append("alone")
         yield
 
-    checks = RateChecks(SimpleNamespace(measuring_alone=measuring_alone))  # type: ignore[arg-type]
+    core = SimpleNamespace(measuring_alone=measuring_alone,
+                           target=SimpleNamespace(emulated=object(), emulated_set=None))
+    checks = RateChecks(core)  # type: ignore[arg-type]
     first = verdict.Verdict(Outcome.INCONCLUSIVE, "S4-04", "set", 5019.0, 8000.0, "IOPS",
-                            "host", "inconclusive: the emulator fell behind", "first", "CAP")
+                            "emulator", "inconclusive: the emulator fell behind", "first", "CAP")
     passed = replace(first, outcome=Outcome.PASS, measured=8003.0, message="8,003 IOPS")
     checks._measure = lambda *args: (passed, _result([8003.0] * 5))  # type: ignore[method-assign]
     found, _ = checks._alone_if_spoiled(first, None, Workload("randwrite"), "iops",  # type: ignore[arg-type]
@@ -143,3 +145,15 @@ def test_a_check_the_emulator_spoiled_is_measured_again_alone() -> None:
     kept, _ = checks._alone_if_spoiled(first, None, Workload("randwrite"), "iops",  # type: ignore[arg-type]
                                        _result([5019.0] * 5))
     assert kept is first and held == ["alone"]
+    # "host bound" on an emulated volume (the CPUs busy beside another worker's emulation):
+    # measured again alone; on a device given with --device it is the verdict
+    busy = replace(first, binding="host", reason="inconclusive: host bound")
+    found, _ = checks._alone_if_spoiled(busy, None, Workload("randwrite"), "iops",  # type: ignore[arg-type]
+                                        _result([5019.0] * 5))
+    assert held == ["alone", "alone"] and found.outcome is Outcome.PASS
+    assert "host's CPUs were too busy to tell" in found.message
+    assert found.details["first_run"]["host_bound"] is True
+    core.target = SimpleNamespace(emulated=None, emulated_set=None)
+    kept, _ = checks._alone_if_spoiled(busy, None, Workload("randwrite"), "iops",  # type: ignore[arg-type]
+                                       _result([5019.0] * 5))
+    assert kept is busy and held == ["alone", "alone"]
