@@ -200,7 +200,8 @@ class RateChecks:
         expectation = spec.floor_expectation(claim, what, self.core.volume, workload)
         started = time.perf_counter()
         found, result = self._measure(expectation, workload, "iops")
-        found, result = self._alone_if_spoiled(found, expectation, workload, "iops", result)
+        found, result = self._alone_if_spoiled(found, expectation, workload, "iops", result,
+                                               floor=True)
         found, workload, result = self._confirm_shortfall(found, expectation, workload, "iops",
                                                           result)
         return self.core.conclude(found, workload, result, started)
@@ -242,20 +243,24 @@ class RateChecks:
                                             "measured": found.measured}}), rest_result
 
     def _alone_if_spoiled(self, found: Verdict, expectation: Expectation, workload: Workload,
-                          metric: str, result: FioResult) -> tuple[Verdict, FioResult]:
+                          metric: str, result: FioResult, *, floor: bool = False
+                          ) -> tuple[Verdict, FioResult]:
         """An emulated volume's witness said it fell behind beside another worker, or its
-        host was too busy to tell ("host bound"), and the check is undecided: that run is the
+        host was too busy to tell ("host bound"; for a ``floor``, any undecided mean: an
+        emulated volume too fast for a witness is the host's CPUs), and the check is undecided: that run is the
         host's, so a run holding the host alone decides (its seconds alone: a false FAIL has
         at most twice the check's level, the first run's chance and this one's)."""
         behind = len(result.emulator_behind)
         target = self.core.target
-        busy = found.binding == "host" and (target.emulated or target.emulated_set) is not None
+        busy = found.binding in (("host", "run length") if floor else ("host",)) and \
+            (target.emulated or target.emulated_set) is not None
         if found.outcome is not Outcome.INCONCLUSIVE or not (behind or busy):
             return found, result
         with self.core.measuring_alone():
             again, again_result = self._measure(expectation, workload, metric)
         why = (f"emulator fell behind in {behind} s" if behind else
-               "host's CPUs were too busy to tell")
+               "host's CPUs were too busy to tell" if found.binding == "host" else
+               "seconds could not decide")
         note = (f"The first run's {why} beside other measuring workers (this host's, not "
                 "the volume's): this verdict is a run made alone.")
         return replace(again, message=f"{again.message} {note}", details={
