@@ -26,7 +26,7 @@ from pytest_ebsperf.checks.session import EbsperfSession, FoundVolume
 
 def discover(session: EbsperfSession) -> None:
     """Ask AWS what ``--device`` is when facts are missing; a failure is kept as a
-    sentence (:meth:`_discovery_hint`) for the error the missing facts then cause."""
+    sentence (:meth:`~pytest_ebsperf.checks.session.EbsperfSession.discovery_hint`) for the error the missing facts then cause."""
     s, missing = session.settings, session.missing_facts()
     info: DiscoveryFacts = {"missing": list(missing)}
     session.facts["discovery"] = info
@@ -46,12 +46,12 @@ def discover(session: EbsperfSession) -> None:
             f"AWS discovery failed ({type(exc).__name__}: {exc}).")
         return
     volume = spec.validate(found.volume)
-    session.discovery, info["status"], info["aws"] = found, "discovered", found.as_dict()
+    info["status"], info["aws"] = "discovered", found.as_dict()
     if found.ebs_limits is not None:
-        session.instance_limits = spec.as_ebs_limits(found.ebs_limits)
+        session.use_instance_limits(spec.as_ebs_limits(found.ebs_limits))
     origin = f"discovered from AWS: {found.volume_id or found.device.path}"
     reason = _initialization_reason(session, found, volume)
-    session.found = FoundVolume(volume, str(s.device), origin, reason)
+    session.use_discovery(found, FoundVolume(volume, str(s.device), origin, reason))
     session.record_volume(str(s.device), volume, found.notes)
     for other in s.devices[1:]:
         _discover_member(session, other, volume)
@@ -74,7 +74,7 @@ def _discover_reference(session: EbsperfSession) -> None:
         why = str(exc) if isinstance(exc, EbsperfError) else f"{type(exc).__name__}: {exc}"
         session.facts["discovery"]["reference_error"] = why
         return
-    session.reference_found = found.volume
+    session.use_reference(found.volume)
     session.record_volume(s.reference_device, found.volume,
                        ["the reference twin (--reference-device), discovered"])
 
@@ -117,7 +117,7 @@ def _discover_member(session: EbsperfSession, path: str, first: Volume) -> None:
                                          f"({why.rstrip('.')}); facts taken as the first "
                                          f"device's ({session.settings.device}).")])
         return
-    session.member_volumes[path] = volume
+    session.use_member(path, volume)
     session.record_volume(path, volume, [*found.notes, ("a member of the set, discovered on "
                                       "its own.")])
 

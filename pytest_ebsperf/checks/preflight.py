@@ -63,10 +63,10 @@ def run(session: EbsperfSession) -> None:
             f"The volume type of {session.settings.device} is unknown: pass --volume-type "
             f"({', '.join(volume_types.names())}) with --volume-size and, for "
             f"{'/'.join(_provisioning())}, "
-            f"--volume-iops.{session._discovery_hint()}"
+            f"--volume-iops.{session.discovery_hint()}"
         )
     if session.found is None:
-        session._record_given_volume()
+        session.record_given_volume()
 
 
 def check_plan(session: EbsperfSession, markers: Sequence[Mapping[str, Any]]) -> int:
@@ -143,7 +143,7 @@ def _preflight_set(session: EbsperfSession) -> None:
     for other in devices[1:]:
         session.device_report(other)
     if len(devices) > 1:
-        majors = {session._reports[d].major_minor for d in devices}
+        majors = {session.device_report(d).major_minor for d in devices}
         if len(majors) != len(devices):
             raise ConfigError(f"--device={','.join(devices)} names one device twice "
                               "(two paths of the same device): each member of a set is "
@@ -154,17 +154,18 @@ def _preflight_set(session: EbsperfSession) -> None:
     found = mdraid.read_md(session.settings.device or "") if host.is_local else \
         mdraid.read_md_on(host, session.settings.device or "")
     if found is not None:
-        session.md = found
+        session.use_md(found)
         for member in found.members:
             session.device_report(member)
 
 
 def _check_reference_differs(session: EbsperfSession) -> None:
     device, reference = session.settings.device or "", session.settings.reference_device or ""
-    if session._reports[device].major_minor == session._reports[reference].major_minor:
+    if session.device_report(device).major_minor == \
+            session.device_report(reference).major_minor:
         raise ConfigError(
             f"--reference-device={reference} is the device under test ({device}, both "
-            f"{session._reports[device].real_path}): a relative claim compares two volumes. "
+            f"{session.device_report(device).real_path}): a relative claim compares two volumes. "
             "Pass the twin volume (e.g. the unencrypted copy) as --reference-device.")
 
 
@@ -181,7 +182,7 @@ def _preflight_remote(session: EbsperfSession) -> None:
             _check_reference_differs(session)
     except RemoteInspectionError as exc:
         # read-only checks can still run (fio opens the device --readonly); writes cannot
-        session.remote_uninspected = str(exc)
+        session.refuse_writes_uninspected(str(exc))
         session.runner.check_target(device)
     discovery.discover(session)  # the host says what its device and instance are; AWS the rest
     if session.settings.volume_type is None and session.found is None:
@@ -190,6 +191,6 @@ def _preflight_remote(session: EbsperfSession) -> None:
             f"pass --volume-type ({', '.join(volume_types.names())}) with --volume-size "
             f"and, for {'/'.join(_provisioning())}, --volume-iops, or give them in the "
             "hosts file."
-            f"{session._discovery_hint()}")
+            f"{session.discovery_hint()}")
     if session.found is None:
-        session._record_given_volume()
+        session.record_given_volume()

@@ -73,8 +73,8 @@ class EbsperfSession:
     #: Why the remote device could not be inspected (no python3 there): writes are refused.
     remote_uninspected: str | None = None
     _written: set[str] = field(default_factory=set)
-    #: Whether the run has said that the device keeps no EBS NVMe statistics.
-    ebs_nvme_said: bool = False
+    #: The notes said once per run (:meth:`first_to_say`).
+    _said: set[str] = field(default_factory=set)
     #: The volume(s) under test as plain JSON-friendly data, for reports and result files:
     #: ``volumes`` (per device each fact with its source: given, discovered, default, and
     #: notes), ``discovery`` (status, error, what AWS said), ``initialization`` and
@@ -186,11 +186,12 @@ class EbsperfSession:
             return volume_from_settings(self.fio_servers[0].settings, suite_type, emulated)
         return volume_from_settings(self.settings, suite_type, emulated)
 
-    def _record_given_volume(self) -> None:
+    def record_given_volume(self) -> None:
+        """The volume the options describe, as the volume under test in :attr:`facts`."""
         try:
             volume = self.volume_for(None)  # a volume AWS would not accept stops the run here
         except VolumeSpecError as exc:
-            raise VolumeSpecError(f"{exc}{self._discovery_hint()}") from None
+            raise VolumeSpecError(f"{exc}{self.discovery_hint()}") from None
         notes = [self.facts["discovery"]["error"]] if "error" in self.facts["discovery"] else []
         self.record_volume(str(self.settings.device), volume, notes)
         for other in self.settings.devices[1:]:
@@ -217,7 +218,8 @@ class EbsperfSession:
         """The facts the options give, each marked GIVEN so that discovery keeps them."""
         return given_volume(self.settings)
 
-    def _discovery_hint(self) -> str:
+    def discovery_hint(self) -> str:
+        """What discovery said, for a sentence that asks for a fact it could not find."""
         info = self.facts.get("discovery", {})
         if "error" in info:
             return f" Discovery could not tell: {info['error']}"
@@ -236,6 +238,36 @@ class EbsperfSession:
         if spec is not None:
             entry["spec"] = spec
         self.facts.setdefault("volumes", []).append(entry)
+
+    # -- what discovery and preflight learnt: entered here, never assigned from outside --
+    def use_discovery(self, discovery: Discovery, found: FoundVolume) -> None:
+        """What AWS said of the device under test, and the volume it makes of it."""
+        self.discovery = discovery
+        self.use_volume(found)
+
+    def use_reference(self, volume: Volume) -> None:
+        """What AWS said of --reference-device (its type and encryption)."""
+        self.reference_found = volume
+
+    def use_member(self, path: str, volume: Volume) -> None:
+        """A further device of a set, as AWS described it on its own."""
+        self.member_volumes[path] = volume
+
+    def use_md(self, array: MdArray) -> None:
+        """--device names an md array: its members are the set."""
+        self.md = array
+
+    def refuse_writes_uninspected(self, reason: str) -> None:
+        """The remote device could not be inspected (``reason``): writes are refused."""
+        self.remote_uninspected = reason
+
+    def first_to_say(self, what: str) -> bool:
+        """True the first time a note about ``what`` is asked for in this run (a note said
+        once per run, then out of the way), False after."""
+        if what in self._said:
+            return False
+        self._said.add(what)
+        return True
 
     def use_volume(self, found: FoundVolume | None) -> None:
         """Make ``found`` the volume under test (None: none); forgets the previous one's

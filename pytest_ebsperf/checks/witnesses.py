@@ -75,16 +75,14 @@ class Witnesses:
         if target.emulated_any or target.members or not self.session.runner.host.is_local:
             return None
         if not ebsnvme.is_ebs_nvme(target.path):
-            if not self.session.ebs_nvme_said:  # said once per run, then out of the way
-                self.session.ebs_nvme_said = True
+            if self.session.first_to_say("ebs-nvme"):  # once per run, then out of the way
                 self.notes.append(f"{target.path} is not an EBS NVMe device: the volume's own "
                                   "statistics (NVMe log page 0xD0) are not available")
             return None
         try:
             return ebsnvme.parse_log_page(ebsnvme.read_log_page(target.path))
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
-            if not self.session.ebs_nvme_said:
-                self.session.ebs_nvme_said = True
+            if self.session.first_to_say("ebs-nvme"):
                 self.notes.append(f"the volume's own statistics of {target.path} could not "
                                   f"be read ({exc})")
             return None

@@ -224,12 +224,14 @@ def test_the_run_keeps_one_object_in_pytests_stash() -> None:
 
 def test_nothing_sets_a_sessions_fields_from_outside() -> None:
     """A session is built once from the settings and its inputs (config/session_inputs.py):
-    no module of another quarter assigns to one of its attributes, or to its runner's
-    (what AWS tells a session goes through its methods)."""
+    no other module, in checks/ (discovery, preflight, the witnesses) or any quarter,
+    assigns to one of its attributes, or to its runner's (what discovery, preflight and AWS
+    learn enters through its methods), and none reads its private members (boto3's own
+    ``session._session`` is boto3's)."""
     found = []
     for path in _package_modules():
-        if path.parent.name == "checks":
-            continue
+        if path.parent.name == "checks" and path.name == "session.py":
+            continue  # the session's own methods
         for node in ast.walk(ast.parse(path.read_text())):
             owners: list[ast.expr] = []  # whose attribute is set
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -237,6 +239,11 @@ def test_nothing_sets_a_sessions_fields_from_outside() -> None:
                 owners = [t.value for t in targets if isinstance(t, ast.Attribute)]
             if isinstance(node, ast.Call) and ast.unparse(node.func) == "setattr":
                 owners = node.args[:1]
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and \
+                    not node.attr.startswith("__") and node.attr != "_session" and \
+                    ast.unparse(node.value).endswith("session"):
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: reads "
+                             f"{ast.unparse(node)} (a private member)")
             for owner in owners:
                 if ast.unparse(owner).endswith(("session", "session.runner")) and \
                         "exitstatus" not in ast.unparse(node):  # pytest's own Session's
