@@ -129,10 +129,19 @@ def end_multiplex(directory: str) -> None:
     root = Path(directory)
     if not root.is_dir():
         return
-    for socket in root.iterdir():
-        subprocess.run(["ssh", "-o", f"ControlPath={socket}", "-O", "exit", "ebsperf-fleet"],
-                       capture_output=True, check=False, timeout=10)
-    shutil.rmtree(root, ignore_errors=True)
+    # every master at once: one after another, a busy host's few seconds each added up
+    closing = [subprocess.Popen(["ssh", "-o", f"ControlPath={socket}", "-O", "exit",
+                                 "ebsperf-fleet"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL) for socket in root.iterdir()]
+    try:
+        for process in closing:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def load_hosts_file(path: str) -> dict[str, dict[str, Any]]:

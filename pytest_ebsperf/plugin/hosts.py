@@ -195,13 +195,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """The hosts' volumes go at session finish, not at unconfigure: an xdist worker says it
-    has finished only after this hook, and once it has, pytest-xdist gives it 10 s to exit
-    before killing it. Closing a volume over SSH takes several round trips; on a busy
-    machine two volumes took longer than that, and the killed worker left both behind."""
+    """The hosts' volumes and the run's ssh connections go at session finish, not at
+    unconfigure: an xdist worker says it has finished only after this hook, and once it has,
+    pytest-xdist gives it 10 s to exit before killing it. Closing a volume over SSH takes
+    several round trips; on a busy machine two volumes took longer than that, and the killed
+    worker left both behind (and, seen once on a busy CI machine, both workers' ssh control
+    directories)."""
     run = fleet_run(session.config)
     if run is not None:
-        run.close_sessions()
+        run.close()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
