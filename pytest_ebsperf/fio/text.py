@@ -51,10 +51,10 @@ _RESULT = re.compile(r"^(?P<name>\S.*?): \(groupid=(?P<g>\d+), jobs=(?P<jobs>\d+
                      r"err=\s*(?P<err>-?\d+)(?P<rest>.*)$")
 # figures may carry thousands separators (``bw=586,774 KB/s``, as some pages print them)
 _DIR3 = re.compile(r"^\s*(?P<dir>read|write|trim|mixed)\s*:\s*IOPS=(?P<iops>[\d.,]+[kKmMgG]?),"
-                   r"\s*BW=(?P<bw>[\d.,]+)\s?(?P<bwu>[KMGTP]i?B|B)/s.*?\((?P<io>[\d.,]+)"
+                   r"\s*BW=(?P<bw>[\d.,]+)\s?(?P<bwu>[KMGTP]?i?bit|[KMGTP]i?B|B)/s.*?\((?P<io>[\d.,]+)"
                    r"\s?(?P<iou>[KMGTP]i?B|B)/(?P<run>[\d,]+)msec\)")
 _DIR2 = re.compile(r"^\s*(?P<dir>read|write|trim|mixed)\s*:\s*io=\s*(?P<io>[\d.,]+)"
-                   r"\s?(?P<iou>[KMGTP]i?B|B),\s*bw=\s*(?P<bw>[\d.,]+)\s?(?P<bwu>[KMGTP]i?B|B)"
+                   r"\s?(?P<iou>[KMGTP]i?B|B),\s*bw=\s*(?P<bw>[\d.,]+)\s?(?P<bwu>[KMGTP]?i?bit|[KMGTP]i?B|B)"
                    r"/s,\s*iops=\s*(?P<iops>[\d.,]+[kKmM]?)\s*,\s*runt=\s*(?P<run>[\d,]+)\s*"
                    r"msec")
 _LAT = re.compile(r"^\s*(?P<kind>slat|clat|lat)\s*\((?P<unit>nsec|usec|msec|sec)\)\s*:\s*"
@@ -127,8 +127,11 @@ def _count(text: str) -> float:
 def _bytes(number: str, unit: str, *, decimal: bool = False) -> float:
     """``number`` ``unit`` in bytes. fio 2.x's KB and MB are KiB and MiB (kb_base=1024);
     fio 3.x writes binary units with an i (KiB, MiB) and decimal ones without (kB, MB: its
-    parenthesised figure, or the first one under kb_base=1000): ``decimal``."""
+    parenthesised figure, or the first one under kb_base=1000): ``decimal``. Rates in bits
+    (``unit_base=8``: ``BW=9144Mibit/s (9589Mbit/s)``) are eighths of those in bytes."""
     unit = unit.lower().rstrip("/s")
+    if unit.endswith("bit"):
+        return _bytes(number, unit[:-3] + "b", decimal=decimal) / 8.0
     if decimal and unit and "i" not in unit and unit != "b":
         return float(number.replace(",", "")) * 1000.0 ** ("kmgtp".index(unit[0]) + 1)
     return float(number.replace(",", "")) * _BYTES[unit]

@@ -155,7 +155,7 @@ def _three_forms(path: Path) -> tuple[str, str, str]:
     return headers + text[end:], terse, text[start:end]
 
 
-@pytest.mark.parametrize("name", ["randrw_gr", "randread_jobs", "seqwrite_rate"])
+@pytest.mark.parametrize("name", ["randrw_gr", "randread_jobs", "seqwrite_rate", "randread_bits"])
 def test_normal_terse_and_json_of_one_run_give_the_same_figures(name: str) -> None:
     normal, terse, raw = _three_forms(FORMS / f"{name}.txt")
     results = {form: result_from_data(data) for form, data in (

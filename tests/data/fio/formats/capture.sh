@@ -15,3 +15,5 @@ run() {  # name, fio options...
 run randrw_gr --rw=randrw --rwmixread=70 --bs=16k --iodepth=4 --numjobs=2 --group_reporting
 run randread_jobs --rw=randread --bs=4k --iodepth=8 --numjobs=2
 run seqwrite_rate --rw=write --bs=1m --iodepth=2 --rate_iops=40
+# rates in bits (unit_base=1: BW=2063Mibit/s (2163Mbit/s))
+run randread_bits --rw=randread --bs=16k --iodepth=4 --unit_base=1
