@@ -186,6 +186,7 @@ def workload_of(result: FioResult, where: str, *, rw: str | None = None,
     if holes:
         notes.append(f"rw={given}: fio skipped {holes} blocks after each I/O (judged as "
                      f"{pattern})")
+    _same_direction(result, where, pattern, given=rw)
     size_text = bs or options.get("bs") or options.get("blocksize")
     if not size_text:
         if not options:
@@ -207,6 +208,23 @@ def workload_of(result: FioResult, where: str, *, rw: str | None = None,
     return Workload(pattern, bs=size, iodepth=depth, numjobs=result.jobs,
                     rwmixread=int(mix) if mix else None, engine="libaio",
                     runtime_s=runtime), notes
+
+
+def _same_direction(result: FioResult, where: str, pattern: str, *, given: str | None) -> None:
+    """Refuse a pattern whose direction the report shows no I/O in while the other direction
+    has some: a read-only run judged as writes (an ``--rw`` that does not match the run)."""
+    moved = {side: getattr(result, side).io_bytes > 0 or getattr(result, side).iops > 0
+             for side in ("read", "write")}
+    wanted = {"read": "read", "randread": "read", "write": "write", "randwrite": "write"}.get(
+        pattern)
+    other = {"read": "write", "write": "read"}.get(wanted or "")
+    if wanted and other and moved[other] and not moved[wanted]:
+        side = getattr(result, other)
+        said = f"--rw {given}" if given else f"rw={pattern}"
+        raise EbsperfError(
+            f"{where}: {said} says the jobs {'read' if wanted == 'read' else 'wrote'}, but the "
+            f"report has no {wanted}s and {side.iops:,.0f} IOPS of {other}s: pass the --rw "
+            f"the job ran (rand{other} or {other}).")
 
 
 def _int(text: str | None, default: int) -> int:

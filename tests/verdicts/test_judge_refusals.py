@@ -235,3 +235,19 @@ def test_a_job_over_two_plain_devices_is_witnessed_by_both(tmp_path: Path) -> No
                    "--volume-iops=75000", "--volume-count=2")
     assert "nvme1n1 + nvme2n1's own count agrees with fio's" in done.stdout, done.stdout
     assert "served" not in done.stdout
+
+
+def test_a_pattern_given_against_the_direction_that_ran_is_refused(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # storperf's fio 2.1.11 report says no job options: --rw says what ran. Its four jobs only
+    # read; given as randwrite, their 20 IOPS of reads were judged as writes, silently
+    from pytest_ebsperf.verdicts.judge import main
+    report = str(HERE / "storperf_fio-2.1.11_4jobs_EXTRACTED.json")
+    given = ("--volume-type=gp2", "--volume-size=100", "--bs=4k", "--iodepth=1")
+    assert main([report, *given, "--rw=randwrite"]) == 4
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert "--rw randwrite says the jobs wrote, but the report has no writes and 20 IOPS of " \
+           "reads: pass the --rw the job ran (randread or read)" in said.err
+    assert main([report, *given, "--rw=randread"]) == 2  # judged: INCONCLUSIVE (QD bound)
+    assert "randread 4KiB QD1x4" in capsys.readouterr().out
