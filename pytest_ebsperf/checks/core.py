@@ -172,7 +172,9 @@ class CheckCore:
                       "it over ssh with --hosts.")
         target = target or self.target
         if self.settings.plan:  # a dry run: say what would run, start nothing
-
+            if workload.writes and not target.emulated_any and not self.settings.destructive:
+                self.skip(f"writes to {target.path} need --ebsperf-destructive: this check "
+                          "would skip, so the plan leaves it out")
             raise Planned(workload, target)
         # one load per piece of storage at a time; a write claims the device (and every
         # other name of its data) under that lock, and fio inherits lock and claims; the

@@ -12,7 +12,11 @@ from pytest_ebsperf.checks import discovery, twins
 from pytest_ebsperf.checks.session import EbsperfSession, _provisioning
 from pytest_ebsperf.config.emulation import parse_latency
 from pytest_ebsperf.device import mdraid
-from pytest_ebsperf.device.safety import RemoteInspectionError, check_writable
+from pytest_ebsperf.device.safety import (
+    RemoteInspectionError,
+    check_block_device,
+    check_writable,
+)
 from pytest_ebsperf.emulate import check_emulation_available, service_time, sweep_stale
 from pytest_ebsperf.emulate.on_host import check_remote_emulation, sweep_remote
 from pytest_ebsperf.emulate.target import (
@@ -78,6 +82,12 @@ def check_plan(session: EbsperfSession, markers: Sequence[Mapping[str, Any]]) ->
     many of them can FAIL: not those that only record (``records=True``) and not those
     whose suite does not apply to the volume under test (they skip)."""
 
+    s = session.settings
+    if s.plan and not (s.emulate or s.provision) and session.runner.host.is_local:
+        # nothing is inspected in a dry run, but a path that is here and is no block device
+        # (/etc/passwd) is refused as the run itself would refuse it
+        for path in dict.fromkeys(p for p in (*s.devices, s.reference_device) if p):
+            check_block_device(path)
     applies: dict[tuple[Any, ...], bool] = {}
     judged = 0
     for kwargs in markers:

@@ -210,6 +210,13 @@ def _classify(path: str) -> os.stat_result:
     raise DeviceError(f"{path} is not a block device. Pass a block device such as /dev/xvdf.")
 
 
+def check_block_device(path: str) -> None:
+    """A path that exists here must be a block device (a dry run's check: a path that is not
+    on this machine is left to the host the checks will run on)."""
+    if os.path.lexists(path):
+        _classify(path)
+
+
 def _sysfs_dir(major_minor: str, sys: Path) -> Path:
     # /sys/dev/block/MAJ:MIN leads to the device (or partition) directory in sysfs.
     return (sys / "dev" / "block" / major_minor).resolve()

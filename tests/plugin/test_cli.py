@@ -123,3 +123,24 @@ def test_a_dry_run_against_fio_servers_starts_no_fio_client(tmp_path: Path) -> N
     assert not calls.exists() or "--client" not in calls.read_text(), calls.read_text()
     assert "ebsperf: plan (a dry run: no fio started)" in done.stdout
     assert "did not answer" not in done.stdout
+
+
+def test_a_plan_lists_only_what_would_run_on_the_device_it_names(tmp_path: Path) -> None:
+    io1 = ("--volume-type=io1", "--volume-size=200", "--volume-iops=2000")
+    # a path that is not on this machine (planned here, run on the instance): the two write
+    # checks would skip without --ebsperf-destructive, so they are not in the plan
+    done = tool("plan", str(SUITES / "io1"), f"--device={tmp_path / 'nvme1n1'}", *io1, "-rs")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    commands = [line for line in done.stdout.splitlines() if line.strip().startswith("$ ")]
+    assert len(commands) == 3 and not any("--rw=randwrite" in c or "--rw=randrw" in c
+                                          for c in commands), commands
+    assert "3 check(s): about" in done.stdout
+    assert "need --ebsperf-destructive: this check would skip, so the plan leaves it out" \
+        in done.stdout
+    # a path that is here and is no block device is refused as the run would refuse it
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    done = tool("plan", str(SUITES / "io1"), f"--device={passwd}", *io1)
+    assert done.returncode == 4, done.stdout[-3000:] + done.stderr[-2000:]
+    assert f"{passwd} is a regular file, not a block device" in done.stdout + done.stderr
+    assert "$ fio" not in done.stdout
