@@ -73,7 +73,10 @@ _DISK = re.compile(r"^\s*(?P<name>[\w.\-/]+):\s*ios=(?P<r>\d+)/(?P<w>\d+),\s*"
 _ERROR = re.compile(r"fio: pid=\d+, err=(?P<code>\d+)/(?P<where>.*?), error=(?P<text>.*)$")
 _SIGNAL = re.compile(r"fio: terminating on signal (\d+)")
 _COMMAND = re.compile(r"(?:^|[\s$#>])(?:sudo\s+)?(?:\S*/)?fio\s+(?P<args>--?\S.*)$")
-_STATUS = re.compile(r"^Jobs: \d+")
+#: fio's status line (``Jobs: 1 (f=1): [R(1)][100.0%][r=400KiB/s,w=0KiB/s][r=100,w=0 IOPS]``;
+#: fio 2.x: ``[400KB/0KB/0KB /s] [100/0/0 iops]``): the rate of its last seconds
+_STATUS3 = re.compile(r"\[((?:[rwt]=[\d.]+[kKmM]?,?)+) IOPS\]")
+_STATUS2 = re.compile(r"\[([\d.]+[kKmM]?)/([\d.]+[kKmM]?)(?:/[\d.]+[kKmM]?)? iops\]")
 
 
 def looks_like_normal(text: str) -> bool:
@@ -351,6 +354,9 @@ def normal_to_data(text: str) -> dict[str, Any]:
     if jobs[0].get("aggregate_only"):
         data["read_as"] = (", its group's aggregate line only (no job block): IOPS are that "
                            "line's bytes over its runtime, per block")
+    status = _status_iops(text)
+    if status:
+        data["status_iops"] = status
     signal = _SIGNAL.search(text)
     if signal:
         data["signal"] = int(signal.group(1))
@@ -379,6 +385,21 @@ def _direction(match: re.Match[str]) -> dict[str, Any]:
     return {"io_bytes": int(io_bytes), "io_kbytes": int(io_bytes // 1024), "bw_bytes": bw,
             "bw": bw / 1024, "iops": _count(match.group("iops")), "runtime": runtime,
             "_printed_iops": match.group("iops").replace(",", "")}
+
+
+def _status_iops(text: str) -> list[dict[str, float]]:
+    """The IOPS of each status line fio printed while it ran (``Jobs: ...``), in order."""
+    found: list[dict[str, float]] = []
+    for line in text.replace("\r", "\n").splitlines():
+        if "Jobs:" not in line:
+            continue
+        for match in _STATUS3.finditer(line):
+            sides = dict(part.split("=") for part in match.group(1).strip(",").split(","))
+            found.append({"read": _count(sides.get("r", "0")),
+                          "write": _count(sides.get("w", "0"))})
+        for match in _STATUS2.finditer(line):
+            found.append({"read": _count(match.group(1)), "write": _count(match.group(2))})
+    return found
 
 
 def _issued(line: str) -> tuple[int, ...] | None:

@@ -39,9 +39,8 @@ import argparse
 import functools
 import json
 import os
-import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -56,12 +55,10 @@ from pytest_ebsperf.fio.reports import (
     Unit,
     _errno_text,
     _fio_error,
-    _int,
     _log_names,
     _series,
     apply_witness,
     files_in,
-    parse_seconds,
     read_reports,
     stopped_early,
     units_of,
@@ -69,13 +66,14 @@ from pytest_ebsperf.fio.reports import (
     workload_of,
 )
 from pytest_ebsperf.fio.result import FioResult
-from pytest_ebsperf.fio.workload import Workload, parse_size
+from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec import ebs
 from pytest_ebsperf.spec.stripes import set_expectation
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.spec.volume_types import is_instance_store
 from pytest_ebsperf.verdicts import plain, verdict
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
+from pytest_ebsperf.verdicts.run_bounds import credits_ran_out, job_limit
 
 EXIT = {Outcome.PASS: 0, Outcome.FAIL: 1, Outcome.INCONCLUSIVE: 2, Outcome.INFO: 0}
 USAGE_EXIT = 4
@@ -372,11 +370,17 @@ def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
                 workload.read_fraction > 0:
             notes.append("the job ran buffered (direct=0, fio's default): reads may have "
                          "come from the page cache, not the volume")
-        if found.outcome is not Outcome.PASS and found.measured is not None:
-            limit = job_limit(result.job_options, workload, found.measured, found.unit)
+        ran_dry = credits_ran_out(unit.data, members, result.total_iops)
+        short = found.outcome in (Outcome.FAIL, Outcome.INCONCLUSIVE)
+        if ran_dry and not short:
+            notes.append(ran_dry)  # recorded or passed: said, not judged
+        if short and found.measured is not None:
+            limit = ran_dry or job_limit(result.job_options, workload, found.measured,
+                                         found.unit)
             if limit:
                 reason = f"inconclusive: {limit}, below what the volume was to show"
-                found = replace(found, outcome=Outcome.INCONCLUSIVE, binding="job's own limit",
+                bound = "burst credits" if ran_dry else "job's own limit"
+                found = replace(found, outcome=Outcome.INCONCLUSIVE, binding=bound,
                                 reason=reason, message=(
                                     f"{expectation.what}: {found.measured:,.0f} {found.unit} "
                                     f"measured, {expectation.value:,.0f} {expectation.unit} "
@@ -395,7 +399,8 @@ def worst(outcomes: Sequence[Outcome]) -> Outcome:
     return Outcome.INFO
 
 
-def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # the stream of now, not of when this module was imported
     try:
         found = judge_report(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:  # --help: argparse prints it and exits 0
@@ -439,62 +444,3 @@ def _as_json(item: Judged) -> dict[str, Any]:
             "measured": found.measured, "unit_of_measure": found.unit,
             "binding": found.binding, "reason": found.reason, "message": found.message,
             "workload": item.workload.label(), "notes": list(found.details.get("notes", ()))}
-
-
-# -- the job's own limits -------------------------------------------------------------------------
-def job_limit(options: Mapping[str, str], workload: Workload, measured: float, unit: str
-              ) -> str:
-    """A sentence naming the job's own option that bound the run (its rate, its think
-    time), or "" when none is set or the run was not at it."""
-    jobs = max(1, workload.numjobs)
-    side = 0 if workload.read_fraction >= 0.5 else 1
-    rate_iops = _per_side(options.get("rate_iops"), side)
-    if rate_iops:
-        total = rate_iops * jobs
-        ceiling = total if unit == "IOPS" else total * workload.bs
-        if measured >= 0.9 * ceiling:
-            return (f"the job's own rate_iops={options['rate_iops']} ({jobs} job(s): "
-                    f"{total:,.0f} IOPS) held it there")
-    rate = _per_side(options.get("rate"), side, size=True)
-    if rate:
-        total_bps = rate * jobs
-        ceiling = total_bps if unit == "B/s" else total_bps / workload.bs
-        if measured >= 0.9 * ceiling:
-            return (f"the job's own rate={options['rate']} ({jobs} job(s): "
-                    f"{total_bps / 2**20:,.1f} MiB/s) held it there")
-    think = options.get("thinktime")
-    if think:
-        try:
-            seconds = parse_seconds(think if re.search(r"[a-z]", think) else f"{think}us")
-        except ValueError:
-            seconds = 0.0
-        if seconds > 0:
-            per_job = _int(options.get("thinktime_blocks"), 1) / seconds
-            ceiling = per_job * jobs * (1 if unit == "IOPS" else workload.bs)
-            if measured <= 1.1 * ceiling:
-                return (f"the job's own thinktime={think} (an idle pause every "
-                        f"{_int(options.get('thinktime_blocks'), 1)} I/O(s), at most "
-                        f"{per_job * jobs:,.0f} IOPS over {jobs} job(s)) held it there")
-    # rate_min / rate_iops_min are minimums: fio aborts a job below them, they never slow
-    # one. iodepth_low holds the queue back only below the iodepth it refills to.
-    low = _int(options.get("iodepth_low"), 0)
-    if low and low < max(1, workload.iodepth):
-        return (f"the job set iodepth_low={options['iodepth_low']} (below its iodepth "
-                f"{workload.iodepth}): it refills its queue only once it drains to that, "
-                "so the run measured the job as written, not the volume's limit")
-    if options.get("flow"):
-        return (f"the job set flow={options['flow']}, which paces it against other jobs: "
-                "the run measured the job as written, not the volume's limit")
-    return ""
-
-
-def _per_side(text: str | None, side: int, *, size: bool = False) -> float:
-    """``rate_iops=600`` / ``600,300`` (reads, writes): the value for ``side``."""
-    if not text:
-        return 0.0
-    parts = [p.strip() for p in str(text).split(",")]
-    chosen = parts[side] if side < len(parts) and parts[side] else parts[0]
-    try:
-        return float(parse_size(chosen, what="rate")) if size else float(chosen)
-    except (EbsperfError, ValueError):
-        return 0.0

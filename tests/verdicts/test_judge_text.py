@@ -382,3 +382,41 @@ def test_every_output_of_the_second_set_is_read_and_judged(row: dict[str, str]) 
     outcomes = {v["outcome"] for v in found["verdicts"]}
     assert outcomes == {expected}, [v["message"] for v in found["verdicts"]]
     assert not any("fio used 0 %" in v["message"] for v in found["verdicts"])
+
+
+# -- burst credits that ran out while fio ran (B-GP2) ---------------------------------------------
+POSIX_READ = DATA / "realebs2" / "vpscomparison_gp2_8g_read4k_posixaioqd4x1_t2.micro_EXTRACTED.txt"
+GP2_8 = ("--volume-type=gp2", "--volume-size=8", "--instance-type=t2.micro")
+
+
+def test_status_lines_are_read_in_both_fio_forms() -> None:
+    assert fio_text.normal_to_data(POSIX_READ.read_text())["status_iops"] == \
+        [{"read": 100.0, "write": 0.0}]
+    two = ("Jobs: 16 (f=16): [w(16)] [50.0% done] [0KB/48640KB/0KB /s] [0/3040/0 iops] "
+           "[eta 01m:00s]\rJobs: 16 (f=16): [w(16)] [100.0% done] [0KB/1600KB/0KB /s] "
+           "[0/100/0 iops] [eta 00m:00s]\n")
+    assert fio_text._status_iops(two) == [{"read": 0.0, "write": 3040.0},
+                                          {"read": 0.0, "write": 100.0}]
+
+
+def test_a_gp2_whose_credits_ran_out_is_named_not_failed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_ebsperf.verdicts.judge import main
+    # the published run (sequential, recorded): the note says why it averaged 130 IOPS
+    assert main([str(POSIX_READ), *GP2_8]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("INFO ")
+    assert "burst credits ran out: fio's last status line shows 100 IOPS, the baseline of " \
+           "this gp2 8 GiB on t2.micro (100 IOPS), and the run averaged 130 IOPS" in out
+    # the same run as if it had been random (a floor of 3,000 IOPS): not a FAIL of the volume
+    random = tmp_path / "random.txt"
+    random.write_text(POSIX_READ.read_text().replace("--rw=read ", "--rw=randread ")
+                      .replace("rw=read,", "rw=randread,"))
+    assert main([str(random), *GP2_8]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("INCONCLUSIVE ") and "randread 4KiB" in out
+    assert "inconclusive: burst credits ran out" in out
+    # the results name the limit that bound the run
+    assert main([str(random), *GP2_8, "--json"]) == 2
+    said = json.loads(capsys.readouterr().out)["verdicts"][0]
+    assert said["binding"] == "burst credits"
