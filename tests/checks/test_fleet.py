@@ -386,16 +386,19 @@ def test_emulated_volumes_are_made_on_each_host_and_nothing_is_left(make_fleet, 
     assert _left_on(hosts) == []
 
 
-LEFT_AT_UNCONFIGURE = """
+LEFT_WHEN_FINISHED = """
 import os
 
 import pytest
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_unconfigure(config):
-    # what this xdist worker still has on the hosts once it has said it finished: from then
-    # on pytest-xdist gives it 10 s before it kills it
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    # what this xdist worker still has on the hosts when it says it finished (pytest-xdist's
+    # worker sends "workerfinished" after every sessionfinish hook; from then on it gives the
+    # worker 10 s before killing it, so a probe at unconfigure could be killed unwritten on a
+    # busy machine)
+    config = session.config
     if hasattr(config, "workerinput"):
         names = os.listdir("/run/ebsperf-remote") if os.path.isdir("/run/ebsperf-remote") else []
         mine = [n for n in names if f"-{os.getpid()}-" in n]
@@ -410,7 +413,7 @@ def pytest_unconfigure(config):
 def test_an_xdist_worker_removes_its_remote_volumes_before_it_says_it_finished(make_fleet,
                                                                                tmp_path):
     hosts = make_fleet(2)
-    (tmp_path / "leftcheck.py").write_text(LEFT_AT_UNCONFIGURE)
+    (tmp_path / "leftcheck.py").write_text(LEFT_WHEN_FINISHED)
     said = tmp_path / "left.txt"
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "EBSPERF_TEST_LEFT": str(said)}
     done = subprocess.run(
