@@ -85,6 +85,23 @@ def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "1000")
 
 
+#: What the runs a test starts leave out: Hypothesis's pytest plugin imports the whole of
+#: Hypothesis (1.4-1.7 s of CPU) at the end of every run, and no run a test starts has a
+#: Hypothesis test (the tests that do run in this process).
+CHILD_ADDOPTS = "-p no:hypothesispytest"
+
+
+@pytest.fixture(autouse=True)
+def _lighter_children(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs a test starts (pytester's, which clears PYTEST_ADDOPTS when it is made, and plain
+    subprocesses) go without :data:`CHILD_ADDOPTS`'s plugins."""
+    if "pytester" in request.fixturenames:
+        request.getfixturevalue("pytester")
+    given = os.environ.get("PYTEST_ADDOPTS", "")
+    if CHILD_ADDOPTS not in given:
+        monkeypatch.setenv("PYTEST_ADDOPTS", f"{given} {CHILD_ADDOPTS}".strip())
+
+
 @pytest.fixture(autouse=True)
 def _share_the_machine(request: pytest.FixtureRequest,
                        monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:

@@ -172,7 +172,9 @@ class CheckCore:
                       "it over ssh with --hosts.")
         target = target or self.target
         if self.settings.plan:  # a dry run: say what would run, start nothing
-            if workload.writes and not target.emulated_any and not self.settings.destructive:
+            s = self.settings  # volumes this run makes (emulated, provisioned) take writes
+            if workload.writes and not (target.emulated_any or s.emulate or s.provision
+                                        or s.destructive):
                 self.skip(f"writes to {target.path} need --ebsperf-destructive: this check "
                           "would skip, so the plan leaves it out")
             raise Planned(workload, target)
