@@ -261,8 +261,8 @@ class RateChecks:
         why = (f"emulator fell behind in {behind} s" if behind else
                "host's CPUs were too busy to tell" if found.binding == "host" else
                "seconds could not decide")
-        note = (f"The first run's {why} beside other measuring workers (this host's, not "
-                "the volume's): this verdict is a run made alone.")
+        note = (f"The first run's {why} (this host's seconds, not the volume's): this "
+                "verdict is a fresh run made holding the host's measuring lock alone.")
         return replace(again, message=f"{again.message} {note}", details={
             **again.details, "first_run": {"emulator_behind_s": behind,
                                            "host_bound": busy and not behind,
