@@ -239,6 +239,7 @@ class HostState:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
+    inconclusive: int = 0
 
 
 def reachability(fleet_host: FleetHost) -> str | None:
@@ -262,18 +263,24 @@ def host_summary(states: Sequence[HostState]) -> list[str]:
     """Lines of the fleet summary: counts, then one line per host."""
     broken = [s for s in states if s.broken]
     failed = [s for s in states if not s.broken and s.failed]
-    passed = [s for s in states if not s.broken and not s.failed and s.passed]
-    idle = len(states) - len(broken) - len(failed) - len(passed)
+    undecided = [s for s in states if not s.broken and not s.failed and s.inconclusive]
+    passed = [s for s in states if not s.broken and not s.failed and not s.inconclusive
+              and s.passed]
+    idle = len(states) - len(broken) - len(failed) - len(undecided) - len(passed)
     counts = (f"{len(states)} host(s): {len(passed)} passed, {len(failed)} failed, "
-              f"{len(broken)} unreachable" + (f", {idle} ran no check" if idle else ""))
+              f"{len(broken)} unreachable"
+              + (f", {len(undecided)} inconclusive" if undecided else "")
+              + (f", {idle} ran no check" if idle else ""))
     lines = [counts]
     for state in states:
         if state.broken:
             lines.append(f"  {state.fleet_host.id}: UNREACHABLE - {state.broken}")
         else:
-            word = "FAILED" if state.failed else "passed" if state.passed else "no check"
+            word = ("FAILED" if state.failed else "INCONCLUSIVE" if state.inconclusive else
+                    "passed" if state.passed else "no check")
+            undecided_n = f", {state.inconclusive} inconclusive" if state.inconclusive else ""
             lines.append(f"  {state.fleet_host.id}: {word} ({state.passed} passed, "
-                         f"{state.failed} failed, {state.skipped} skipped)")
+                         f"{state.failed} failed{undecided_n}, {state.skipped} skipped)")
     return lines
 
 

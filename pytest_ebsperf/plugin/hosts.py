@@ -25,7 +25,7 @@ import pytest
 from pytest_ebsperf.deferred import later
 from pytest_ebsperf.errors import ConfigError, EbsperfError
 from pytest_ebsperf.plugin.groups import add_group, use_groups
-from pytest_ebsperf.plugin.outcomes import fail_plainly
+from pytest_ebsperf.plugin.outcomes import fail_plainly, outcome_of
 from pytest_ebsperf.plugin.state import STATE_KEY
 
 if TYPE_CHECKING:  # the run's code: loaded when a hook first uses it (deferred.py)
@@ -274,7 +274,9 @@ class FleetTally:
         if BROKEN_PROPERTY in props:
             state.broken = str(props[BROKEN_PROPERTY])
         if report.when == "call" or (report.when == "setup" and not report.passed):
-            if report.passed:
+            if outcome_of(report) == "inconclusive":  # said as a skip or a pass by pytest
+                state.inconclusive += 1
+            elif report.passed:
                 state.passed += 1
             elif report.skipped:
                 state.skipped += 1
@@ -314,6 +316,8 @@ def _server_states(servers: list[Any], rows: list[dict[str, Any]]) -> list[check
                 state.broken = str(row.get("reason", "")).removeprefix("unreachable: ")
             elif row.get("outcome") == "fail":
                 state.failed += 1
+            elif row.get("outcome") == "inconclusive":
+                state.inconclusive += 1
             elif row.get("outcome") in ("pass", "info"):
                 state.passed += 1
             else:
