@@ -139,7 +139,8 @@ def test_a_check_the_emulator_spoiled_is_measured_again_alone() -> None:
     found, _ = checks._alone_if_spoiled(first, None, Workload("randwrite"), "iops",  # type: ignore[arg-type]
                                         _result([5019.0] * 5, behind=(0, 1, 2, 3)))
     assert held == ["alone"] and found.outcome is Outcome.PASS
-    assert "fell behind in 4 s beside other measuring workers" in found.message
+    assert "fell behind in 4 s (this host's seconds, not the volume's)" in found.message
+    assert "a fresh run made holding the host's measuring lock alone" in found.message
     assert found.details["first_run"]["emulator_behind_s"] == 4
     # a volume that was not spoiled keeps its verdict, and nothing is measured again
     kept, _ = checks._alone_if_spoiled(first, None, Workload("randwrite"), "iops",  # type: ignore[arg-type]
