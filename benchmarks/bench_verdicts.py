@@ -3,7 +3,7 @@
     python3 benchmarks/bench_verdicts.py simulation        # seconds, no fio
     python3 benchmarks/bench_verdicts.py spells [TRIALS]   # the default verdict under spells
     python3 benchmarks/bench_verdicts.py oc [RUNS]         # comparisons: whole procedure
-    python3 benchmarks/bench_verdicts.py aa [CHECKS]       # root: identical twins, t on K-1
+    python3 benchmarks/bench_verdicts.py aa [CHECKS]       # root: identical twins judged
     python3 benchmarks/bench_verdicts.py defects [ROUNDS]  # root: injected defects FAIL
     python3 benchmarks/bench_verdicts.py means             # a mean's bound under autocorrelation
     python3 benchmarks/bench_verdicts.py drift             # history: drift and step alarms
@@ -349,12 +349,23 @@ def oc(runs_at_bar: int = 1_000_000, runs_power: int = 10_000, seed: int = 5,
             "rows": rows}
 
 
-# -- emulated A/A: the studentized statistic of identical twins ----------------------------------
+# -- emulated A/A: identical twins judged by the comparison's own rules ---------------------------
+#: Relaxed levels at which 200 checks show a rate (the main job's are far below what any
+#: affordable number of real fio runs can show).
+AA_LEVELS = (0.05, 0.10)
+
+
 def aa(checks: int = 200, pairs: int = 4) -> dict[str, Any]:
     """Identical emulated twins (io1, 4,000 IOPS, random 16 KiB reads) measured as a
-    comparison measures them: ``pairs`` pairs of fresh fio runs, alternated, per check, the
-    plugin's emulated block. Each check's ``mean(d) / (sd(d) / sqrt(K))`` must follow
-    Student's t on K - 1 (Kolmogorov-Smirnov against it)."""
+    comparison measures them: ``pairs`` pairs of fresh fio runs per check, in the plugin's
+    balanced order (:func:`paired.in_balanced_order`), each the plugin's emulated block.
+
+    Twins sit exactly at the bar of "A at least as fast as B" and of "A at most as fast as
+    B". At each relaxed level the project's own decision (:meth:`comparison.Design.beyond`
+    on :func:`stats.paired`) is asked whether the pairs are evidence against either: the
+    share of checks it says so must be the level (a Wilson 95 % interval around the rate).
+    The studentized statistic must follow Student's t on K - 1 (Kolmogorov-Smirnov), and
+    the S2-17 rule (within 5 %, the suite's TOST at its PASS level) must PASS twins."""
     from scipy import stats as scipy_stats
 
     from pytest_ebsperf.checks import paired, preflight
@@ -362,12 +373,13 @@ def aa(checks: int = 200, pairs: int = 4) -> dict[str, Any]:
     from pytest_ebsperf.checks.session import EbsperfSession
     from pytest_ebsperf.config.consistency import validate
     from pytest_ebsperf.config.settings import Settings
+    from pytest_ebsperf.verdicts import comparison
+    from pytest_ebsperf.verdicts import stats as ebs_stats
 
     settings = Settings(emulate=True, volume_type="io1", volume_size=100, volume_iops=4000)
     validate(settings)
     session = EbsperfSession(settings)
-    statistic: list[float] = []
-    ratios: list[float] = []
+    samples: list[list[float]] = []
     started = time.monotonic()
     try:
         preflight.run(session)
@@ -375,26 +387,44 @@ def aa(checks: int = 200, pairs: int = 4) -> dict[str, Any]:
         block = paired.block_workload(runner.workload("randread", "16k"), settings)
         for check in range(checks):
             d = []
-            for _ in range(pairs):
-                a = runner.run(block, phase="pair").total_iops
-                b = runner.run(block, target=runner.reference, phase="pair").total_iops
-                d.append(paired.log_ratio(a, b))
+            for j in range(pairs):
+                a, b = paired.in_balanced_order(
+                    j, lambda: runner.run(block, phase="pair"),
+                    lambda: runner.run(block, target=runner.reference, phase="pair"))
+                d.append(paired.log_ratio(a.total_iops, b.total_iops))
             runner.measurements.clear()
-            sd = statistics.stdev(d)
-            statistic.append(statistics.fmean(d) / (sd / math.sqrt(pairs)) if sd else 0.0)
-            ratios.append(math.exp(statistics.fmean(d)))
+            samples.append(d)
             if check % 20 == 19:
                 print(f"{check + 1} checks, {time.monotonic() - started:.0f} s",
                       file=sys.stderr, flush=True)
     finally:
         session.close()
+    statistic = []
+    for d in samples:
+        sd = statistics.stdev(d)
+        statistic.append(statistics.fmean(d) / (sd / math.sqrt(pairs)) if sd else 0.0)
+    rates = []
+    for level in AA_LEVELS:
+        for kind, bar in ((comparison.AT_LEAST, "low"), (comparison.AT_MOST, "high")):
+            design = comparison.Design(kind, **{bar: 0.0})
+            said = sum(design.beyond(ebs_stats.paired(d), level) for d in samples)
+            low, high = _wilson(said, checks)
+            rates.append({"level": level, "claim": kind, "said_beyond": said,
+                          "rate": said / checks, "wilson_95": [round(low, 4), round(high, 4)],
+                          "rate_over_level": round(said / checks / level, 2)})
+    within = comparison.ratio_design(comparison.WITHIN, 0.05, fail_alpha=1e-3)
+    passed = sum(within.passes(ebs_stats.paired(d)) for d in samples)
     ks = scipy_stats.kstest(statistic, "t", args=(pairs - 1,))
+    cv = statistics.fmean(statistics.stdev(d) for d in samples) / math.sqrt(2)
     return {"checks": checks, "pairs": pairs, "block_s": block.runtime_s,
-            "ramp_s": block.ramp_s, "ks_statistic": float(ks.statistic),
+            "ramp_s": block.ramp_s, "order": "balanced (A B, B A, ...)",
+            "rates": rates, "within_5pct_pass": passed, "within_5pct_pass_rate":
+            passed / checks, "ks_statistic": float(ks.statistic),
             "ks_p_value": float(ks.pvalue), "mean_t": statistics.fmean(statistic),
             "sd_t": statistics.stdev(statistic),
             "t_sd_expected": math.sqrt((pairs - 1) / (pairs - 3)) if pairs > 3 else None,
-            "ratio_median": statistics.median(ratios),
+            "block_cv_estimate": cv,
+            "ratio_median": statistics.median(math.exp(statistics.fmean(d)) for d in samples),
             "wall_s": round(time.monotonic() - started, 1)}
 
 
