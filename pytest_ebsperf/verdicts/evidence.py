@@ -264,6 +264,8 @@ class DutyTest:
     spell: float
     critical: int
     longest_run: int = 0  # the longest run of consecutive missed windows
+    runs: int = 0  # runs (spells) of consecutive missed windows
+    last_missed: bool = False  # the last window seen missed (its spell may go on)
 
     @property
     def state(self) -> str:
@@ -273,8 +275,20 @@ class DutyTest:
             # too few windows to ever be evidence: a PASS here could not have been a FAIL
             return OPEN
         if self.misses + max(0, self.planned - self.seen) < self.critical:
-            return PASS
+            return OPEN if self.short_spells_critical() else PASS
         return OPEN
+
+    def short_spells_critical(self) -> int | None:
+        """When this run's own misses show spells shorter than the model assumes (the 95 %
+        interval's top below ``spell``) and, at spells that long, the misses seen would
+        be evidence: the critical count there (the count's PASS then rests on spells the
+        data contradicts, and is no PASS). Otherwise None."""
+        seen = self.spells_seen()
+        if seen is None or not seen.high < self.spell:
+            return None
+        shorter = max(1.0, math.ceil(seen.high * 10.0) / 10.0)
+        critical = critical_misses(self.planned, self.rate, self.alpha, shorter)
+        return critical if self.misses >= critical else None
 
     @property
     def p_value(self) -> float:
@@ -285,17 +299,37 @@ class DutyTest:
         """Upper 95 % confidence bound on the miss rate, from the windows seen."""
         return miss_rate_upper(self.misses, self.seen)
 
-    def _spell_hint(self) -> str:
-        """When the misses came as runs and were taken as independent: what assuming such
-        spells would change."""
-        run = self.longest_run
-        if run < 2 or run <= self.spell or self.misses >= self.seen:
-            return ""  # no run, or every second missed: a level, not a spell
-        needed = critical_misses(self.planned, self.rate, self.alpha, float(run))
-        return (f". The misses came in runs (the longest {run:,} windows); if this volume's "
-                f"bad spells can last that long while it meets the claim, "
-                f"--ebsperf-miss-spell={run} weighs them so ({needed:,} misses in "
-                f"{self.planned:,} would then be evidence)")
+    def spells_seen(self) -> SpellsSeen | None:
+        """The mean length of this run's spells of misses with its 95 % interval (None with
+        fewer than 2 misses, or a miss in every window: a level, not a spell)."""
+        if self.misses < 2 or self.misses >= self.seen:
+            return None
+        return spells_seen(self.misses, self.runs, self.last_missed)
+
+    def _spell_text(self) -> str:
+        """What the level assumes of spells, and what the run's own misses say of them."""
+        seen = self.spells_seen()
+        if seen is None:
+            return ""
+        model = ("independent windows" if self.spell <= 1.0 else
+                 f"spells of {self.spell:g} s on average")
+        text = (f". The level assumes a compliant volume misses in {model}; this run's "
+                f"{self.misses:,} misses came in {self.runs:,} "
+                f"{'spell' if self.runs == 1 else 'spells'}, {seen.describe()}")
+        longer = round(seen.mean, 1)
+        if longer <= max(self.spell, 1.0):
+            return text
+        p_value = miss_tail(self.misses, self.planned, self.rate, longer)
+        needed = critical_misses(self.planned, self.rate, self.alpha, longer)
+        judged = ("still below the level" if p_value <= self.alpha else
+                  "not below the level: the FAIL holds only if this volume's spells are "
+                  "shorter")
+        enough = (f"{needed:,} misses in {self.planned:,} would be evidence"
+                  if needed <= self.planned else
+                  f"no count in {self.planned:,} windows would be evidence")
+        return (text + f"; at spells of {longer:g} s (this run's) the count would have "
+                f"probability {_probability(p_value)} ({judged}; {enough}): "
+                f"--ebsperf-miss-spell={longer:g} weighs them so")
 
     def explain(self, threshold_text: str, window_s: float = 1.0) -> str:
         """``2 of 60 s below 3,600 IOPS; a volume meeting 99.9 % would show this ...``."""
@@ -310,11 +344,21 @@ class DutyTest:
                     f"{spell} at {_percent(self.rate)}) would miss {self.misses:,} or more of "
                     f"{self.planned:,} with probability {_probability(self.p_value)}, below "
                     f"the false-red level {_probability(self.alpha)}: FAIL")
-            return text + self._spell_hint()
+            return text + self._spell_text()
         if self.state == PASS:
             bound = _percent(self.rate_upper)
             return (f"{seen} below {threshold_text}: consistent with {duty}; the miss rate is "
                     f"below {bound} with {_percent(REPORT_CONFIDENCE)} confidence")
+        shorter = self.short_spells_critical()
+        spells = self.spells_seen()
+        if shorter is not None and spells is not None:
+            return (f"{seen} below {threshold_text}: fewer than the {self.critical:,} misses "
+                    f"that are evidence against {duty} if a compliant volume misses in "
+                    f"spells of {self.spell:g} s on average, but this run's misses came in "
+                    f"{self.runs:,} spells, {spells.describe()}: at spells that short "
+                    f"{shorter:,} misses in {self.planned:,} are evidence, so the count is "
+                    f"no PASS (--ebsperf-miss-spell={max(1.0, spells.high):.1f} weighs "
+                    "them so)")
         return (f"{seen} below {threshold_text}: not yet evidence against {duty} "
                 f"({self.critical:,} misses in {self.planned:,} would be)")
 
@@ -330,15 +374,48 @@ def duty_test(values: Sequence[float], threshold: float, duty: float, *, alpha: 
     seen = len(values)
     planned = max(seen, planned or 0)
     rate = 1.0 - duty
-    misses, longest, current = 0, 0, 0
+    misses, longest, current, runs = 0, 0, 0, 0
     for value in values:
         if value < threshold:
+            runs += current == 0
             misses, current = misses + 1, current + 1
             longest = max(longest, current)
         else:
             current = 0
     critical = critical_misses(planned, rate, alpha, spell)
-    return DutyTest(seen, planned, misses, rate, alpha, spell, critical, longest)
+    return DutyTest(seen, planned, misses, rate, alpha, spell, critical, longest, runs,
+                    current > 0)
+
+
+@dataclass(frozen=True)
+class SpellsSeen:
+    """A run's mean spell of misses (seconds) and its 95 % interval."""
+
+    mean: float
+    low: float
+    high: float
+
+    def describe(self) -> str:
+        high = "unbounded" if not math.isfinite(self.high) else f"{self.high:.1f} s"
+        return (f"a mean spell of {self.mean:.1f} s (95 % interval {self.low:.1f} s to "
+                f"{high})")
+
+
+def spells_seen(misses: int, runs: int, last_missed: bool) -> SpellsSeen:
+    """The mean spell of a two-state chain estimated from a run's misses: of the missed
+    windows followed by another window, the share followed by a miss is the chain's stay
+    probability ``s`` (Clopper-Pearson interval), and a spell lasts ``1 / (1 - s)`` on
+    average. The estimate is ``misses / runs`` when the last window met the threshold."""
+    trials = misses - (1 if last_missed else 0)
+    stays = misses - runs
+    if trials <= 0:
+        return SpellsSeen(float(misses), 1.0, math.inf)
+    low, high = stats.clopper_pearson_interval(stays, trials, REPORT_CONFIDENCE)
+
+    def spell(stay: float) -> float:
+        return math.inf if stay >= 1.0 else 1.0 / (1.0 - stay)
+
+    return SpellsSeen(spell(stays / trials), spell(low), spell(high))
 
 
 #: A burst check that missed a second in too few seconds to decide waits this long at most

@@ -4,6 +4,8 @@ mean's confidence interval when only a mean is known (:class:`LowerCheck`).
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -98,6 +100,11 @@ class LowerCheck:
                             "p_value": self.test.p_value, "alpha": self.test.alpha,
                             "miss_spell_s": self.test.spell,
                             "miss_rate_upper_95": self.test.rate_upper})
+            seen = self.test.spells_seen()
+            if seen is not None:
+                details["miss_spell_seen"] = {
+                    "mean_s": seen.mean, "low_s": seen.low,
+                    "high_s": seen.high if math.isfinite(seen.high) else None}
         if self.interval is not None:
             details.update({"mean_low": self.interval.low, "mean_high": self.interval.high,
                             "blocks": self.interval.blocks, "block_s": self.interval.block_s,

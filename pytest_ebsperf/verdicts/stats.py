@@ -103,6 +103,18 @@ def clopper_pearson_upper(successes: int, n: int, confidence: float) -> float:
     return float(_special().betaincinv(successes + 1, n - successes, confidence))
 
 
+def clopper_pearson_interval(successes: int, n: int, confidence: float) -> tuple[float, float]:
+    """Two-sided Clopper-Pearson interval on a binomial rate at ``confidence``."""
+    if n <= 0:
+        return 0.0, 1.0
+    tail = (1.0 - confidence) / 2.0
+    low = 0.0 if successes <= 0 else float(
+        _special().betaincinv(successes, n - successes + 1, tail))
+    high = 1.0 if successes >= n else float(
+        _special().betaincinv(successes + 1, n - successes, 1.0 - tail))
+    return low, high
+
+
 def chi2_quantile(q: float, df: float) -> float:
     """The ``q`` quantile of chi-square with ``df`` degrees of freedom."""
     if not 0.0 < q < 1.0:

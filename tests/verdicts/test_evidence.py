@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from pytest_ebsperf.verdicts import evidence
+from pytest_ebsperf.verdicts import evidence, lower
 
 
 def brute_force_tail(k: int, n: int, p: float, spell: float) -> float:
@@ -148,3 +148,50 @@ def test_a_failure_made_of_runs_of_misses_says_what_assuming_spells_would_change
     assert "--ebsperf-miss-spell=4" in spell.explain("3,600 IOPS")
     level = evidence.duty_test([0.0] * 4, 0.9, 0.999, alpha=2.5e-5, planned=60)
     assert "--ebsperf-miss-spell" not in level.explain("3,600 IOPS")  # a level, not a spell
+
+
+def test_a_failure_says_the_spells_its_misses_came_in_and_the_level_at_them() -> None:
+    """B-SLA (issue: spell length from the data): six 5 s spells against a 3 s model."""
+    series = ([1.0] * 5 + [0.0] * 5) * 6
+    test = evidence.duty_test(series, 0.9, 0.999, alpha=1.9e-5, spell=3.0)
+    said = test.explain("3,600 IOPS")
+    assert test.state == evidence.FAIL and test.runs == 6
+    assert "assumes a compliant volume misses in spells of 3 s on average" in said
+    assert "30 misses came in 6 spells, a mean spell of 5.8 s (95 % interval" in said
+    assert "at spells of 5.8 s (this run's) the count would have probability" in said
+    seen = test.spells_seen()
+    assert seen is not None and seen.low < 5.0 < seen.high
+
+
+def test_scattered_misses_are_no_pass_when_the_model_s_spells_are_contradicted() -> None:
+    """B-SLA: 15 single missed seconds of 60 are under the 3 s model's count (18), but
+    spells of at most 1.3 s (the data's 95 % bound) make 8 evidence: no PASS."""
+    series = ([1.0] * 3 + [0.0]) * 15
+    test = evidence.duty_test(series, 0.9, 0.999, alpha=1.9e-5, spell=3.0)
+    assert test.misses < test.critical and test.state == evidence.OPEN
+    said = test.explain("3,600 IOPS")
+    assert "came in 15 spells, a mean spell of 1.0 s" in said and "no PASS" in said
+    check = lower.duty_cycle_check(series, 0.9, 0.999,
+                                   policy=evidence.Policy(1.9e-5 / evidence.COUNT_SHARE, 3.0))
+    assert check.state != evidence.PASS
+    # one long spell says nothing against the model: the count decides as before
+    one = evidence.duty_test([1.0] * 20 + [0.0] * 15 + [1.0] * 25, 0.9, 0.999, alpha=1.9e-5,
+                             spell=3.0)
+    assert one.state == evidence.PASS and one.short_spells_critical() is None
+
+
+def test_the_spell_interval_covers_a_chain_s_mean_spell() -> None:
+    """The 95 % interval of the mean spell, on 400 two-state chains of 600 windows
+    (miss rate 5 %, spells of 3 s): it covers 3 s at least 93 % of the time."""
+    rng = random.Random(5)
+    stay, covered, trials = 1.0 - 1.0 / 3.0, 0, 400
+    start = 0.05 * (1.0 - stay) / 0.95
+    for _ in range(trials):
+        missed, series = rng.random() < 0.05, []
+        for _ in range(600):
+            series.append(0.0 if missed else 1.0)
+            missed = rng.random() < (stay if missed else start)
+        seen = evidence.duty_test(series, 0.5, 0.95, alpha=1e-3).spells_seen()
+        assert seen is not None
+        covered += seen.low <= 3.0 <= seen.high
+    assert covered / trials >= 0.93
