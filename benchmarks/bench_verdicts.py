@@ -50,7 +50,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pytest_ebsperf.verdicts import evidence
+from pytest_ebsperf.verdicts import evidence, intervals
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_ALPHA = 0.001
@@ -487,14 +487,13 @@ def defects(rounds: int = 10) -> dict[str, Any]:
 
 # -- batch means: coverage of the mean's interval ------------------------------------------
 def means(trials: int = 20_000, seed: int = 3) -> dict[str, Any]:
-    """How often the one-sided bound of a mean (``evidence.mean_interval``, the function the
+    """How often the one-sided bound of a mean (``intervals.mean_interval``, the function the
     checks use) misses the true mean of AR(1) seconds (CV 5 %), at 18, 30, 60 and 120 s and
     lag-1 correlation 0, 0.5 and 0.8; with a Wilson 95 % interval on each rate, the rate over
     the nominal level, and the median half-width (relative to the mean) at 1e-3 and 1.9e-5:
     what a check can decide in those seconds."""
     import numpy as np
 
-    from pytest_ebsperf.verdicts import evidence
 
     rng = np.random.default_rng(seed)
     levels = (0.05, 0.005, 0.0005)
@@ -509,13 +508,13 @@ def means(trials: int = 20_000, seed: int = 3) -> dict[str, Any]:
             series = (1.0 + 0.05 * x).tolist()
             row: dict[str, Any] = {"seconds": n, "phi": phi}
             for level in levels:
-                missed = sum(evidence.mean_interval(v, level).low > 1.0 for v in series)
+                missed = sum(intervals.mean_interval(v, level).low > 1.0 for v in series)
                 low, high = _wilson(missed, trials)
                 row[f"miss_over_nominal_at_{level:g}"] = [round(missed / trials / level, 2),
                                                          round(low / level, 2),
                                                          round(high / level, 2)]
             for level in (1e-3, 1.9e-5):
-                widths = sorted(evidence.mean_interval(v, level).high - sum(v) / n
+                widths = sorted(intervals.mean_interval(v, level).high - sum(v) / n
                                 for v in series[:2000])
                 row[f"median_half_width_at_{level:g}"] = round(widths[len(widths) // 2], 4)
             rows.append(row)

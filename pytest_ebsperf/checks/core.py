@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from pytest_ebsperf import spec
@@ -32,6 +33,7 @@ from pytest_ebsperf.errors import (
     UnsafeDeviceError,
     VolumeSpecError,
 )
+from pytest_ebsperf.fio.kept import keep_verdict
 from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.runner import Monitor
@@ -372,6 +374,12 @@ class CheckCore:
                    "host_cpu_busy_pct": None if result.host_cpu_busy_pct is None
                    else round(result.host_cpu_busy_pct, 1),
                    **_latency_percentiles(result, workload)}
+        keep_verdict(Path(result.kept_as) if result.kept_as else None, claim=found.claim,
+                     policy=found.policy, outcome=found.outcome.value,
+                     measured=found.measured, expected=found.expected, unit=found.unit,
+                     planned_s=workload.runtime_s, stop_reason=result.stop_reason,
+                     details=dict(found.details), level=self.session.policy,
+                     check=self.nodeid)
         return self._finish(found, workload.label(), summary)
 
     def conclude_plain(self, found: Verdict) -> Verdict:

@@ -13,6 +13,7 @@ The twins are measured in paired alternating blocks, each a fresh fio run
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -72,7 +73,7 @@ def _check_same(runner: CheckCore, claim: str, what: str, workload: Workload,
         mine, theirs = paired.in_balanced_order(
             index, lambda: runner.run(single, phase="pair"),
             lambda: runner.run(single, target=reference, phase="pair"))
-        a, b = verdict.median_latency_ns(mine), verdict.median_latency_ns(theirs)
+        a, b = median_latency_ns(mine), median_latency_ns(theirs)
         return a or 0.0, b or 0.0, mine
 
     def excess(a: float, b: float) -> float:
@@ -254,3 +255,13 @@ class RelativeChecks:
         on a ``reference_type`` twin (S0-08: gp2 vs Magnetic, 3 x)."""
         return check_faster_than(self.core, claim, what, workload, reference_type=reference_type,
                                  at_least=at_least, notes=notes)
+
+
+def median_latency_ns(result: FioResult) -> float | None:
+    """p50 completion latency weighted over reads and writes by their IOPS."""
+    pairs = [(s.iops, s.clat.p(50.0)) for s in (result.read, result.write) if s.iops > 0]
+    known = [(iops, p50) for iops, p50 in pairs if p50]
+    total = sum(iops for iops, _ in known)
+    if not known or not total:
+        return None
+    return math.fsum(iops * p50 for iops, p50 in known) / total

@@ -15,6 +15,7 @@ from typing import Any
 from pytest_ebsperf.errors import EbsperfError, FioOutputError
 from pytest_ebsperf.fio import terse as fio_terse
 from pytest_ebsperf.fio import text as fio_text
+from pytest_ebsperf.fio.kept import KEPT_SUFFIX
 from pytest_ebsperf.fio.logs import averaged_to_seconds, build_series, log_shape, per_io_to_seconds
 from pytest_ebsperf.fio.parse import count_jobs, extract_json, group_of
 from pytest_ebsperf.fio.result import FioResult
@@ -370,10 +371,12 @@ def read_reports(path: str, form: str = "auto") -> list[Report]:
 def files_in(directory: Path) -> list[Path]:
     """The files of a directory tree that may hold fio output (bench-fio / fio-plot write
     ``.json`` reports beside ``.log`` interval logs, pictures and CSV)."""
-    skip = {".log", ".png", ".svg", ".csv", ".gz", ".html", ".pdf", ".jpg", ".py", ".sh"}
+    skip = {".log", ".png", ".svg", ".csv", ".gz", ".html", ".pdf", ".jpg", ".py", ".sh",
+            ".fio"}
     found = []
     for path in sorted(directory.rglob("*")):
-        if not path.is_file() or path.suffix.lower() in skip or ".log." in path.name:
+        if not path.is_file() or path.suffix.lower() in skip or ".log." in path.name \
+                or path.name.endswith(KEPT_SUFFIX):
             continue
         if re.search(r"_(?:iops|bw|clat|lat|slat)\.\d+\.log", path.name):
             continue

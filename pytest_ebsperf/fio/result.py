@@ -123,6 +123,9 @@ class FioResult:
     #: (:mod:`pytest_ebsperf.emulate.witness`); and the sentence that says so.
     emulator_behind: tuple[int, ...] = ()
     emulator_said: str = ""
+    #: Where --ebsperf-keep-fio kept this run: its report's path without ``.json`` ("" when
+    #: not kept); the check keeps its verdict beside it (:mod:`pytest_ebsperf.fio.kept`).
+    kept_as: str = ""
 
     @property
     def version_tuple(self) -> tuple[int, int, int]:

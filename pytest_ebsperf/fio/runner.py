@@ -33,7 +33,6 @@ from pytest_ebsperf.fio.process import LocalProcess, OwnedDir, read_from
 from pytest_ebsperf.fio.refusals import (
     _before_json,
     _first_lines,
-    _options_of,
     _refusal,
     _signal_name,
     _signal_number,
@@ -149,6 +148,7 @@ class FioRunner:
         engine = self.resolve_engine(workload.engine)
         limit = timeout_s or workload.runtime_s + max(workload.ramp_s, 0) + TIMEOUT_MARGIN_S
         tmp = self.host.mkdtemp()
+        place = self._kept_place(workload, filename)
         live = self.host.is_local
         owned = None
         if live:
@@ -181,37 +181,46 @@ class FioRunner:
             result = self._judge(completed, text, shown, limit, interrupted=bool(reason))
             result = result.with_series(self._series(tmp, result, workload))
             return dataclasses.replace(result, stop_reason=reason,
-                                       live=series if series.iops else None)
+                                       live=series if series.iops else None,
+                                       kept_as=str(place[0] / place[1]) if place else "")
         finally:
-            self._keep_evidence(tmp, workload)
+            self._keep_evidence(tmp, workload, place)
             if owned is not None:
                 owned.close()
             else:
                 self.host.remove_tree(tmp)
 
-    def _keep_evidence(self, tmp: str, workload: Workload) -> None:
-        """Copy fio's report and interval logs to :attr:`keep_dir` laid out as fio-plot's
-        bench-fio lays out its runs (``DEVICE/BS/MODE-IODEPTH-NUMJOBS.json``, mixed loads
-        under ``MODE<rwmixread>/``, logs ``MODE-iodepth-N-numjobs-M_iops.1.log``), each run in
-        its own ``run-NNNN`` folder, with a standalone job file (``MODE-IODEPTH-NUMJOBS.fio``)
-        that repeats the run by hand. Best effort: a copy that fails is noted, never an error
-        of the check."""
+    def _kept_place(self, workload: Workload, filename: str | Sequence[str]
+                    ) -> tuple[Path, str, str] | None:
+        """Where this run's evidence is kept (folder, report stem, log stem), laid out as
+        fio-plot's bench-fio lays out its runs (``DEVICE/BS/MODE-IODEPTH-NUMJOBS.json``,
+        mixed loads under ``MODE<rwmixread>/``, logs ``MODE-iodepth-N-numjobs-M_iops.1.log``),
+        each run in its own ``run-NNNN`` folder; None without ``keep_dir``."""
         if self.keep_dir is None:
-            return
+            return None
         self.kept_runs += 1
         worker = os.environ.get("PYTEST_XDIST_WORKER")  # xdist workers share the folder
-        argv = self._fio_part(self.last_argv)
-        options = _options_of(argv)
-        device = os.path.basename(options.get("filename", "device").split(":")[0]) or "device"
+        first = filename if isinstance(filename, str) else (list(filename) or ["device"])[0]
+        device = os.path.basename(first.split(":")[0]) or "device"
         mode = workload.pattern + (str(workload.rwmixread) if workload.rwmixread is not None
                                    and workload.pattern in ("randrw", "rw") else "")
         folder = self.keep_dir / device
         folder = (folder / mode if mode != workload.pattern else folder) / format_size(
             workload.bs).lower().replace("kib", "k").replace("mib", "m")
         run = f"run-{worker + '-' if worker else ''}{self.kept_runs:04d}"
-        target = folder / run
         stem = f"{workload.pattern}-{workload.iodepth}-{workload.numjobs}"
         logs = f"{workload.pattern}-iodepth-{workload.iodepth}-numjobs-{workload.numjobs}"
+        return folder / run, stem, logs
+
+    def _keep_evidence(self, tmp: str, workload: Workload,
+                       place: tuple[Path, str, str] | None) -> None:
+        """Copy fio's report and interval logs to ``place`` (:meth:`_kept_place`), with a
+        standalone job file (``MODE-IODEPTH-NUMJOBS.fio``) that repeats the run by hand.
+        Best effort: a copy that fails is noted, never an error of the check."""
+        if place is None:
+            return
+        target, stem, logs = place
+        argv = self._fio_part(self.last_argv)
         try:
             target.mkdir(parents=True, exist_ok=True)
             for entry in self.host.listdir(tmp):

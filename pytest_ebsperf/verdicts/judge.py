@@ -47,6 +47,7 @@ from typing import Any, TextIO
 
 from pytest_ebsperf import spec
 from pytest_ebsperf.errors import EXIT_CODES, EbsperfError, Parser
+from pytest_ebsperf.fio.kept import KEPT_SUFFIX, kept_verdict
 from pytest_ebsperf.fio.logs import LOG_KINDS
 from pytest_ebsperf.fio.parse import result_from_data
 from pytest_ebsperf.fio.reports import (
@@ -71,7 +72,7 @@ from pytest_ebsperf.spec import ebs
 from pytest_ebsperf.spec.stripes import set_expectation
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.spec.volume_types import is_instance_store
-from pytest_ebsperf.verdicts import plain, verdict
+from pytest_ebsperf.verdicts import evidence, plain, verdict
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 from pytest_ebsperf.verdicts.run_bounds import credits_ran_out, job_limit
 
@@ -118,7 +119,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="what the file holds (default: found out)")
     p.add_argument("--trust-fio", action="store_true", help="judge fio's own figures even "
                    "where the device's count (Disk stats) shows fewer I/Os reached it")
-    p.add_argument("--claim", default="B-SLA", help="claim ID for the message")
+    p.add_argument("--claim", default=None,
+                   help="claim ID for the message (default: the claim a kept run's check "
+                        "named, else B-SLA)")
     p.add_argument("--json", action="store_true", help="the verdicts as JSON on stdout")
     return p
 
@@ -131,34 +134,40 @@ class Judged:
     path: str = ""
 
 
-def _log_texts(args: argparse.Namespace, unit: Unit, result: FioResult
+def _log_texts(args: argparse.Namespace, unit: Unit, result: FioResult, report: str
                ) -> tuple[dict[str, list[str]], str | None]:
     """The unit's logs per kind and where they came from (empty: none found)."""
 
     if unit.log_suffix == "\0":
         return {}, None
-    base = Path(args.report).resolve().parent
-    prefixes: dict[str, str] = {}
+    base = Path(report).resolve().parent
+    prefixes: dict[str, list[str]] = {}
     if args.logs:
-        prefixes = dict.fromkeys(LOG_KINDS, args.logs)
+        prefixes = {kind: [args.logs] for kind in LOG_KINDS}
     else:
         options = result.job_options
+        # fio-plot's names, as --ebsperf-keep-fio and bench-fio keep a run's logs
+        kept = (f"{options.get('rw', '')}-iodepth-{options.get('iodepth', '1')}-numjobs-"
+                f"{options.get('numjobs', '1')}")
         for kind, option in (("iops", "write_iops_log"), ("bw", "write_bw_log"),
                              ("clat", "write_lat_log")):
             if options.get(option):
-                prefixes[kind] = options[option]
+                prefixes[kind] = [options[option], kept]
     found: dict[str, list[str]] = {}
     where = None
-    for kind, prefix in prefixes.items():
-        directory, stem = os.path.split(prefix)
-        # the prefix as fio had it, else beside the report (logs moved with it)
-        for root in ([Path(directory), base] if os.path.isabs(prefix) else
-                     [base / directory, Path.cwd() / directory, base]):
-            names = _log_names(root, stem, kind, unit)
-            if names:
-                found[kind] = [(root / n).read_text(encoding="utf-8", errors="replace")
-                               for n in names]
-                where = str(root / stem)
+    for kind, candidates in prefixes.items():
+        for prefix in candidates:
+            directory, stem = os.path.split(prefix)
+            # the prefix as fio had it, else beside the report (logs moved with it)
+            for root in ([Path(directory), base] if os.path.isabs(prefix) else
+                         [base / directory, Path.cwd() / directory, base]):
+                names = _log_names(root, stem, kind, unit)
+                if names:
+                    found[kind] = [(root / n).read_text(encoding="utf-8", errors="replace")
+                                   for n in names]
+                    where = str(root / stem)
+                    break
+            if kind in found:
                 break
     if args.logs and not found:
         raise EbsperfError(f"--logs={args.logs}: no {os.path.basename(args.logs)}_iops/_bw/"
@@ -212,6 +221,27 @@ def _expectation(args: argparse.Namespace, members: Sequence[Any], workload: Wor
 
     return set_expectation(args.claim, what, list(members), workload, credits=credits,
                            metric=metric)
+
+
+def _kept_planned_s(kept: dict[str, Any]) -> float | None:
+    """The seconds the check that kept the run planned it for."""
+    try:
+        planned = float(kept["planned_s"])
+    except (TypeError, KeyError, ValueError):
+        return None
+    return planned if 0.0 < planned < 1e7 else None
+
+
+def _kept_level(kept: dict[str, Any]) -> evidence.Policy | None:
+    """The level of the check that kept the run (None: judge's own)."""
+    try:
+        alpha, spell = float(kept["alpha"]), float(kept["miss_spell_s"])
+        pass_alpha = float(kept["pass_alpha"])
+    except (TypeError, KeyError, ValueError):
+        return None
+    if not (0.0 < alpha < 1.0 and 0.0 < pass_alpha < 1.0 and spell >= 1.0):
+        return None
+    return evidence.Policy(alpha, spell, pass_alpha)
 
 
 def _magnetic(expectation: Any, result: FioResult, workload: Workload) -> Verdict:
@@ -329,8 +359,17 @@ def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
             kind = unit.label.split()[0]
             notes.insert(0, f"the report holds {len(units)} {kind}s, each judged on its own "
                          f"against the same volume facts (--{kind} judges one)")
+        kept = kept_verdict(report.path) or {}
+        stop = str(kept.get("stop_reason") or "")
         early = stopped_early(unit.data, preamble)
-        if early:
+        if stop:
+            # the live check stopped fio once its verdict was settled: judged as it was,
+            # on the seconds it was planned for
+            result = replace(result, stop_reason=stop)
+            notes.append(f"kept with the verdict of the check that ran it "
+                         f"({os.path.basename(report.path)[:-5]}{KEPT_SUFFIX}): "
+                         f"{kept.get('claim')} {kept.get('outcome')}")
+        elif early:
             notes.append(f"{early}: judged on what ran")
         if result.errors:
             said = _fio_error(preamble) or _errno_text(result.errors)
@@ -346,7 +385,8 @@ def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
                 notes.append(witnessed)
             else:
                 notes.append(f"{seen.device}'s own count agrees with fio's (Disk stats)")
-        logs, logs_from = ({}, None) if witnessed else _log_texts(args, unit, result)
+        logs, logs_from = ({}, None) if witnessed else _log_texts(args, unit, result,
+                                                                   report.path)
         if logs:
             series, said_logs = _series(logs, workload, result)
             result = replace(result, series=series)
@@ -355,13 +395,18 @@ def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
         count = f"{len(members)} x " if len(members) > 1 else ""
         what = (f"{count}{members[0].label()}, {workload.label()} (from "
                 f"{name}{', ' + unit.label if unit.label else ''})")
-        expectation = _expectation(args, members, workload, what, metric)
+        claim = args.claim or str(kept.get("claim") or "B-SLA")
+        expectation = _expectation(argparse.Namespace(**{**vars(args), "claim": claim}),
+                                   members, workload, what, metric)
         if expectation.unit == "IOPS":
             metric = "iops"  # a floor is published in IOPS only
         if spec.volume_type(members[0].type).family == spec.MAGNETIC:
             found = _magnetic(expectation, result, workload)
         else:
-            found = verdict.judge(expectation, result, workload, metric=metric, cpu_count=None)
+            planned = _kept_planned_s(kept) if stop else None
+            found = verdict.judge(expectation, result, workload if planned is None else
+                                  workload.replace(runtime_s=planned), metric=metric,
+                                  cpu_count=None, policy=_kept_level(kept) if kept else None)
             # offline, the queue depth to raise is fio's own option, not the plugin's
             found = replace(found, message=found.message.replace("--ebsperf-iodepth",
                                                                  "fio's iodepth"),

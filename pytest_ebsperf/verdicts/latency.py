@@ -28,7 +28,7 @@ from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.fio.result import FioResult, Latency, Series
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.units import format_latency, format_number
-from pytest_ebsperf.verdicts import evidence
+from pytest_ebsperf.verdicts import evidence, intervals
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 #: The policy name of a latency claim in reports and results files.
@@ -153,9 +153,9 @@ def judge_mean_latency(claim: str, what: str, result: FioResult, workload: Workl
     windows = list(clat_series.values) if clat_series is not None else []
     measured = stats.clat.mean_ns if stats.clat.samples else None
     weights = _ios_per_window(result, direction, clat_series)
-    def interval_at(level: float) -> evidence.MeanInterval | None:
-        return (evidence.weighted_mean_interval(windows, weights, level) if weights
-                else evidence.mean_interval(windows, level))
+    def interval_at(level: float) -> intervals.MeanInterval | None:
+        return (intervals.weighted_mean_interval(windows, weights, level) if weights
+                else intervals.mean_interval(windows, level))
 
     interval, failing = interval_at(pass_alpha), interval_at(alpha)
     label = f"mean {direction} latency"

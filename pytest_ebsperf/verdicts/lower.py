@@ -5,7 +5,6 @@ mean's confidence interval when only a mean is known (:class:`LowerCheck`).
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +13,7 @@ from pytest_ebsperf.units import (
     format_percent,
     format_seconds,
 )
-from pytest_ebsperf.verdicts import evidence
+from pytest_ebsperf.verdicts import evidence, intervals
 
 
 # -- lower-bound checks ------------------------------------------------------------------
@@ -34,7 +33,7 @@ class LowerCheck:
     window_s: float = 1.0
     notes: tuple[str, ...] = ()
     test: evidence.DutyTest | None = None
-    interval: evidence.MeanInterval | None = None
+    interval: intervals.MeanInterval | None = None
 
     @property
     def ok(self) -> bool:
@@ -134,7 +133,8 @@ def duty_cycle_check(values: Sequence[float], threshold: float, duty: float,
                               spell=policy.spell)
     notes: tuple[str, ...] = ()
     if test.critical > test.planned:
-        note = (f"{test.planned:,} windows are too few to show a miss rate above "
+        note = (f"{test.planned:,} {'window is' if test.planned == 1 else 'windows are'} too "
+                f"few to show a miss rate above "
                 f"{format_percent(1.0 - duty)} at the false-red level "
                 f"{test.alpha:.2g}: run longer (--ebsperf-runtime)")
         notes = (note,)
@@ -142,7 +142,7 @@ def duty_cycle_check(values: Sequence[float], threshold: float, duty: float,
     interval = None
     if state != evidence.FAIL and len(values) >= 3:
         level = evidence.look_level(policy.alpha * evidence.MEAN_BELOW_SHARE)
-        interval = evidence.mean_interval(values, level, bar=least)
+        interval = intervals.mean_interval(values, level, bar=least)
         if interval is not None and interval.high < least:
             state = evidence.FAIL
         elif interval is not None and state == evidence.PASS and interval.mean < least:
@@ -166,9 +166,9 @@ def mean_check(measured: float, threshold: float, *, note: str = "",
     if len(values) < 2:
         state = evidence.PASS if measured >= threshold else evidence.FAIL
         return LowerCheck(state, threshold, notes=notes)
-    passing = evidence.mean_interval(values, evidence.look_level(policy.pass_alpha),
+    passing = intervals.mean_interval(values, evidence.look_level(policy.pass_alpha),
                                      bar=threshold)
-    failing = evidence.mean_interval(values, evidence.look_level(policy.alpha),
+    failing = intervals.mean_interval(values, evidence.look_level(policy.alpha),
                                      bar=threshold)
     assert passing is not None and failing is not None
     if passing.low >= threshold:

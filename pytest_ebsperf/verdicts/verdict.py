@@ -24,7 +24,7 @@ from pytest_ebsperf.units import (
     format_quantity,
     format_seconds,
 )
-from pytest_ebsperf.verdicts import evidence
+from pytest_ebsperf.verdicts import evidence, intervals
 from pytest_ebsperf.verdicts.diagnosis import diagnose_shortfall
 from pytest_ebsperf.verdicts.lower import LowerCheck, duty_cycle_check, mean_check, sentence
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
@@ -174,6 +174,13 @@ def _make_run_alone(expectation: Expectation, result: FioResult, workload: Workl
         measured = statistics.fmean(values)
         return _Run(expectation, result, workload, key, measured, values, window, planned)
     values = series_values(result, key)
+    if result.stop_reason and values:
+        # stopped by a check that kept its reason (judge of a kept run): its logged seconds
+        # against the seconds it was planned for, as the live check judged them
+        window = _window_s(result, key)
+        planned = max(len(values), round(workload.runtime_s / window))
+        return _Run(expectation, result, workload, key, statistics.fmean(values), values,
+                    window, planned)
     measured = _summary_value(result, key)
     if measured <= 0 and values:
         measured = statistics.fmean(values)
@@ -220,7 +227,7 @@ def judge_cap(expectation: Expectation, result: FioResult, workload: Workload, *
 def above_cap(values: Sequence[float], limit: float, duty: float | None,
               policy: evidence.Policy, *, planned: int | None = None,
               mean: float | None = None) -> tuple[str, evidence.DutyTest | None,
-                                                   evidence.MeanInterval | None]:
+                                                   intervals.MeanInterval | None]:
     """Whether per-second ``values`` show a volume above ``limit`` ("at most 110 % on
     average") beyond noise: (FAIL, None, the interval) when the mean's lower bound lies above
     it; OPEN when above on average only; PASS when not above on average (``mean``: the run's
@@ -237,7 +244,7 @@ def above_cap(values: Sequence[float], limit: float, duty: float | None,
     if mean <= limit:
         return evidence.PASS, None, None
     level = evidence.look_level(policy.alpha * evidence.MEAN_ABOVE_SHARE)
-    interval = evidence.mean_interval(values, level, bar=limit) if values else None
+    interval = intervals.mean_interval(values, level, bar=limit) if values else None
     if interval is not None and interval.low > limit:
         return evidence.FAIL, None, interval
     return evidence.OPEN, None, interval
@@ -421,7 +428,7 @@ def _stopped(run: _Run) -> str:
                            f"{reason}") + " "
 
 
-def _above_cap(run: _Run, high: float, interval: evidence.MeanInterval | None = None
+def _above_cap(run: _Run, high: float, interval: intervals.MeanInterval | None = None
                ) -> Verdict:
     exp = run.expectation
     ratio = run.measured / exp.value
@@ -478,23 +485,3 @@ def _verdict(run: _Run, outcome: Outcome, binding: str, reason: str, message: st
     return Verdict(outcome=outcome, claim=exp.claim, what=exp.what, expected=exp.value,
                    measured=run.measured, unit=exp.unit, binding=binding, reason=reason,
                    message=message, policy=exp.policy, details=details)
-
-
-# -- REL ----------------------------------------------------------------------------------
-def latency_values(result: FioResult) -> tuple[float, ...]:
-    """Per-second mean completion latency of the busier direction."""
-    side = "read" if result.read.iops >= result.write.iops else "write"
-    series = result.series.get(f"{side}_clat")
-    return series.values if series is not None else ()
-
-
-def median_latency_ns(result: FioResult) -> float | None:
-    """p50 completion latency weighted over reads and writes by their IOPS."""
-    pairs = [(s.iops, s.clat.p(50.0)) for s in (result.read, result.write) if s.iops > 0]
-    known = [(iops, p50) for iops, p50 in pairs if p50]
-    total = sum(iops for iops, _ in known)
-    if not known or not total:
-        return None
-    return math.fsum(iops * p50 for iops, p50 in known) / total
-
-

@@ -136,8 +136,13 @@ def test_each_fio_run_is_kept_beside_the_results_file(pytester: pytest.Pytester)
     assert device.name.startswith("loop")
     (run,) = (device / "16k").iterdir()
     kept = sorted(p.name for p in run.iterdir())
-    (report,) = [name for name in kept if name.endswith(".json")]
+    (report,) = [name for name in kept if name.endswith(".json")
+                 and not name.endswith(".ebsperf.json")]
     mode, depth, jobs = report.removesuffix(".json").split("-")
+    # the check's verdict beside the run it came from, for ebsperf judge and for a reader
+    said = json.loads((run / f"randread-{depth}-{jobs}.ebsperf.json").read_text())
+    assert said["claim"] == "S0-04" and said["outcome"] == "pass" and said["planned_s"] > 0
+    assert said["check"].endswith("test_random_read_holds_provisioned_iops_999_percent_of_seconds")
     assert mode == "randread" and int(depth) >= 1 and int(jobs) >= 1
     assert f"randread-iodepth-{depth}-numjobs-{jobs}_iops.1.log" in kept
     job = (run / f"randread-{depth}-{jobs}.fio").read_text()

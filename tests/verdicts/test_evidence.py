@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from pytest_ebsperf.verdicts import evidence, lower
+from pytest_ebsperf.verdicts import evidence, intervals, lower
 
 
 def brute_force_tail(k: int, n: int, p: float, spell: float) -> float:
@@ -104,20 +104,20 @@ def test_a_run_too_short_to_fail_is_open_whatever_it_saw() -> None:
 
 
 def test_the_mean_interval_widens_with_noise_and_narrows_with_samples() -> None:
-    tight = evidence.mean_interval([100.0, 101.0, 99.0, 100.0, 100.5], 0.001)
-    loose = evidence.mean_interval([100.0, 130.0, 70.0, 100.0, 110.0], 0.001)
+    tight = intervals.mean_interval([100.0, 101.0, 99.0, 100.0, 100.5], 0.001)
+    loose = intervals.mean_interval([100.0, 130.0, 70.0, 100.0, 110.0], 0.001)
     assert tight is not None and loose is not None
     assert tight.high - tight.low < loose.high - loose.low
     assert tight.low < 100.1 < tight.high
-    assert evidence.mean_interval([100.0], 0.001) is None
+    assert intervals.mean_interval([100.0], 0.001) is None
 
 
 def test_equivalence_needs_the_whole_interval_inside_the_band() -> None:
-    same = evidence.ratio_interval([100.0, 101.0, 99.0] * 10, [100.0, 99.5, 100.5] * 10, 0.001)
+    same = intervals.ratio_interval([100.0, 101.0, 99.0] * 10, [100.0, 99.5, 100.5] * 10, 0.001)
     assert same is not None and same.equivalence(0.05) == evidence.PASS
-    apart = evidence.ratio_interval([80.0, 81.0, 79.0] * 10, [100.0, 99.5, 100.5] * 10, 0.001)
+    apart = intervals.ratio_interval([80.0, 81.0, 79.0] * 10, [100.0, 99.5, 100.5] * 10, 0.001)
     assert apart is not None and apart.equivalence(0.05) == evidence.FAIL
-    noisy = evidence.ratio_interval([100.0, 60.0, 140.0] * 3, [100.0, 99.5, 100.5] * 3, 0.001)
+    noisy = intervals.ratio_interval([100.0, 60.0, 140.0] * 3, [100.0, 99.5, 100.5] * 3, 0.001)
     assert noisy is not None and noisy.equivalence(0.05) == evidence.OPEN
 
 
@@ -130,7 +130,7 @@ def test_a_ratio_interval_holds_its_confidence_when_the_short_twin_carries_the_e
     for _ in range(trials):
         a = [rng.gauss(10_000.0, 500.0) for _ in range(30)]
         b = [rng.gauss(100.0, 20.0) for _ in range(4)]
-        found = evidence.ratio_interval(a, b, 0.025)
+        found = intervals.ratio_interval(a, b, 0.025)
         assert found is not None
         covered += found.low <= 100.0 <= found.high
     assert covered / trials >= 0.93

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from pytest_ebsperf.fio.result import DirectionStats, FioResult, Latency, Series
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.verdicts import evidence, latency
+from pytest_ebsperf.verdicts import intervals, latency
 from pytest_ebsperf.verdicts.outcome import Outcome
 
 BOUND_NS = 500_000.0
@@ -49,7 +49,7 @@ def test_a_second_stalled_behind_one_slow_io_weighs_only_its_few_ios() -> None:
     assert found.measured is not None
     assert math.isclose(found.measured, 82_800.0, rel_tol=0.01)
     assert "weighted by its I/Os: 83 µs" in found.message
-    unweighted = evidence.mean_interval([73.0] * 7 + [770.0], ALPHA)
+    unweighted = intervals.mean_interval([73.0] * 7 + [770.0], ALPHA)
     assert unweighted is not None and unweighted.high > 500.0  # the old reading: inconclusive
 
 
@@ -75,7 +75,7 @@ def test_the_weighted_interval_keeps_its_confidence_over_uneven_seconds() -> Non
     for _ in range(trials):
         ios = [rng.choice((200.0, 2000.0)) for _ in range(20)]
         means = [rng.gauss(300.0, 300.0 / math.sqrt(n)) for n in ios]
-        found = evidence.weighted_mean_interval(means, ios, 0.05)
+        found = intervals.weighted_mean_interval(means, ios, 0.05)
         assert found is not None
         held += found.high >= 300.0
     assert held / trials >= 0.93

@@ -1,0 +1,59 @@
+"""What a check concluded from a kept fio run (``--ebsperf-keep-fio``), kept beside it.
+
+fio's report says what ran, not why fio was stopped nor which claim the run was judged
+against: the live check stops fio with SIGINT once its verdict is settled, and names the
+claim of its suite. ``STEM.ebsperf.json`` beside the kept ``STEM.json`` holds both, with the
+verdict given, so ``ebsperf judge`` on the kept folder judges the run as the check did (the
+same claim, the seconds it was planned for, the stop's reason) and a reader can compare.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+#: The file beside a kept report: ``randread-15-1.json`` -> ``randread-15-1.ebsperf.json``.
+KEPT_SUFFIX = ".ebsperf.json"
+KEPT_FORMAT = "pytest-ebsperf kept verdict"
+
+
+def _number(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def keep_verdict(stem: Path | None, *, claim: str, policy: str, outcome: str,
+                 measured: float | None, expected: float | None, unit: str,
+                 planned_s: float, stop_reason: str, details: dict[str, Any],
+                 level: Any = None, check: str = "") -> None:
+    """Write the check's verdict beside the kept report ``stem``.json (best effort: a kept
+    folder that cannot be written loses the note, never the check)."""
+    if stem is None:
+        return
+    record = {"format": KEPT_FORMAT, "check": check, "claim": claim, "policy": policy, "outcome": outcome,
+              "measured": _number(measured), "expected": _number(expected), "unit": unit,
+              "planned_s": planned_s, "stop_reason": stop_reason or None,
+              "samples": details.get("samples"), "misses": details.get("misses")}
+    if level is not None:  # the check's level (evidence.Policy): judge applies the same
+        record.update({"alpha": level.alpha, "pass_alpha": level.pass_alpha,
+                       "miss_spell_s": level.spell})
+    try:
+        stem.with_name(stem.name + KEPT_SUFFIX).write_text(json.dumps(record, indent=1) + "\n")
+    except OSError:
+        pass
+
+
+def kept_verdict(report: str | Path) -> dict[str, Any] | None:
+    """The kept verdict beside fio's report ``report`` (None when there is none, or it is
+    not one: a file of that name someone else wrote is ignored)."""
+    path = Path(report)
+    side = path.with_name(path.name[:-len(path.suffix)] + KEPT_SUFFIX) if path.suffix \
+        else path.with_name(path.name + KEPT_SUFFIX)
+    try:
+        record = json.loads(side.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("format") != KEPT_FORMAT:
+        return None
+    return record

@@ -1,0 +1,70 @@
+"""One verdict path: a run the suites kept (``--ebsperf-keep-fio``) judged again by
+``ebsperf judge`` gets the verdict the live check gave (issue: judge on unseen outputs).
+
+Real fio on kernel-throttled emulated gp3 volumes (root); each check below is one fio run
+judged as a CAP (B-GP3), at the volume's rate (PASS, stopped early once settled) and at
+75 % of it (FAIL). The kept ``STEM.ebsperf.json`` gives judge the check's claim, level,
+planned seconds and the reason fio was stopped; fio's interval logs kept beside the report
+give it the seconds."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.common import SUITES, needs_fio, needs_root
+
+from pytest_ebsperf.fio.kept import KEPT_SUFFIX
+
+pytestmark = [needs_root, needs_fio]
+
+GP3 = f"{SUITES}/gp3/test_gp3.py"
+CHECKS = ("test_random_read_holds_provisioned_iops_99_percent_of_seconds",
+          "test_random_write_holds_provisioned_iops")
+
+
+def _kept_and_live(pytester: pytest.Pytester, *extra: str
+                   ) -> tuple[Path, dict[str, dict[str, object]]]:
+    keep, report = pytester.path / "kept", pytester.path / "results.json"
+    pytester.runpytest_subprocess(*(f"{GP3}::{name}" for name in CHECKS), "--emulate",
+                                  f"--ebsperf-keep-fio={keep}", f"--ebsperf-report={report}",
+                                  "-p", "no:cacheprovider", *extra)
+    checks = json.loads(report.read_text())["checks"]
+    return keep, {c["nodeid"]: c for c in checks}
+
+
+def _judged_again(keep: Path) -> dict[str, dict[str, object]]:
+    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(keep),
+                           "--volume-type", "gp3", "--volume-size", "100", "--json"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    verdicts = json.loads(done.stdout)["verdicts"]
+    by_check = {}
+    for found in verdicts:
+        path = Path(str(found["path"]))
+        side = path.with_name(path.name[:-len(".json")] + KEPT_SUFFIX)
+        if side.exists():
+            by_check[json.loads(side.read_text())["check"]] = found
+    return by_check
+
+
+@pytest.mark.parametrize("factor, outcome", [("1.0", "pass"), ("0.75", "fail")])
+def test_judge_of_a_kept_run_gives_the_live_check_s_verdict(
+        pytester: pytest.Pytester, factor: str, outcome: str) -> None:
+    keep, live = _kept_and_live(pytester, f"--emulate-factor={factor}")
+    again = _judged_again(keep)
+    decided = {nodeid: c for nodeid, c in live.items() if c["outcome"] in ("pass", "fail")}
+    # the emulator's own lag (a busy host) can leave a live check undecided; those are the
+    # host's, not the verdict path's: every check the live run decided is compared
+    assert decided, f"no live check decided: {[c['message'] for c in live.values()]}"
+    for nodeid, check in decided.items():
+        assert check["outcome"] == outcome, check["message"]
+        found = again[nodeid]
+        assert found["outcome"] == check["outcome"], (found["message"], check["message"])
+        assert found["claim"] == check["claim"] == "B-GP3"
+        measured = check["measured"]["value"]  # type: ignore[index]
+        assert abs(float(found["measured"]) - measured) <= 0.05 * measured  # type: ignore[arg-type]
+        if check["fio"]["stopped_early"]:  # type: ignore[index]
+            assert any("kept with the verdict of the check" in n for n in found["notes"])  # type: ignore[union-attr]
