@@ -35,7 +35,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_ebsperf.verdicts import stats
+from pytest_ebsperf.verdicts import spells, stats
 from pytest_ebsperf.verdicts.outcome import Outcome
 
 #: Probability that a whole run on a compliant volume has any false FAIL (all checks together).
@@ -53,6 +53,10 @@ DEFAULT_CHECKS_PER_RUN = 40
 #: the cap's upper tolerance. A FLOOR's mean test has the whole level.
 COUNT_SHARE = 0.8
 MEAN_BELOW_SHARE = 0.1
+#: Under a spell model (spells longer than 1 s) the mean test gives half its share to the
+#: count of spells begun (:func:`critical_starts`): scattered misses, which the count of
+#: missed seconds weighs as if each began a long spell.
+STARTS_SHARE = 0.05
 MEAN_ABOVE_SHARE = 0.1
 #: A mean is judged while fio runs at these fractions of the planned seconds (and at the end),
 #: each look at ``1 / MEAN_LOOKS`` of the test's level: Bonferroni over the looks, the
@@ -266,10 +270,17 @@ class DutyTest:
     longest_run: int = 0  # the longest run of consecutive missed windows
     runs: int = 0  # runs (spells) of consecutive missed windows
     last_missed: bool = False  # the last window seen missed (its spell may go on)
+    #: Spells begun that are evidence (:func:`critical_starts`); 0: not tested.
+    critical_starts: int = 0
+    starts_alpha: float = 0.0
+
+    @property
+    def starts_failed(self) -> bool:
+        return 0 < self.critical_starts <= self.runs
 
     @property
     def state(self) -> str:
-        if self.misses >= self.critical:
+        if self.misses >= self.critical or self.starts_failed:
             return FAIL
         if self.critical > self.planned:
             # too few windows to ever be evidence: a PASS here could not have been a FAIL
@@ -299,12 +310,12 @@ class DutyTest:
         """Upper 95 % confidence bound on the miss rate, from the windows seen."""
         return miss_rate_upper(self.misses, self.seen)
 
-    def spells_seen(self) -> SpellsSeen | None:
+    def spells_seen(self) -> spells.SpellsSeen | None:
         """The mean length of this run's spells of misses with its 95 % interval (None with
         fewer than 2 misses, or a miss in every window: a level, not a spell)."""
         if self.misses < 2 or self.misses >= self.seen:
             return None
-        return spells_seen(self.misses, self.runs, self.last_missed)
+        return spells.seen(self.misses, self.runs, self.last_missed)
 
     def _spell_text(self) -> str:
         """What the level assumes of spells, and what the run's own misses say of them."""
@@ -339,6 +350,16 @@ class DutyTest:
                 "planned)")
         duty = _percent(1.0 - self.rate)
         spell = "" if self.spell <= 1.0 else f" in spells of {self.spell:g} s on average"
+        if self.state == FAIL and self.misses < self.critical:
+            tail = binomial_tail(self.runs, self.planned, spells.start_rate(self.rate))
+            return (f"{seen} below {threshold_text}, in {self.runs:,} separate spells; a "
+                    f"volume meeting {duty} begins a spell of misses in at most "
+                    f"{_percent(spells.start_rate(self.rate))} of windows however long its spells "
+                    f"last, so {self.runs:,} or more spells in {self.planned:,} windows have "
+                    f"probability at most {_probability(tail)}, below the false-red level "
+                    f"{_probability(self.starts_alpha)}: FAIL (fewer than the "
+                    f"{self.critical:,} missed windows the count needs under spells of "
+                    f"{self.spell:g} s: the misses came scattered)")
         if self.state == FAIL:
             text = (f"{seen} below {threshold_text}; a volume meeting {duty} (missing"
                     f"{spell} at {_percent(self.rate)}) would miss {self.misses:,} or more of "
@@ -350,21 +371,22 @@ class DutyTest:
             return (f"{seen} below {threshold_text}: consistent with {duty}; the miss rate is "
                     f"below {bound} with {_percent(REPORT_CONFIDENCE)} confidence")
         shorter = self.short_spells_critical()
-        spells = self.spells_seen()
-        if shorter is not None and spells is not None:
+        found = self.spells_seen()
+        if shorter is not None and found is not None:
             return (f"{seen} below {threshold_text}: fewer than the {self.critical:,} misses "
                     f"that are evidence against {duty} if a compliant volume misses in "
                     f"spells of {self.spell:g} s on average, but this run's misses came in "
-                    f"{self.runs:,} spells, {spells.describe()}: at spells that short "
+                    f"{self.runs:,} spells, {found.describe()}: at spells that short "
                     f"{shorter:,} misses in {self.planned:,} are evidence, so the count is "
-                    f"no PASS (--ebsperf-miss-spell={max(1.0, spells.high):.1f} weighs "
+                    f"no PASS (--ebsperf-miss-spell={max(1.0, found.high):.1f} weighs "
                     "them so)")
         return (f"{seen} below {threshold_text}: not yet evidence against {duty} "
                 f"({self.critical:,} misses in {self.planned:,} would be)")
 
 
 def duty_test(values: Sequence[float], threshold: float, duty: float, *, alpha: float,
-              planned: int | None = None, spell: float = 1.0) -> DutyTest:
+              planned: int | None = None, spell: float = 1.0, starts_alpha: float = 0.0
+              ) -> DutyTest:
     """The duty-cycle test of ``values`` (one per window) against ``threshold``: the count
     of missed windows under the spell model, curtailed (see the module's text).
 
@@ -383,39 +405,21 @@ def duty_test(values: Sequence[float], threshold: float, duty: float, *, alpha: 
         else:
             current = 0
     critical = critical_misses(planned, rate, alpha, spell)
+    starts = critical_starts(planned, rate, starts_alpha) if starts_alpha > 0 else 0
     return DutyTest(seen, planned, misses, rate, alpha, spell, critical, longest, runs,
-                    current > 0)
+                    current > 0, starts, starts_alpha)
 
 
-@dataclass(frozen=True)
-class SpellsSeen:
-    """A run's mean spell of misses (seconds) and its 95 % interval."""
-
-    mean: float
-    low: float
-    high: float
-
-    def describe(self) -> str:
-        high = "unbounded" if not math.isfinite(self.high) else f"{self.high:.1f} s"
-        return (f"a mean spell of {self.mean:.1f} s (95 % interval {self.low:.1f} s to "
-                f"{high})")
-
-
-def spells_seen(misses: int, runs: int, last_missed: bool) -> SpellsSeen:
-    """The mean spell of a two-state chain estimated from a run's misses: of the missed
-    windows followed by another window, the share followed by a miss is the chain's stay
-    probability ``s`` (Clopper-Pearson interval), and a spell lasts ``1 / (1 - s)`` on
-    average. The estimate is ``misses / runs`` when the last window met the threshold."""
-    trials = misses - (1 if last_missed else 0)
-    stays = misses - runs
-    if trials <= 0:
-        return SpellsSeen(float(misses), 1.0, math.inf)
-    low, high = stats.clopper_pearson_interval(stays, trials, REPORT_CONFIDENCE)
-
-    def spell(stay: float) -> float:
-        return math.inf if stay >= 1.0 else 1.0 / (1.0 - stay)
-
-    return SpellsSeen(spell(stays / trials), spell(low), spell(high))
+@functools.lru_cache(maxsize=512)
+def critical_starts(n: int, p: float, alpha: float) -> int:
+    """The fewest spells begun in ``n`` windows that are evidence at ``alpha`` against a
+    volume missing at ``p`` in spells of any mean length (``n + 1``: none can be). Each
+    window begins a spell with probability at most :func:`_start_rate` whatever came before,
+    so the count of spells begun is below Binomial(n, p / (1 - p)) stochastically: its tail
+    bounds the test's level for every spell length at once."""
+    if n <= 0:
+        return 1
+    return _bisect(lambda k: binomial_tail(k, n, spells.start_rate(p)), n, alpha)
 
 
 #: A burst check that missed a second in too few seconds to decide waits this long at most

@@ -128,9 +128,11 @@ def duty_cycle_check(values: Sequence[float], threshold: float, duty: float,
     alone lets through. A PASS needs both: the count settled (in a run planned long enough
     for it to FAIL at all) and a mean no lower than a compliant volume's least."""
     policy = policy or evidence.Policy()
+    in_spells = policy.spell > 1.0  # the count of spells begun: only under a spell model
     test = evidence.duty_test(values, threshold, duty,
                               alpha=policy.alpha * evidence.COUNT_SHARE, planned=planned,
-                              spell=policy.spell)
+                              spell=policy.spell, starts_alpha=policy.alpha *
+                              evidence.STARTS_SHARE if in_spells else 0.0)
     notes: tuple[str, ...] = ()
     if test.critical > test.planned:
         note = (f"{test.planned:,} {'window is' if test.planned == 1 else 'windows are'} too "
@@ -141,7 +143,8 @@ def duty_cycle_check(values: Sequence[float], threshold: float, duty: float,
     state, least = test.state, duty * threshold
     interval = None
     if state != evidence.FAIL and len(values) >= 3:
-        level = evidence.look_level(policy.alpha * evidence.MEAN_BELOW_SHARE)
+        share = evidence.MEAN_BELOW_SHARE - (evidence.STARTS_SHARE if in_spells else 0.0)
+        level = evidence.look_level(policy.alpha * share)
         interval = intervals.mean_interval(values, level, bar=least)
         if interval is not None and interval.high < least:
             state = evidence.FAIL

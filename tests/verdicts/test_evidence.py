@@ -195,3 +195,41 @@ def test_the_spell_interval_covers_a_chain_s_mean_spell() -> None:
         assert seen is not None
         covered += seen.low <= 3.0 <= seen.high
     assert covered / trials >= 0.93
+
+
+def test_scattered_misses_fail_on_the_spells_they_began() -> None:
+    """B-SLA: 10 single missed seconds of 60 are 10 spells begun; a volume meeting 99.9 %
+    begins one in at most 0.1 % of seconds whatever its spells, so they are evidence (the
+    count of missed seconds needs 19 under 3 s spells)."""
+    series = ([1.0] * 5 + [0.5]) * 10
+    check = lower.duty_cycle_check(series, 0.9, 0.999, policy=evidence.Policy(1e-3 / 53, 3.0))
+    assert check.state == evidence.FAIL and check.test is not None
+    assert check.test.misses < check.test.critical and check.test.starts_failed
+    said = check.explain(lambda x: f"{x:.2f}")
+    assert "in 10 separate spells" in said and "however long its spells last" in said
+    # independent seconds (spell 1): the count itself is the binomial test, no second test
+    plain = lower.duty_cycle_check(series, 0.9, 0.999, policy=evidence.Policy(1e-3 / 53, 1.0))
+    assert plain.state == evidence.FAIL and plain.test is not None
+    assert plain.test.critical_starts == 0
+
+
+@pytest.mark.parametrize("spell", [1.0, 3.0, 5.0])
+def test_the_count_of_spells_begun_holds_its_level_for_any_spell_length(spell: float) -> None:
+    """20,000 two-state chains of 60 s at a 1 % miss rate (a gp volume at its SLA budget) in
+    spells of 1, 3 and 5 s: the spells begun reach the critical count at a relaxed level of
+    1 % no more often than 1 % (+ 3 standard errors)."""
+    rng = random.Random(int(spell * 10))
+    p, alpha, trials = 0.01, 0.01, 20_000
+    critical = evidence.critical_starts(60, p, alpha)
+    stay = max(p, 1.0 - 1.0 / spell)
+    start = p * (1.0 - stay) / (1.0 - p)
+    failed = 0
+    for _ in range(trials):
+        missed, runs = rng.random() < p, 0
+        runs += missed
+        for _ in range(59):
+            was = missed
+            missed = rng.random() < (stay if missed else start)
+            runs += missed and not was
+        failed += runs >= critical
+    assert failed / trials <= alpha + 3 * (alpha * (1 - alpha) / trials) ** 0.5
