@@ -2,6 +2,7 @@
 
     python3 benchmarks/bench_verdicts.py simulation        # seconds, no fio
     python3 benchmarks/bench_verdicts.py spells [TRIALS]   # the default verdict under spells
+    python3 benchmarks/bench_verdicts.py scattered [TRIALS] # the whole check, scattered misses
     python3 benchmarks/bench_verdicts.py oc [RUNS]         # comparisons: whole procedure
     python3 benchmarks/bench_verdicts.py aa [CHECKS]       # root: identical twins judged
     python3 benchmarks/bench_verdicts.py defects [ROUNDS]  # root: injected defects FAIL
@@ -211,6 +212,29 @@ def spells(trials: int = 200_000, seed: int = 11) -> dict[str, Any]:
                     "pass_rate": said.count(evidence.PASS) / len(said),
                     "open_rate": said.count(evidence.OPEN) / len(said)})
     return out
+
+
+def scattered(trials: int = 400, seed: int = 3) -> dict[str, Any]:
+    """The whole duty-cycle check (:func:`lower.duty_cycle_check`: the count, the spells
+    begun, the least mean) on 60 s of volumes missing 5 % and 15 % of their seconds one at a
+    time (each at 50-89 % of the rate), under the default 3 s spell model."""
+    from pytest_ebsperf.verdicts import lower
+
+    rng = random.Random(seed)
+    rows = []
+    for level_name, alpha in (("io1 suite, 1e-3 / 5", 1e-3 / 5),
+                              ("main job, 1e-3 / 53", 1e-3 / 53)):
+        for name, duty in (("io1/io2 (99.9 %)", 0.999), ("gp2/gp3/st1/sc1 (99 %)", 0.99)):
+            for share in (0.05, 0.15):
+                said = {evidence.FAIL: 0, evidence.PASS: 0, evidence.OPEN: 0}
+                for _ in range(trials):
+                    chain = _Chain(rng, share, 1.0, 1.0)
+                    values = [chain.second() for _ in range(PLANNED)]
+                    said[lower.duty_cycle_check(values, 0.9, duty, policy=evidence.Policy(
+                        alpha, 3.0)).state] += 1
+                rows.append({"level": level_name, "volume": name, "missing": share,
+                             **{k: v / trials for k, v in said.items()}})
+    return {"trials": trials, "planned_s": PLANNED, "rows": rows}
 
 
 # -- comparisons: operating characteristics of the paired procedure ----------------------------
@@ -825,6 +849,8 @@ def main(argv: list[str]) -> None:
         result = matrix()
     elif part == "spells":
         result = spells(int(argv[2]) if len(argv) > 2 else 200_000)
+    elif part == "scattered":
+        result = scattered(int(argv[2]) if len(argv) > 2 else 400)
     elif part == "oc":
         result = oc(int(argv[2]) if len(argv) > 2 else 200_000)
     elif part == "aa":
