@@ -33,7 +33,7 @@ from pytest_ebsperf.errors import (
     UnsafeDeviceError,
     VolumeSpecError,
 )
-from pytest_ebsperf.fio.kept import keep_verdict
+from pytest_ebsperf.fio.kept import keep_part, keep_verdict
 from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.runner import Monitor
@@ -198,6 +198,8 @@ class CheckCore:
         volume_said = self.witnesses.volume_seen(target, nvme_before, result)
         self._record_measurement(workload, target, result, time.perf_counter() - started,
                                  phase, seen, volume_said)
+        if phase != "steady" and result.kept_as:
+            keep_part(Path(result.kept_as), check=self.nodeid, phase=phase)
         return result
 
     def _run_locked(self, workload: Workload, target: Target, monitor: Monitor | None,

@@ -44,6 +44,19 @@ def keep_verdict(stem: Path | None, *, claim: str, policy: str, outcome: str,
         pass
 
 
+def keep_part(stem: Path | None, *, check: str, phase: str) -> None:
+    """Mark the kept run ``stem`` as a part of ``check`` that no verdict came from (a probe,
+    one block of a comparison, a pass of a check made of several): judge says so rather than
+    read it as the check. The check's own run is marked by :func:`keep_verdict`."""
+    if stem is None:
+        return
+    record = {"format": KEPT_FORMAT, "check": check, "phase": phase, "outcome": None}
+    try:
+        stem.with_name(stem.name + KEPT_SUFFIX).write_text(json.dumps(record, indent=1) + "\n")
+    except OSError:
+        pass
+
+
 def kept_verdict(report: str | Path) -> dict[str, Any] | None:
     """The kept verdict beside fio's report ``report`` (None when there is none, or it is
     not one: a file of that name someone else wrote is ignored)."""

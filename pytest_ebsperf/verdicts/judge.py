@@ -360,6 +360,11 @@ def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
             notes.insert(0, f"the report holds {len(units)} {kind}s, each judged on its own "
                          f"against the same volume facts (--{kind} judges one)")
         kept = kept_verdict(report.path) or {}
+        if kept and not kept.get("outcome"):
+            notes.append(f"kept as a {kept.get('phase') or 'part'} run of "
+                         f"{kept.get('check') or 'a check'}, not the run its verdict came "
+                         "from: judged as a run of its own")
+            kept = {}
         stop = str(kept.get("stop_reason") or "")
         early = stopped_early(unit.data, preamble)
         if stop:

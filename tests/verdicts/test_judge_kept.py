@@ -36,25 +36,28 @@ def _kept_and_live(pytester: pytest.Pytester, *extra: str
     return keep, {c["nodeid"]: c for c in checks}
 
 
-def _judged_again(keep: Path) -> dict[str, dict[str, object]]:
+def _judged_again(keep: Path) -> tuple[dict[str, dict[str, object]], list[dict[str, object]]]:
     done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(keep),
                            "--volume-type", "gp3", "--volume-size", "100", "--json"],
                           capture_output=True, text=True, timeout=120, check=False)
     verdicts = json.loads(done.stdout)["verdicts"]
-    by_check = {}
+    by_check, parts = {}, []
     for found in verdicts:
         path = Path(str(found["path"]))
         side = path.with_name(path.name[:-len(".json")] + KEPT_SUFFIX)
-        if side.exists():
-            by_check[json.loads(side.read_text())["check"]] = found
-    return by_check
+        record = json.loads(side.read_text()) if side.exists() else {}
+        if record.get("outcome"):
+            by_check[record["check"]] = found
+        else:  # a probe or another part of a check, which judge names as such
+            parts.append(found)
+    return by_check, parts
 
 
 @pytest.mark.parametrize("factor, outcome", [("1.0", "pass"), ("0.75", "fail")])
 def test_judge_of_a_kept_run_gives_the_live_check_s_verdict(
         pytester: pytest.Pytester, factor: str, outcome: str) -> None:
     keep, live = _kept_and_live(pytester, f"--emulate-factor={factor}")
-    again = _judged_again(keep)
+    again, parts = _judged_again(keep)
     decided = {nodeid: c for nodeid, c in live.items() if c["outcome"] in ("pass", "fail")}
     # the emulator's own lag (a busy host) can leave a live check undecided; those are the
     # host's, not the verdict path's: every check the live run decided is compared
@@ -68,3 +71,6 @@ def test_judge_of_a_kept_run_gives_the_live_check_s_verdict(
         assert abs(float(found["measured"]) - measured) <= 0.05 * measured  # type: ignore[arg-type]
         if check["fio"]["stopped_early"]:  # type: ignore[index]
             assert any("kept with the verdict of the check" in n for n in found["notes"])  # type: ignore[union-attr]
+    if outcome == "fail":  # a FAIL is probed at a deeper queue: kept, and named as a probe
+        assert parts and all(any("kept as a probe run of" in n for n in p["notes"])  # type: ignore[union-attr]
+                             for p in parts)
