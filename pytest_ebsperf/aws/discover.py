@@ -176,6 +176,7 @@ def _ebs(
             record.volume_id,
             source=record.source,
             fast_restored=record.fast_restored,
+            rate_mibps=record.init_rate_mibps,
         ),
     )
     volume, conflicts = merge(

@@ -20,12 +20,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_ebsperf.aws.failures import aws_call
-from pytest_ebsperf.fio.host import KILLED_RC, TIMEOUT_RC
+from pytest_ebsperf.errors import EbsperfError
+from pytest_ebsperf.fio.result import FioResult
+from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.spec.ebs import MIB
+from pytest_ebsperf.spec.init_rate import (  # the valid range, said once
+    INIT_RATE_MAX_MIBPS,
+    INIT_RATE_MIN_MIBPS,
+    valid_rate,
+)
 
-#: Provisioned Rate for Volume Initialization, valid range (CreateVolume
-#: ``VolumeInitializationRate``, B-INIT).
-INIT_RATE_MIN_MIBPS = 100
-INIT_RATE_MAX_MIBPS = 300
+__all__ = ["INIT_RATE_MAX_MIBPS", "INIT_RATE_MIN_MIBPS", "InitializationState"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,8 @@ class InitializationState:
     init_type: str | None = None
     eta_s: int | None = None
     fast_restored: bool = False
+    #: The Provisioned Rate for Volume Initialization (MiB/s) it was created with, if any.
+    rate_mibps: float | None = None
 
     @property
     def complete(self) -> bool:
@@ -70,14 +77,16 @@ class InitializationState:
             return "empty"
         if self.fast_restored:
             return "fast snapshot restore"
+        rate = f" at {self.rate_mibps:g} MiB/s" if self.rate_mibps else ""
         if self.progress_pct is None:
-            return "initialized"
-        kind = f" ({self.init_type})" if self.init_type else ""
+            return f"initialized{' (provisioned rate' + rate + ')' if rate else ''}"
+        kind = f" ({self.init_type}{rate})" if self.init_type else ""
         return f"{self.progress_pct} %{kind}"
 
 
 def parse_volume_status(
-    response: Mapping[str, Any], volume_id: str, *, source: str | None, fast_restored: bool = False
+    response: Mapping[str, Any], volume_id: str, *, source: str | None, fast_restored: bool = False,
+    rate_mibps: float | None = None,
 ) -> InitializationState:
     """Read ``InitializationStatusDetails`` for ``volume_id`` from a DescribeVolumeStatus reply."""
     for item in response.get("VolumeStatuses", []):
@@ -93,19 +102,27 @@ def parse_volume_status(
             init_type=details.get("InitializationType"),
             eta_s=int(eta) if eta is not None else None,
             fast_restored=fast_restored,
+            rate_mibps=rate_mibps,
         )
-    return InitializationState(volume_id, source, fast_restored=fast_restored)
+    return InitializationState(volume_id, source, fast_restored=fast_restored,
+                               rate_mibps=rate_mibps)
 
 
 def read_initialization(
-    ec2: Any, volume_id: str, *, source: str | None, fast_restored: bool = False
+    ec2: Any, volume_id: str, *, source: str | None, fast_restored: bool = False,
+    rate_mibps: float | None = None,
 ) -> InitializationState:
-    """Ask DescribeVolumeStatus, but only for volumes that have something to initialize."""
+    """Ask DescribeVolumeStatus, but only for volumes that have something to initialize.
+    ``rate_mibps``: DescribeVolumes' ``VolumeInitializationRate`` (it wins over fast
+    snapshot restore when both were given, B-INIT)."""
+    if rate_mibps is not None:
+        fast_restored = False
     if source is None or fast_restored:
         return InitializationState(volume_id, source, fast_restored=fast_restored)
     with aws_call("ec2:DescribeVolumeStatus", what=f"initialization state of {volume_id}"):
         response = ec2.describe_volume_status(VolumeIds=[volume_id])
-    return parse_volume_status(response, volume_id, source=source, fast_restored=fast_restored)
+    return parse_volume_status(response, volume_id, source=source, fast_restored=fast_restored,
+                               rate_mibps=rate_mibps)
 
 
 def initialization_read_argv(device: str, *, fio: str = "fio") -> list[str]:
@@ -146,12 +163,7 @@ def initialization_read_estimate_s(
 
 def provisioned_rate_time_s(size_gib: float, rate_mibps: float) -> float:
     """Time a Provisioned Rate for Volume Initialization needs (B-INIT ``init_time_s``)."""
-    if not INIT_RATE_MIN_MIBPS <= rate_mibps <= INIT_RATE_MAX_MIBPS:
-        raise ValueError(
-            f"{rate_mibps:g} MiB/s is not a valid volume initialization rate; AWS accepts "
-            f"{INIT_RATE_MIN_MIBPS}-{INIT_RATE_MAX_MIBPS} MiB/s."
-        )
-    return size_gib * 1024 / rate_mibps
+    return size_gib * 1024 / valid_rate(rate_mibps)
 
 
 def _duration(seconds: float) -> str:
@@ -166,20 +178,32 @@ def _duration(seconds: float) -> str:
 INIT_READ_MIN_TIMEOUT_S = 600.0
 
 
-def initialization_read(runner: Any, device: str, estimate_s: float) -> tuple[float, str | None]:
-    """Run the initialization read through ``runner``'s host (a ``FioRunner``), bounded by
-    three times ``estimate_s`` (at least :data:`INIT_READ_MIN_TIMEOUT_S`). Returns the
-    seconds it took and None, or the seconds and the sentence saying why it failed."""
+def initialization_workload(limit_s: float) -> Workload:
+    """AWS's initialization read (:func:`initialization_read_argv`) as the runner's workload:
+    every block once, 1 MiB sequential reads, 32 outstanding, libaio, for at most
+    ``limit_s``."""
+    return Workload("read", bs=MIB, iodepth=32, numjobs=1, runtime_s=limit_s, ramp_s=0.0,
+                    engine="libaio", name="volume-initialize", once=True)
 
 
+def initialization_read(runner: Any, device: str, estimate_s: float
+                        ) -> tuple[float, str | None, FioResult | None]:
+    """Run the initialization read with ``runner`` (a ``FioRunner``: read-only, with the
+    runner's logs and kernel counters), bounded by three times ``estimate_s`` (at least
+    :data:`INIT_READ_MIN_TIMEOUT_S`). Returns the seconds it took, None or the sentence
+    saying why it failed, and what fio measured (None when fio measured nothing)."""
     started = time.monotonic()
     limit_s = max(INIT_READ_MIN_TIMEOUT_S, 3.0 * estimate_s)
-    done = runner.host.run(initialization_read_argv(device, fio=runner.fio), timeout_s=limit_s)
+    try:
+        result = runner.run(initialization_workload(limit_s), device, readonly=True,
+                            timeout_s=limit_s + 60.0)
+    except EbsperfError as exc:
+        took = time.monotonic() - started
+        return took, (f"the initialization read of {device} failed ({exc}); the volume is "
+                      "still not fully initialized."), None
     took = time.monotonic() - started
-    if done.rc == 0:
-        return took, None
-    said = (done.stderr.strip() or done.stdout.strip())[:200]
-    if done.rc in (TIMEOUT_RC, KILLED_RC):
-        said = f"stopped after {limit_s:,.0f} s, three times its estimate"
-    return took, (f"the initialization read of {device} failed (fio exit status {done.rc}: "
-                  f"{said}); the volume is still not fully initialized.")
+    if result.read.runtime_ms >= (limit_s - 1.0) * 1000.0:
+        return took, (f"the initialization read of {device} was stopped after "
+                      f"{limit_s:,.0f} s, three times its estimate; the volume is still not "
+                      "fully initialized."), result
+    return took, None, result

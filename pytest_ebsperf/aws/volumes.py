@@ -33,6 +33,8 @@ class VolumeRecord:
     snapshot_id: str | None = None
     source_volume_id: str | None = None
     fast_restored: bool = False
+    #: Provisioned Rate for Volume Initialization in MiB/s (None: none given at creation).
+    init_rate_mibps: float | None = None
     availability_zone: str | None = None
     create_time: datetime | None = None
     attachments: tuple[Mapping[str, Any], ...] = ()
@@ -52,6 +54,7 @@ class VolumeRecord:
             snapshot_id=data.get("SnapshotId") or None,
             source_volume_id=data.get("SourceVolumeId") or None,
             fast_restored=bool(data.get("FastRestored", False)),
+            init_rate_mibps=_float_or_none(data.get("VolumeInitializationRate")),
             availability_zone=data.get("AvailabilityZone"),
             create_time=data.get("CreateTime"),
             attachments=tuple(data.get("Attachments", [])),

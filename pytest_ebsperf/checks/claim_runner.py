@@ -32,6 +32,7 @@ from pytest_ebsperf.checks.core import CheckCore, ClaimRefused, ClaimSkipped
 from pytest_ebsperf.checks.passes import PassChecks
 from pytest_ebsperf.checks.rates import INSTANCE_BOUND_HIGH, MEAN_LATENCY_MIN_RUNTIME_S, RateChecks
 from pytest_ebsperf.checks.relative import RelativeChecks
+from pytest_ebsperf.checks.restored import check_initialization_rate
 from pytest_ebsperf.checks.time import TimeChecks
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec.types import Expectation
@@ -174,6 +175,12 @@ class ClaimRunner(CheckCore):
     def check_no_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
         """No knee where the baseline reaches the burst (:meth:`TimeChecks.check_no_knee`)."""
         return self.time.check_no_knee(claim, what, workload)
+
+    # -- a restored volume's first read ---------------------------------------------------------
+    def check_initialization_rate(self, claim: str, what: str) -> Verdict:
+        """B-INIT: the first read of every block against the volume's provisioned
+        initialization rate (:func:`~pytest_ebsperf.checks.restored.check_initialization_rate`)."""
+        return check_initialization_rate(self, claim, what)
 
     # -- the device against its reference twin (RelativeChecks) --------------------------------
     def check_rel(self, claim: str, what: str, workload: Workload) -> list[Verdict]:

@@ -139,6 +139,11 @@ def _initialization_reason(session: EbsperfSession, found: Discovery, volume: Vo
     """The skip reason of a volume still initializing, with what the opt-in read costs."""
 
     state, reason = found.initialization, found.skip_reason
+    if state is not None and state.rate_mibps is not None:
+        # the rate it was created with, for the check of it (B-INIT)
+        session.facts["initialization"] = {"state": state.label(), "read_s": None,
+                                           "rate_mibps": state.rate_mibps,
+                                           "complete": state.complete}
     if state is None or reason is None or is_instance_store(volume.type):
         return None
     rate = spec.volume_caps(volume).throughput_bps
@@ -146,7 +151,8 @@ def _initialization_reason(session: EbsperfSession, found: Discovery, volume: Vo
         rate = min(rate, session.instance_limits.bytes_per_s())
     seconds = initialization_read_estimate_s(
         volume.size_gib or 0, rate / 2**20, progress_pct=state.progress_pct)
-    session.facts["initialization"] = {"state": state.label(), "skip_reason": reason,
-                                    "read_estimate_s": round(seconds), "read_s": None}
+    session.facts["initialization"] = {**session.facts.get("initialization", {}),
+                                       "state": state.label(), "skip_reason": reason,
+                                       "read_estimate_s": round(seconds), "read_s": None}
     return (f"{reason.rstrip('.')} (--ebsperf-initialize; reading it takes at least "
             f"{duration(seconds)} at {rate / 2**20:,.0f} MiB/s).")

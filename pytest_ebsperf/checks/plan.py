@@ -24,8 +24,10 @@ from typing import Any
 
 from pytest_ebsperf import spec
 from pytest_ebsperf.checks import paired
+from pytest_ebsperf.checks.restored import init_rate_of
 from pytest_ebsperf.credits import checks as credit
 from pytest_ebsperf.fio.jobs import fio_argv
+from pytest_ebsperf.spec.init_rate import init_rate_expectation
 from pytest_ebsperf.spec.volume_types import is_instance_store
 from pytest_ebsperf.units import format_quantity
 from pytest_ebsperf.verdicts.diagnosis import probe_queue_depth
@@ -169,6 +171,13 @@ def expected_text(runner: Any, workload: Any, method: str,
 
     metric = (kwargs or {}).get("metric", "iops")
     try:
+        if method == "check_initialization_rate":
+            rate, _ = init_rate_of(runner)
+            caps = spec.limits(runner.volume, workload,
+                               instance_limits=runner.session.instance_limits)
+            found = init_rate_expectation("", "", runner.volume, workload, rate or 0.0,
+                                          caps=caps)
+            return f"{format_quantity(found.value, found.unit)} (B-INIT first-read floor)"
         if is_instance_store(runner.volume.type):
 
             return format_quantity(spec.instance_store_rate(runner.volume, workload), "IOPS")

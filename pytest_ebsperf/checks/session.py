@@ -27,6 +27,7 @@ from pytest_ebsperf.emulate.target import (
 )
 from pytest_ebsperf.errors import VolumeSpecError
 from pytest_ebsperf.fio.host import FioHost
+from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.runner import FioRunner
 from pytest_ebsperf.spec import volume_types
 from pytest_ebsperf.spec.facts import RunFacts, VolumeEntry
@@ -97,6 +98,9 @@ class EbsperfSession:
     discovery: Discovery | None = None
     #: Read every block of a volume that is not fully initialized before measuring it.
     initialize: bool = field(init=False, default=False)
+    #: What fio measured in that read (B-INIT), once made; judged by the check of a
+    #: provisioned initialization rate.
+    initialization_result: FioResult | None = field(init=False, default=None)
     #: Keyword arguments for :func:`pytest_ebsperf.aws.discover` (``sysfs_root``, ``dev_root``).
     aws_options: dict[str, Any] = field(init=False, default_factory=dict)
     _credits: CreditBook | None = None
@@ -292,16 +296,18 @@ class EbsperfSession:
         return found.volume
 
     def _initialization_read(self, found: FoundVolume) -> None:
-        """AWS's documented read of every block (B-INIT), once, before the first check."""
+        """AWS's documented read of every block (B-INIT), once, before the first check; what
+        fio measured is kept for the check of a provisioned initialization rate."""
 
         estimate = float(self.facts["initialization"].get("read_estimate_s") or 0.0)
-        read_s, problem = initialization_read(self.runner, found.path, estimate)
+        read_s, problem, result = initialization_read(self.runner, found.path, estimate)
         if problem:
             self.found = replace(found, skip_reason=problem)
             self.facts["initialization"]["error"] = problem
             raise SuiteMismatch(problem)
         self.found = replace(found, skip_reason=None)
         self.facts["initialization"]["read_s"] = round(read_s, 1)
+        self.initialization_result = result
 
     # -- devices -------------------------------------------------------------------------
     def target_for(self, volume: Volume, role: str = "device") -> Target:

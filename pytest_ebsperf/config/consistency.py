@@ -14,6 +14,7 @@ from pytest_ebsperf.config.settings import Lookup, Settings, build
 from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.spec import volume_types
 from pytest_ebsperf.spec.ebs import ERAS, MAX_SET_VOLUMES
+from pytest_ebsperf.spec.init_rate import valid_rate
 
 
 def resolve(cli: Lookup, env: Mapping[str, str], ini: Lookup) -> Settings:
@@ -44,6 +45,12 @@ def validate(settings: Settings) -> None:
         if value is not None and value <= 0:
             flag = OPTIONS_BY_DEST[dest].flag
             raise ConfigError(f"{flag} must be positive, got {value} (from {o[dest]}).")
+    if settings.volume_init_rate is not None:
+        try:
+            valid_rate(settings.volume_init_rate, f"--volume-init-rate (from {o['volume_init_rate']})")
+        except ValueError as exc:
+            raise ConfigError(f"{exc} Pass the rate the volume was created with, or drop the "
+                              "option.") from None
     for dest, most, why in (
             ("iodepth", MAX_IODEPTH, ("Linux AIO allows 65,536 events in flight system-wide "
                                       "(fs.aio-max-nr) and io_uring rings hold at most 32,768 "

@@ -101,6 +101,10 @@ OPTIONS: tuple[Option, ...] = (
            "N", "provisioned IOPS (gp3, io1, io2)."),
     Option("volume_throughput", "--volume-throughput", "ebsperf_volume_throughput",
            "EBSPERF_VOLUME_THROUGHPUT", "float", "MIBPS", "provisioned throughput in MiB/s (gp3)."),
+    Option("volume_init_rate", "--volume-init-rate", "ebsperf_volume_init_rate",
+           "EBSPERF_VOLUME_INIT_RATE", "float", "MIBPS", "the volume was restored from a "
+           "snapshot with this Provisioned Rate for Volume Initialization (100-300 MiB/s; "
+           "discovered on EC2): its first read of every block is checked against it (B-INIT)."),
     Option("instance_type", "--instance-type", "ebsperf_instance_type", "EBSPERF_INSTANCE_TYPE",
            "str", "NAME", "instance type, for its EBS-optimized limits (e.g. m5.large)."),
     Option("burst_balance", "--burst-balance", None, "EBSPERF_BURST_BALANCE", "float", "PERCENT",

@@ -53,6 +53,7 @@ class Settings:
     volume_size: int | None = None
     volume_iops: int | None = None
     volume_throughput: float | None = None
+    volume_init_rate: float | None = None
     instance_type: str | None = None
     burst_balance: float | None = None
     destructive: bool = False

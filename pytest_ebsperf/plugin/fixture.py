@@ -76,7 +76,7 @@ PLANNED_CHECKS = (
     "check_mean_latency", "check_sweep", "record_info", "check_faster_than", "check_rel",
     "check_encrypted_twin", "check_first_write", "check_write_after_trim", "check_stability",
     "check_burst_duration", "check_baseline_after_knee", "check_refill", "check_no_knee",
-    "check_discard",
+    "check_discard", "check_initialization_rate",
 )
 
 

@@ -157,8 +157,6 @@ NOT_MEASURED: dict[str, str] = {
              "publish different figures.",
     "S0-16": "A CloudWatch metric, not a measurement: discovery reads BurstBalance and uses "
              "it as --burst-balance (tests/aws/test_aws_discover.py, with moto).",
-    "B-INIT": "Read from AWS (snapshot restore state) by discovery; a volume still "
-              "initializing is skipped with the reason (tests/aws/test_aws_initialization.py).",
     "B-NVME": "Device naming: discovery maps an NVMe serial to its volume ID "
               "(tests/aws/test_aws_devices.py).",
     "B-METRICS": "Oracles beside fio (CloudWatch, NVMe log page 0xD0), read by discovery and "

@@ -28,6 +28,10 @@ class InitializationFacts(TypedDict, total=False):
     read_estimate_s: float
     read_s: float | None
     error: str
+    #: The Provisioned Rate for Volume Initialization it was created with (MiB/s), and
+    #: whether AWS said it was initialized when the run began.
+    rate_mibps: float
+    complete: bool
 
 
 class ProvisionedVolume(TypedDict):

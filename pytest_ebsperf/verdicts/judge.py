@@ -68,11 +68,15 @@ from pytest_ebsperf.fio.reports import (
 )
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec import ebs
-from pytest_ebsperf.spec.stripes import set_expectation
-from pytest_ebsperf.spec.volume import Volume
-from pytest_ebsperf.spec.volume_types import is_instance_store
-from pytest_ebsperf.verdicts import evidence, plain, verdict
+from pytest_ebsperf.verdicts import verdict
+from pytest_ebsperf.verdicts.first_read import judge_first_read
+from pytest_ebsperf.verdicts.judge_facts import (
+    expectation_for,
+    kept_level,
+    kept_planned_s,
+    magnetic,
+    volumes_of,
+)
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 from pytest_ebsperf.verdicts.run_bounds import credits_ran_out, job_limit
 
@@ -100,6 +104,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="one member of the set, when they differ (repeat for each)")
     p.add_argument("--instance-type")
     p.add_argument("--burst-balance", type=float, help="BurstBalance percent (gp2/st1/sc1)")
+    p.add_argument("--init-rate", type=float, metavar="MIBPS", help="the output is the first "
+                   "read of every block of a volume restored from a snapshot with this "
+                   "Provisioned Rate for Volume Initialization (100-300 MiB/s): judged against "
+                   "the least mean that rate allows (B-INIT)")
     p.add_argument("--logs", metavar="PREFIX", help="the prefix fio's interval logs were "
                    "written with (PREFIX_iops.N.log ...); default: the write_iops_log / "
                    "write_bw_log / write_lat_log prefixes in the report's job options, "
@@ -173,95 +181,6 @@ def _log_texts(args: argparse.Namespace, unit: Unit, result: FioResult, report: 
         raise EbsperfError(f"--logs={args.logs}: no {os.path.basename(args.logs)}_iops/_bw/"
                            f"_clat logs{' for ' + unit.label if unit.label else ''} there.")
     return found, where
-
-
-# -- the facts ----------------------------------------------------------------------------------
-def volumes_of(args: argparse.Namespace) -> list[Any]:
-    """The volume, or the set's members (``--volume-count``, ``--member``), validated."""
-
-    def volume(vtype: str, size: int | None, iops: int | None, mibps: float | None) -> Any:
-        return spec.validate(Volume(vtype, size_gib=size, iops=iops, throughput_mibps=mibps,
-                                      instance_type=args.instance_type,
-                                      burst_balance_pct=args.burst_balance))
-
-    if args.member:
-        members = []
-        for text in args.member:
-            parts = text.split(":")
-            try:
-                members.append(volume(parts[0], int(parts[1]) if len(parts) > 1 else None,
-                                      int(parts[2]) if len(parts) > 2 and parts[2] else None,
-                                      float(parts[3]) if len(parts) > 3 and parts[3] else None))
-            except (ValueError, IndexError):
-                raise EbsperfError(f"--member={text} is not TYPE:GIB[:IOPS[:MIBPS]] (e.g. "
-                                 "gp3:202:4000:1000).") from None
-        if args.volume_count not in (None, len(members)):
-            raise EbsperfError(f"--volume-count={args.volume_count} but {len(members)} "
-                             "--member given: give one or the other, or as many members.")
-        return members
-    count = args.volume_count or 1
-    if not 1 <= count <= ebs.MAX_SET_VOLUMES:
-        raise EbsperfError(f"--volume-count={count}: a set is 1 to {ebs.MAX_SET_VOLUMES} volumes.")
-    one = volume(args.volume_type, args.volume_size, args.volume_iops, args.volume_throughput)
-    return [one] * count
-
-
-def _expectation(args: argparse.Namespace, members: Sequence[Any], workload: Workload,
-                 what: str, metric: str) -> Any:
-
-    first = members[0]
-    credits = first.credits_assumed
-    if is_instance_store(first.type):
-        # AWS publishes one figure for all of an instance's instance-store devices (B-IS)
-        return spec.floor_expectation(args.claim, what, first, workload,
-                                        devices=len(members))
-    if len(members) == 1:
-        return spec.cap_expectation(args.claim, what, first, workload, metric=metric,
-                                      credits=credits)
-
-    return set_expectation(args.claim, what, list(members), workload, credits=credits,
-                           metric=metric)
-
-
-def _kept_planned_s(kept: dict[str, Any]) -> float | None:
-    """The seconds the check that kept the run planned it for."""
-    try:
-        planned = float(kept["planned_s"])
-    except (TypeError, KeyError, ValueError):
-        return None
-    return planned if 0.0 < planned < 1e7 else None
-
-
-def _kept_level(kept: dict[str, Any]) -> evidence.Policy | None:
-    """The level of the check that kept the run (None: judge's own)."""
-    try:
-        alpha, spell = float(kept["alpha"]), float(kept["miss_spell_s"])
-        pass_alpha = float(kept["pass_alpha"])
-    except (TypeError, KeyError, ValueError):
-        return None
-    if not (0.0 < alpha < 1.0 and 0.0 < pass_alpha < 1.0 and spell >= 1.0):
-        return None
-    return evidence.Policy(alpha, spell, pass_alpha)
-
-
-def _magnetic(expectation: Any, result: FioResult, workload: Workload) -> Verdict:
-    """Magnetic (standard) is best effort (B-STD): recorded, as the suites record it; a
-    figure far above what a Magnetic volume can deliver is named as not the volume's."""
-
-    found = plain.judge_info(expectation.claim, expectation.what, result, workload,
-                               notes=(MAGNETIC_NOTE,))
-    measured = found.measured or 0.0
-    if workload.is_random and measured > MAGNETIC_MOST_IOPS:
-        extra = (f" {measured:,.0f} IOPS of random I/O is more than a Magnetic volume "
-                 f"delivers (about {MAGNETIC_MOST_IOPS // 2:,} at most): the figure is not the "
-                 "volume's (the page cache, or another volume).")
-        found = replace(found, message=found.message + extra)
-    return found
-
-
-#: Twice Magnetic's documented best (about 200 random IOPS, B-STD).
-MAGNETIC_MOST_IOPS = 400
-MAGNETIC_NOTE = "Magnetic is best effort: AWS documents about 40-200 IOPS for random I/O (B-STD)"
 
 
 # -- judging --------------------------------------------------------------------------------------
@@ -400,18 +319,21 @@ def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
         count = f"{len(members)} x " if len(members) > 1 else ""
         what = (f"{count}{members[0].label()}, {workload.label()} (from "
                 f"{name}{', ' + unit.label if unit.label else ''})")
-        claim = args.claim or str(kept.get("claim") or "B-SLA")
-        expectation = _expectation(argparse.Namespace(**{**vars(args), "claim": claim}),
+        claim = args.claim or str(kept.get("claim") or
+                                  ("B-INIT" if args.init_rate is not None else "B-SLA"))
+        expectation = expectation_for(argparse.Namespace(**{**vars(args), "claim": claim}),
                                    members, workload, what, metric)
         if expectation.unit == "IOPS":
             metric = "iops"  # a floor is published in IOPS only
-        if spec.volume_type(members[0].type).family == spec.MAGNETIC:
-            found = _magnetic(expectation, result, workload)
+        if args.init_rate is not None:
+            found = judge_first_read(expectation, result, workload, cpu_count=None)
+        elif spec.volume_type(members[0].type).family == spec.MAGNETIC:
+            found = magnetic(expectation, result, workload)
         else:
-            planned = _kept_planned_s(kept) if stop else None
+            planned = kept_planned_s(kept) if stop else None
             found = verdict.judge(expectation, result, workload if planned is None else
                                   workload.replace(runtime_s=planned), metric=metric,
-                                  cpu_count=None, policy=_kept_level(kept) if kept else None)
+                                  cpu_count=None, policy=kept_level(kept) if kept else None)
             # offline, the queue depth to raise is fio's own option, not the plugin's
             found = replace(found, message=found.message.replace("--ebsperf-iodepth",
                                                                  "fio's iodepth"),

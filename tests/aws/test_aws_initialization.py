@@ -159,3 +159,27 @@ def test_a_3_tb_volume_at_the_maximum_provisioned_rate_takes_about_2_8_hours() -
     assert provisioned_rate_time_s(3000, 300) / 3600 == pytest.approx(2.84, abs=0.01)
     with pytest.raises(ValueError, match=r"AWS accepts 100-300 MiB/s"):
         provisioned_rate_time_s(100, 500)
+
+
+def test_a_provisioned_rate_is_read_from_describe_volumes_and_wins_over_fast_restore() -> None:
+    from pytest_ebsperf.aws.volumes import VolumeRecord
+
+    record = VolumeRecord.from_api({"VolumeId": VOLUME, "VolumeType": "gp3", "Size": 500,
+                                    "SnapshotId": SNAPSHOT, "FastRestored": True,
+                                    "VolumeInitializationRate": 300})
+    assert record.init_rate_mibps == 300.0
+    # a rate given with a fast-restore snapshot: "the volume will be initialized at the
+    # specified rate instead" (B-INIT), so AWS is asked how far it is
+    state = stubbed_read(status_response(InitializationType="provisioned-rate", Progress=40),
+                         source=SNAPSHOT, fast_restored=True, rate_mibps=300)
+    assert not state.complete and state.rate_mibps == 300
+    assert state.label() == "40 % (provisioned-rate at 300 MiB/s)"
+
+
+def test_the_initialization_read_workload_is_awss_command() -> None:
+    from pytest_ebsperf.aws.initialization import initialization_workload
+
+    work = initialization_workload(900)
+    assert (work.pattern, work.bs, work.iodepth, work.numjobs, work.engine, work.direct) == \
+        ("read", 2**20, 32, 1, "libaio", True)
+    assert work.once and work.runtime_s == 900 and work.ramp_s == 0

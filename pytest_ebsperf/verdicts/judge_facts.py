@@ -1,0 +1,128 @@
+"""The facts ``ebsperf judge`` judges against: the volume or set from its options, the
+expectation for a workload (the suites' models; a provisioned initialization rate's floor for
+the first read of a restored volume), the level of a kept run's check, Magnetic's record."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from pytest_ebsperf import spec
+from pytest_ebsperf.errors import EbsperfError
+from pytest_ebsperf.fio.result import FioResult
+from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.spec import ebs
+from pytest_ebsperf.spec.init_rate import init_rate_expectation, valid_rate
+from pytest_ebsperf.spec.stripes import set_expectation
+from pytest_ebsperf.spec.volume import Volume
+from pytest_ebsperf.spec.volume_types import is_instance_store
+from pytest_ebsperf.verdicts import evidence, plain
+from pytest_ebsperf.verdicts.outcome import Verdict
+
+
+def volumes_of(args: argparse.Namespace) -> list[Any]:
+    """The volume, or the set's members (``--volume-count``, ``--member``), validated."""
+
+    def volume(vtype: str, size: int | None, iops: int | None, mibps: float | None) -> Any:
+        return spec.validate(Volume(vtype, size_gib=size, iops=iops, throughput_mibps=mibps,
+                                      instance_type=args.instance_type,
+                                      burst_balance_pct=args.burst_balance))
+
+    if args.member:
+        members = []
+        for text in args.member:
+            parts = text.split(":")
+            try:
+                members.append(volume(parts[0], int(parts[1]) if len(parts) > 1 else None,
+                                      int(parts[2]) if len(parts) > 2 and parts[2] else None,
+                                      float(parts[3]) if len(parts) > 3 and parts[3] else None))
+            except (ValueError, IndexError):
+                raise EbsperfError(f"--member={text} is not TYPE:GIB[:IOPS[:MIBPS]] (e.g. "
+                                 "gp3:202:4000:1000).") from None
+        if args.volume_count not in (None, len(members)):
+            raise EbsperfError(f"--volume-count={args.volume_count} but {len(members)} "
+                             "--member given: give one or the other, or as many members.")
+        return members
+    count = args.volume_count or 1
+    if not 1 <= count <= ebs.MAX_SET_VOLUMES:
+        raise EbsperfError(f"--volume-count={count}: a set is 1 to {ebs.MAX_SET_VOLUMES} volumes.")
+    one = volume(args.volume_type, args.volume_size, args.volume_iops, args.volume_throughput)
+    return [one] * count
+
+
+def expectation_for(args: argparse.Namespace, members: Sequence[Any], workload: Workload,
+                 what: str, metric: str) -> Any:
+
+    first = members[0]
+    credits = first.credits_assumed
+    if args.init_rate is not None:
+        return _first_read(args, members, workload, what)
+    if is_instance_store(first.type):
+        # AWS publishes one figure for all of an instance's instance-store devices (B-IS)
+        return spec.floor_expectation(args.claim, what, first, workload,
+                                        devices=len(members))
+    if len(members) == 1:
+        return spec.cap_expectation(args.claim, what, first, workload, metric=metric,
+                                      credits=credits)
+
+    return set_expectation(args.claim, what, list(members), workload, credits=credits,
+                           metric=metric)
+
+
+def kept_planned_s(kept: dict[str, Any]) -> float | None:
+    """The seconds the check that kept the run planned it for."""
+    try:
+        planned = float(kept["planned_s"])
+    except (TypeError, KeyError, ValueError):
+        return None
+    return planned if 0.0 < planned < 1e7 else None
+
+
+def kept_level(kept: dict[str, Any]) -> evidence.Policy | None:
+    """The level of the check that kept the run (None: judge's own)."""
+    try:
+        alpha, spell = float(kept["alpha"]), float(kept["miss_spell_s"])
+        pass_alpha = float(kept["pass_alpha"])
+    except (TypeError, KeyError, ValueError):
+        return None
+    if not (0.0 < alpha < 1.0 and 0.0 < pass_alpha < 1.0 and spell >= 1.0):
+        return None
+    return evidence.Policy(alpha, spell, pass_alpha)
+
+
+def magnetic(expectation: Any, result: FioResult, workload: Workload) -> Verdict:
+    """Magnetic (standard) is best effort (B-STD): recorded, as the suites record it; a
+    figure far above what a Magnetic volume can deliver is named as not the volume's."""
+
+    found = plain.judge_info(expectation.claim, expectation.what, result, workload,
+                               notes=(MAGNETIC_NOTE,))
+    measured = found.measured or 0.0
+    if workload.is_random and measured > MAGNETIC_MOST_IOPS:
+        extra = (f" {measured:,.0f} IOPS of random I/O is more than a Magnetic volume "
+                 f"delivers (about {MAGNETIC_MOST_IOPS // 2:,} at most): the figure is not the "
+                 "volume's (the page cache, or another volume).")
+        found = replace(found, message=found.message + extra)
+    return found
+
+
+#: Twice Magnetic's documented best (about 200 random IOPS, B-STD).
+MAGNETIC_MOST_IOPS = 400
+MAGNETIC_NOTE = "Magnetic is best effort: AWS documents about 40-200 IOPS for random I/O (B-STD)"
+
+
+def _first_read(args: argparse.Namespace, members: Sequence[Any], workload: Workload,
+                what: str) -> Any:
+    """``--init-rate``: the output is the first read of every block of a volume restored
+    with that Provisioned Rate for Volume Initialization (B-INIT)."""
+    try:
+        rate = valid_rate(args.init_rate, "--init-rate")
+    except ValueError as exc:
+        raise EbsperfError(f"{exc} Pass the rate the volume was created with.") from None
+    if len(members) > 1 or is_instance_store(members[0].type):
+        raise EbsperfError("--init-rate judges the first read of one EBS volume restored from "
+                           "a snapshot: drop --volume-count/--member (instance store is never "
+                           "restored).")
+    caps = spec.limits(members[0], workload)
+    return init_rate_expectation(args.claim, what, members[0], workload, rate, caps=caps)
