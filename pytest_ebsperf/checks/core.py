@@ -381,7 +381,7 @@ class CheckCore:
                      measured=found.measured, expected=found.expected, unit=found.unit,
                      planned_s=workload.runtime_s, stop_reason=result.stop_reason,
                      details=dict(found.details), level=self.session.policy,
-                     check=self.nodeid)
+                     check=self.nodeid, what=found.what)
         return self._finish(found, workload.label(), summary)
 
     def conclude_plain(self, found: Verdict) -> Verdict:

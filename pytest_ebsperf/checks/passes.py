@@ -113,7 +113,7 @@ def check_first_write(runner: CheckCore, claim: str, what: str, workload: Worklo
                     "each)")
     trim_notes: list[str] = []
 
-    def one_round(index: int) -> tuple[float, float, FioResult]:
+    def one_round(index: int) -> paired.Pair:
         offset = (index % regions) * region
         _, trim_note = _trim(runner, region, "the region", offset=offset)
         if trim_note and not trim_notes:
@@ -121,7 +121,7 @@ def check_first_write(runner: CheckCore, claim: str, what: str, workload: Worklo
         at = job.replace(offset=offset)
         first = runner.run(at, phase="pair")
         second = runner.run(at, phase="pair")  # same seed: the same offsets, written before
-        return first.total_iops, second.total_iops, second
+        return first.total_iops, second.total_iops, first, second
 
     design = comparison.ratio_design(comparison.AT_LEAST, stability.MIN_PASS_RATIO,
                                      fail_alpha=runner.session.policy.alpha,
@@ -179,7 +179,7 @@ def check_write_after_trim(runner: CheckCore, claim: str, what: str, workload: W
     regions = max(1, capacity // region)
     trim_notes: list[str] = []
 
-    def one_round(index: int) -> tuple[float, float, FioResult]:
+    def one_round(index: int) -> paired.Pair:
         offset = (index % regions) * region
         at = job.replace(offset=offset)
         if index >= regions:  # TRIMmed in an earlier round: full again first
@@ -191,7 +191,7 @@ def check_write_after_trim(runner: CheckCore, claim: str, what: str, workload: W
         if trim_note and not trim_notes:
             trim_notes.append(trim_note)
         after = runner.run(at, phase="pair")
-        return after.total_iops, full.total_iops, after
+        return after.total_iops, full.total_iops, after, full
 
     design = comparison.ratio_design(comparison.AT_LEAST, stability.MIN_PASS_RATIO,
                                      fail_alpha=runner.session.policy.alpha,

@@ -13,7 +13,6 @@ The twins are measured in paired alternating blocks, each a fresh fio run
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -27,6 +26,7 @@ from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.verdicts import comparison, verdict
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
+from pytest_ebsperf.verdicts.paired_verdicts import median_latency_ns
 
 if TYPE_CHECKING:
     from pytest_ebsperf.emulate.target import Target
@@ -52,11 +52,11 @@ def _check_same(runner: CheckCore, claim: str, what: str, workload: Workload,
     runner.announce(f"{claim}: {what}, IOPS: pairs of {block.runtime_s:g} s blocks on "
                     f"{mine_label} and {theirs_label}")
 
-    def iops_pair(index: int) -> tuple[float, float, FioResult]:
+    def iops_pair(index: int) -> paired.Pair:
         mine, theirs = paired.in_balanced_order(
             index, lambda: runner.run(block, phase="pair"),
             lambda: runner.run(block, target=reference, phase="pair"))
-        return mine.total_iops, theirs.total_iops, mine
+        return mine.total_iops, theirs.total_iops, mine, theirs
 
     started = time.perf_counter()
     seq, blocks, last = paired.measure(design, iops_pair, paired.log_ratio, block=block)
@@ -69,12 +69,12 @@ def _check_same(runner: CheckCore, claim: str, what: str, workload: Workload,
     latency_design = comparison.Design(comparison.AT_MOST, high=0.0, fail_alpha=policy.alpha,
                                        pass_alpha=policy.pass_alpha)
 
-    def latency_pair(index: int) -> tuple[float, float, FioResult]:
+    def latency_pair(index: int) -> paired.Pair:
         mine, theirs = paired.in_balanced_order(
             index, lambda: runner.run(single, phase="pair"),
             lambda: runner.run(single, target=reference, phase="pair"))
         a, b = median_latency_ns(mine), median_latency_ns(theirs)
-        return a or 0.0, b or 0.0, mine
+        return a or 0.0, b or 0.0, mine, theirs
 
     def excess(a: float, b: float) -> float:
         return a - (verdict.REL_LATENCY_FACTOR * b + verdict.REL_LATENCY_SLACK_NS)
@@ -140,7 +140,7 @@ def check_faster_than(runner: CheckCore, claim: str, what: str, workload: Worklo
     runner.announce(f"{claim}: pairs of {block.runtime_s:g} s blocks on "
                     f"{runner.target.label} and {reference.label}")
 
-    def one_pair(index: int) -> tuple[float, float, FioResult]:
+    def one_pair(index: int) -> paired.Pair:
         if burst is not None:
             problem = runner.session.credits.burst_shortfall(
                 runner.volume, block.runtime_s + block.ramp_s)
@@ -155,7 +155,7 @@ def check_faster_than(runner: CheckCore, claim: str, what: str, workload: Worklo
                 raise paired.PairsStopped(stop)
             if contradiction and not said:
                 said.append(contradiction)  # the volume, not its bucket: judged, and said
-        return mine.total_iops, theirs.total_iops, mine
+        return mine.total_iops, theirs.total_iops, mine, theirs
 
     started = time.perf_counter()
     with runner.measuring_alone():
@@ -257,11 +257,3 @@ class RelativeChecks:
                                  at_least=at_least, notes=notes)
 
 
-def median_latency_ns(result: FioResult) -> float | None:
-    """p50 completion latency weighted over reads and writes by their IOPS."""
-    pairs = [(s.iops, s.clat.p(50.0)) for s in (result.read, result.write) if s.iops > 0]
-    known = [(iops, p50) for iops, p50 in pairs if p50]
-    total = sum(iops for iops, _ in known)
-    if not known or not total:
-        return None
-    return math.fsum(iops * p50 for iops, p50 in known) / total

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ def _number(value: float | None) -> float | None:
 def keep_verdict(stem: Path | None, *, claim: str, policy: str, outcome: str,
                  measured: float | None, expected: float | None, unit: str,
                  planned_s: float, stop_reason: str, details: dict[str, Any],
-                 level: Any = None, check: str = "") -> None:
+                 level: Any = None, check: str = "", what: str = "") -> None:
     """Write the check's verdict beside the kept report ``stem``.json (best effort: a kept
     folder that cannot be written loses the note, never the check)."""
     if stem is None:
@@ -38,10 +39,42 @@ def keep_verdict(stem: Path | None, *, claim: str, policy: str, outcome: str,
     if level is not None:  # the check's level (evidence.Policy): judge applies the same
         record.update({"alpha": level.alpha, "pass_alpha": level.pass_alpha,
                        "miss_spell_s": level.spell})
+    pairs = _pairs(stem, {**details, "what": what})
+    if pairs is not None:
+        record["paired"] = pairs
     try:
         stem.with_name(stem.name + KEPT_SUFFIX).write_text(json.dumps(record, indent=1) + "\n")
     except OSError:
         pass
+
+
+def _pairs(stem: Path, details: dict[str, Any]) -> dict[str, Any] | None:
+    """A comparison's design and the kept runs of its pairs (relative to the verdict's
+    folder), for judge to judge the pairs again; None for a check of one run, or pairs not
+    all kept."""
+    paired = details.get("paired")
+    if not isinstance(paired, dict):
+        return None
+    blocks = paired.get("blocks") or {}
+    kept = blocks.get("kept") or []
+    if not kept or not all(a and b for a, b in kept):
+        return None
+    here = stem.parent
+
+    def where(run: str) -> str:
+        return os.path.relpath(run, here)
+
+    levels = paired.get("levels") or {}
+    latency = "slack_ns" in details
+    return {"kind": paired.get("kind"), "low": paired.get("low"), "high": paired.get("high"),
+            "looks": paired.get("looks_planned"), "fail_alpha": levels.get("fail_share"),
+            "pass_alpha": levels.get("pass"), "block_s": blocks.get("block_s"),
+            "ramp_s": blocks.get("ramp_s"),
+            "figure": "median latency" if latency else "IOPS",
+            "factor": details.get("factor"), "slack_ns": details.get("slack_ns"),
+            "a_label": details.get("a_label") or "A", "b_label": details.get("b_label") or "B",
+            "what": details.get("what"),
+            "runs": [[where(a), where(b)] for a, b in kept]}
 
 
 def keep_part(stem: Path | None, *, check: str, phase: str) -> None:

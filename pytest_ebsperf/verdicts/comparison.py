@@ -293,10 +293,16 @@ class Blocks:
     #: Why the pairs stopped before a decision (a bucket that cannot carry another block,
     #: a block that measured nothing); "" when the design ran its course.
     stopped: str = ""
+    #: Where each pair's A and B runs were kept (``--ebsperf-keep-fio``; "" when not kept).
+    kept: tuple[tuple[str, str], ...] = ()
 
     def as_dict(self) -> dict[str, object]:
-        return {"a": list(self.a), "b": list(self.b), "block_s": self.block_s,
-                "ramp_s": self.ramp_s, "stopped": self.stopped}
+        found: dict[str, object] = {"a": list(self.a), "b": list(self.b),
+                                    "block_s": self.block_s, "ramp_s": self.ramp_s,
+                                    "stopped": self.stopped}
+        if any(a or b for a, b in self.kept):
+            found["kept"] = [list(pair) for pair in self.kept]
+        return found
 
 
 def evidence_details(seq: Sequential, blocks: Blocks) -> dict[str, object]:

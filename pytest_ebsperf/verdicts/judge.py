@@ -77,6 +77,7 @@ from pytest_ebsperf.verdicts.judge_facts import (
     magnetic,
     volumes_of,
 )
+from pytest_ebsperf.verdicts.judge_pairs import covered_runs, judge_pairs
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 from pytest_ebsperf.verdicts.run_bounds import credits_ran_out, job_limit
 
@@ -201,7 +202,14 @@ def judge_report(argv: Sequence[str]) -> list[Judged | Refused]:
     members = volumes_of(args)
     if target.is_dir():
         found: list[Judged | Refused] = []
-        for path in files_in(target):
+        files = files_in(target)
+        # the blocks of a kept comparison are judged as the comparison, once
+        covered: set[Path] = set()
+        for path in files:
+            covered |= covered_runs(path, kept_verdict(path) or {})
+        for path in files:
+            if path.resolve() in covered and not (kept_verdict(path) or {}).get("paired"):
+                continue
             try:
                 reports = _read(str(path), args.format)
             except EbsperfError as exc:
@@ -279,6 +287,15 @@ def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
             notes.insert(0, f"the report holds {len(units)} {kind}s, each judged on its own "
                          f"against the same volume facts (--{kind} judges one)")
         kept = kept_verdict(report.path) or {}
+        if kept.get("outcome") and kept.get("paired"):
+            workload, _ = workload_of(result, where)
+            found = judge_pairs(report.path, kept, args.claim or str(kept.get("claim")))
+            found = replace(found, details={**found.details, "notes": [
+                (f"the {len(kept['paired'].get('runs') or ())} pairs of blocks of "
+                f"{kept.get('check') or 'a comparison'} judged again from their kept "
+                f"reports (its verdict then: {kept.get('outcome')})")]})
+            judged.append(Judged(unit, found, workload, report.path))
+            continue
         if kept and not kept.get("outcome"):
             notes.append(f"kept as a {kept.get('phase') or 'part'} run of "
                          f"{kept.get('check') or 'a check'}, not the run its verdict came "

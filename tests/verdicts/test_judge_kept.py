@@ -77,3 +77,34 @@ def test_judge_of_a_kept_run_gives_the_live_check_s_verdict(
     if outcome == "fail":  # a FAIL is probed at a deeper queue: kept, and named as a probe
         assert any(any("kept as a probe run of" in n for n in p["notes"])  # type: ignore[union-attr]
                    for p in parts), [p["notes"] for p in parts]
+
+
+ENCRYPTION = f"{SUITES}/encryption/test_encryption.py"
+
+
+def test_judge_of_a_kept_comparison_judges_its_pairs_again_as_the_check_did(
+        pytester: pytest.Pytester) -> None:
+    # S2-17 on emulated io1 twins in 1 s blocks: whatever the live check decided (a busy
+    # host may slow a twin), judge reads every block's kept report and decides the same,
+    # on the same figures; the blocks are judged as the comparison, not one by one
+    keep, report = pytester.path / "kept", pytester.path / "results.json"
+    pytester.runpytest_subprocess(ENCRYPTION, "--emulate", "--volume-type=io1",
+                                  "--volume-size=100", "--volume-iops=2000",
+                                  "--ebsperf-block=1", "--ebsperf-ramp=0.25",
+                                  f"--ebsperf-keep-fio={keep}", f"--ebsperf-report={report}",
+                                  "-p", "no:cacheprovider")
+    live = json.loads(report.read_text())["checks"]
+    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(keep),
+                           "--volume-type", "io1", "--volume-size", "100", "--volume-iops",
+                           "2000", "--json"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    judged = json.loads(done.stdout)
+    assert judged["refused"] == [] and len(judged["verdicts"]) == len(live) >= 1, done.stdout
+    for check, again in zip(live, judged["verdicts"]):
+        assert (again["claim"], again["outcome"], again["what"]) == \
+            (check["claim"], check["outcome"], check["what"]), again
+        assert again["measured"] == pytest.approx(check["measured"]["value"], rel=1e-9)
+        assert " pairs of 1 s blocks" in again["message"]
+        assert "judged again from their kept reports" in " ".join(again["notes"])
+    kept_runs = [p for p in keep.rglob("*.json") if not p.name.endswith(KEPT_SUFFIX)]
+    assert len(kept_runs) >= 2 * 4 * len(live)  # every block kept, none judged on its own

@@ -1,0 +1,145 @@
+"""The verdict of a comparison measured in paired blocks: what the pairs showed, against the
+bar, at the design's levels (:mod:`pytest_ebsperf.verdicts.comparison`). The checks
+(:mod:`pytest_ebsperf.checks.paired`) and ``ebsperf judge`` of a kept comparison give it with
+these functions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from pytest_ebsperf.fio.result import FioResult
+from pytest_ebsperf.spec.types import REL
+from pytest_ebsperf.units import format_latency, format_quantity, format_seconds
+from pytest_ebsperf.verdicts import comparison
+from pytest_ebsperf.verdicts.comparison import Blocks, Sequential
+from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
+
+
+def median_latency_ns(result: FioResult) -> float | None:
+    """p50 completion latency weighted over reads and writes by their IOPS."""
+    pairs = [(s.iops, s.clat.p(50.0)) for s in (result.read, result.write) if s.iops > 0]
+    known = [(iops, p50) for iops, p50 in pairs if p50]
+    total = sum(iops for iops, _ in known)
+    if not known or not total:
+        return None
+    return math.fsum(iops * p50 for iops, p50 in known) / total
+
+
+def _outcome(seq: Sequential, blocks: Blocks) -> Outcome:
+    if seq.outcome == comparison.PASS:
+        return Outcome.PASS
+    if seq.outcome == comparison.FAIL:
+        return Outcome.FAIL
+    return Outcome.INCONCLUSIVE
+
+
+def _pairs_text(blocks: Blocks) -> str:
+    return (f"{len(blocks.a)} pairs of {format_seconds(blocks.block_s)} blocks, in the order "
+            f"A B, B A, A B ... (each a fresh fio run, its {format_seconds(blocks.ramp_s)} "
+            "ramp dropped)")
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values) if values else math.nan
+
+
+def ratio_verdict(seq: Sequential, blocks: Blocks, *, claim: str, what: str, a_label: str,
+                  b_label: str, unit: str = "IOPS", notes: Sequence[str] = (),
+                  source: str = "") -> Verdict:
+    """The verdict of a ratio comparison (``AT_LEAST`` a ratio, or ``WITHIN`` a band)."""
+    d = seq.design
+    cite = f"Claim {claim}" + (f", {source}" if source else "")
+    extra = "".join(f" {note}" for note in notes if note)
+    a_mean, b_mean = _mean(blocks.a), _mean(blocks.b)
+    summary = seq.summary()
+    ratio = math.exp(summary.mean) if summary else math.nan
+    details: dict[str, Any] = {
+        "a_label": a_label, "b_label": b_label, "ratio": ratio if math.isfinite(ratio) else None,
+        "a_mean": a_mean if blocks.a else None, "b_mean": b_mean if blocks.b else None,
+        **comparison.evidence_details(seq, blocks)}
+    if d.kind == comparison.AT_LEAST:
+        bar = math.exp(d.low)
+        required = f"at least {comparison.ratio_text(bar)} required"
+        details["min_ratio"] = bar
+    else:
+        dev = math.exp(d.high) - 1.0
+        required = f"within {dev * 100:g} % required"
+        details["max_ratio_dev"] = dev
+    bounds = seq.last_bounds()
+    if bounds is not None:
+        details.update({"ratio_low": math.exp(bounds[0]) if math.isfinite(bounds[0]) else 0.0,
+                        "ratio_high": math.exp(bounds[1]) if math.isfinite(bounds[1])
+                        else None, "alpha": bounds[2]})
+    if not blocks.a:
+        reason = f"inconclusive: nothing was measured - {blocks.stopped}"
+        return Verdict(Outcome.INCONCLUSIVE, claim, what, details.get("min_ratio"), None,
+                       "ratio", b_label, reason, f"{what}: {reason}.{extra} {cite}", REL,
+                       details)
+    pair = (f"{a_label} {format_quantity(a_mean, unit)} vs {b_label} "
+            f"{format_quantity(b_mean, unit)}")
+    looks = comparison.describe_looks(
+        seq, lambda v: comparison.ratio_text(math.exp(v)) if math.isfinite(v) else "-")
+    outcome = _outcome(seq, blocks)
+    shown = comparison.ratio_text(ratio)
+    if outcome is Outcome.PASS:
+        reason = f"{a_label} / {b_label} = {shown}"
+        level = (f"A pair exactly at the bar passes with probability at most "
+                 f"{comparison.level_text(d.pass_alpha)}.")
+    elif outcome is Outcome.FAIL:
+        if d.kind == comparison.AT_LEAST and d.low <= 0 and ratio < 1.0:
+            reason = f"{a_label} is {(1 - ratio) * 100:.0f} % below {b_label} ({shown})"
+        elif d.kind == comparison.AT_LEAST:
+            reason = f"{a_label} / {b_label} = {shown}, below the {comparison.ratio_text(bar)} required"
+        else:
+            reason = f"{a_label} / {b_label} = {shown}, outside the band"
+        level = (f"A pair exactly at the bar fails both stages with probability at most "
+                 f"{comparison.level_text(d.false_fail_bound)} (half this check's share of the "
+                 "run's false-red budget).")
+    else:
+        why = blocks.stopped or (f"after {len(blocks.a)} pairs the interval still straddles "
+                                 "the bar")
+        reason = (f"inconclusive: {why} - cannot tell whether {a_label} vs {b_label} meets "
+                  f"it (more pairs: --ebsperf-block, or a quieter host)")
+        level = ""
+    message = (f"{what}: {pair} over {_pairs_text(blocks)}: ratio {shown} ({required}); "
+               f"{looks}. {level}{extra} {cite}").replace("  ", " ")
+    return Verdict(outcome, claim, what, details.get("min_ratio") or 1.0,
+                   ratio if math.isfinite(ratio) else None, "ratio", f"{b_label} (reference)",
+                   reason, message, REL, details)
+
+
+def latency_verdict(seq: Sequential, blocks: Blocks, *, claim: str, what: str, a_label: str,
+                    b_label: str, factor: float, slack_ns: float, notes: Sequence[str] = (),
+                    source: str = "") -> Verdict:
+    """The verdict of ``A <= factor x B + slack`` on paired block medians (S2-17's latency
+    term), ``d = A - (factor x B + slack)`` judged against 0."""
+    cite = f"Claim {claim}" + (f", {source}" if source else "")
+    extra = "".join(f" {note}" for note in notes if note)
+    a_mean, b_mean = _mean(blocks.a), _mean(blocks.b)
+    allowed = factor * b_mean + slack_ns
+    tolerance = (f"<= {factor:g} x {b_label} + {format_latency(slack_ns)}")
+    details: dict[str, Any] = {"a_label": a_label, "b_label": b_label,
+                               "allowed_ns": allowed if blocks.b else None, "factor": factor,
+                               "slack_ns": slack_ns, "reference_ns": b_mean if blocks.b else None,
+                               **comparison.evidence_details(seq, blocks)}
+    if not blocks.a:
+        reason = f"inconclusive: nothing was measured - {blocks.stopped}"
+        return Verdict(Outcome.INCONCLUSIVE, claim, what, None, None, "ns",
+                       f"{b_label} (reference)", reason, f"{what}: {reason}.{extra} {cite}",
+                       REL, details)
+    looks = comparison.describe_looks(
+        seq, lambda v: (f"{format_latency(abs(v), 3)} {'over' if v > 0 else 'under'} the "
+                        "bound" if math.isfinite(v) else "-"))
+    outcome = _outcome(seq, blocks)
+    a_text, b_text = format_latency(a_mean, 3), format_latency(b_mean, 3)
+    reason = f"{a_label} {a_text} vs {b_label} {b_text} ({tolerance})"
+    if outcome is Outcome.INCONCLUSIVE:
+        why = blocks.stopped or f"after {len(blocks.a)} pairs the interval still straddles the bound"
+        reason = f"inconclusive: {why}"
+    message = (f"{what}: median completion latency {a_label} {a_text} vs {b_label} {b_text} "
+               f"over {_pairs_text(blocks)} ({tolerance} = {format_latency(allowed, 3)} "
+               f"required); {looks}.{extra} {cite}")
+    return Verdict(outcome, claim, what, allowed, a_mean, "ns", f"{b_label} (reference)",
+                   reason, message, REL, details)
