@@ -68,6 +68,7 @@ from pytest_ebsperf.fio.reports import (
 )
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.spec.types import CAP, FLOOR, INFO, TIME
 from pytest_ebsperf.verdicts import verdict
 from pytest_ebsperf.verdicts.first_read import judge_first_read
 from pytest_ebsperf.verdicts.judge_facts import (
@@ -300,6 +301,16 @@ def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
             notes.append(f"kept as a {kept.get('phase') or 'part'} run of "
                          f"{kept.get('check') or 'a check'}, not the run its verdict came "
                          "from: judged as a run of its own")
+            kept = {}
+        if kept.get("policy") not in (None, CAP, FLOOR, INFO):
+            # a burst's knee or a refill is timed against the bucket's balance before the
+            # run, which fio's output does not hold; a comparison needs all its blocks
+            why = ("whose verdict rests on the burst bucket's balance before it, which the "
+                   "output does not hold" if kept.get("policy") == TIME else
+                   "a comparison whose blocks were not all kept")
+            notes.append(f"kept as the run of {kept.get('check') or 'a check'} "
+                         f"({kept.get('claim')}, {kept.get('policy')}: {kept.get('outcome')}), "
+                         f"{why}: judged as a run of its own")
             kept = {}
         stop = str(kept.get("stop_reason") or "")
         early = stopped_early(unit.data, preamble)

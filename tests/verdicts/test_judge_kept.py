@@ -108,3 +108,21 @@ def test_judge_of_a_kept_comparison_judges_its_pairs_again_as_the_check_did(
         assert "judged again from their kept reports" in " ".join(again["notes"])
     kept_runs = [p for p in keep.rglob("*.json") if not p.name.endswith(KEPT_SUFFIX)]
     assert len(kept_runs) >= 2 * 4 * len(live)  # every block kept, none judged on its own
+
+
+def test_a_kept_burst_check_is_not_judged_as_its_claim(tmp_path: Path) -> None:
+    # a knee's time rests on the bucket's balance before the run: the kept claim (S0-10,
+    # TIME) is said, the run is judged as a run of its own (B-SLA), not as that claim
+    data = Path(__file__).resolve().parents[1] / "data" / "fio"
+    (tmp_path / "randread.json").write_text((data / "randread.json").read_text())
+    (tmp_path / f"randread{KEPT_SUFFIX}").write_text(json.dumps({
+        "format": "pytest-ebsperf kept verdict", "check": "suites/gp2/x.py::knee",
+        "claim": "S0-10", "policy": "TIME", "outcome": "pass", "stop_reason": None}))
+    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge",
+                           str(tmp_path / "randread.json"), "--volume-type", "gp2",
+                           "--volume-size", "100", "--json"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    (found,) = json.loads(done.stdout)["verdicts"]
+    assert found["claim"] == "B-SLA", found
+    assert any("(S0-10, TIME: pass)" in note and "burst bucket's balance" in note
+               for note in found["notes"]), found["notes"]
