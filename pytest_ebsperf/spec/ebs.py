@@ -176,36 +176,6 @@ def gp2_max_throughput_mibps(size_gib: int, credits: bool = True, era: str = NOW
     return cap
 
 
-def gp2_burst_duration_s(
-    size_gib: int, credit_balance: float = GP2_CREDITS_MAX, burst_iops: float = GP2_BURST_IOPS
-) -> float:
-    """Seconds a gp2 volume can run at ``burst_iops`` from ``credit_balance``; inf if it never
-    drains (baseline >= demand). AWS: Credit balance / (Burst IOPS - 3 x size). B-GP2, S0-11."""
-    drain = burst_iops - gp2_baseline_iops(size_gib)
-    return math.inf if drain <= 0 else credit_balance / drain
-
-
-def gp2_refill_time_s(size_gib: int, from_balance: float = 0.0, drive_iops: float = 0.0) -> float:
-    """Seconds to refill the bucket to 5.4 M credits while driving ``drive_iops``. B-GP2, S0-13."""
-    net = gp2_baseline_iops(size_gib) - drive_iops
-    return math.inf if net <= 0 else (GP2_CREDITS_MAX - from_balance) / net
-
-
-def gp2_step(
-    balance: float, size_gib: int, demanded_iops: float, dt: float = 1.0
-) -> tuple[float, float]:
-    """One step of the credit bucket: ``(delivered_iops, new_balance)``. B-GP2.
-
-    Credits are earned at the baseline rate and spent at the delivered rate, so the balance
-    moves by ``(baseline - delivered) * dt``, bounded by 0 and 5.4 M.
-    """
-    base = gp2_baseline_iops(size_gib)
-    ceiling = max(base, GP2_BURST_IOPS) if balance > 0 else base
-    delivered = min(demanded_iops, ceiling)
-    new_balance = min(GP2_CREDITS_MAX, max(0.0, balance + (base - delivered) * dt))
-    return delivered, new_balance
-
-
 def gp3_max_iops(size_gib: int) -> int:
     """Most IOPS a gp3 volume of this size may be provisioned with (500/GiB, 3,000-80,000)."""
     return max(GP3_DEFAULT_IOPS, min(GP3_MAX_IOPS, GP3_IOPS_PER_GIB * size_gib))

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from pytest_ebsperf.spec import ebs
+from pytest_ebsperf.spec.burst import gp2_burst_plan
 from pytest_ebsperf.spec.ebs import KIB, MIB
 
 # AWS's gp2 table (B-GP2): size -> (baseline IOPS, burst seconds from full, refill seconds from
@@ -26,14 +27,15 @@ GP2_TABLE = [
 def test_gp2_baseline_burst_and_refill_match_the_aws_table(
     size: int, baseline: int, burst_s: int, refill_s: int
 ) -> None:
+    # the one bucket the plugin plans, books and emulates bursts with (spec.burst)
     assert ebs.gp2_baseline_iops(size) == baseline
-    assert round(ebs.gp2_burst_duration_s(size)) == burst_s
-    assert round(ebs.gp2_refill_time_s(size)) == refill_s
+    assert round(gp2_burst_plan(size).burst_s) == burst_s
+    assert round(gp2_burst_plan(size, 0.0).refill_s) == refill_s
 
 
 @pytest.mark.parametrize("size", [1_000, 2_000, 5_334, 16_384])
 def test_gp2_of_1000_gib_or_more_never_runs_out_of_burst(size: int) -> None:
-    assert math.isinf(ebs.gp2_burst_duration_s(size))
+    assert math.isinf(gp2_burst_plan(size).burst_s)
     assert ebs.gp2_max_iops(size, credits=False) == ebs.gp2_max_iops(size, credits=True)
 
 
@@ -76,12 +78,19 @@ def test_gp2_in_2014_was_capped_at_128_mib_and_3000_baseline_iops() -> None:
     assert ebs.gp2_baseline_iops(1_024) == 3_072
 
 
-def test_gp2_step_spends_credits_above_baseline_and_earns_them_below() -> None:
-    delivered, balance = ebs.gp2_step(ebs.GP2_CREDITS_MAX, 100, 5_000)
-    assert (delivered, balance) == (3_000, ebs.GP2_CREDITS_MAX - 2_700)
-    delivered, balance = ebs.gp2_step(0.0, 100, 5_000)
-    assert (delivered, balance) == (300, 0.0)
-    assert ebs.gp2_step(1_000.0, 100, 0)[1] == 1_300.0
+def test_the_ledger_spends_credits_above_baseline_and_earns_them_below() -> None:
+    from pytest_ebsperf.credits.ledger import CreditLedger
+
+    ledger = CreditLedger.start(gp2_burst_plan(100), 0.0, "full")
+    ledger.charge(0.0, [3_000.0], 1.0)  # a burst second: 3,000 spent, 300 earned
+    assert ledger.balance == ebs.GP2_CREDITS_MAX - 2_700
+    empty = CreditLedger.start(gp2_burst_plan(100, 0.0), 0.0, "empty")
+    empty.charge(0.0, [300.0], 1.0)  # at the baseline the bucket stays empty
+    assert empty.balance == 0.0
+    some = CreditLedger.start(gp2_burst_plan(100, 1_000.0 / ebs.GP2_CREDITS_MAX * 100), 0.0,
+                              "given")
+    some.charge(0.0, [0.0], 1.0)  # idle: earns the baseline
+    assert some.balance == pytest.approx(1_300.0)
 
 
 def test_gp3_reaches_80000_iops_at_160_gib_and_500_per_gib_below() -> None:
