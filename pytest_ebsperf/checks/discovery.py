@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf import aws, spec
 from pytest_ebsperf.aws import initialization_read_estimate_s
+from pytest_ebsperf.aws.initialization import initialization_workload
 from pytest_ebsperf.aws.pricing import duration
 from pytest_ebsperf.aws.remote import identify_on
 from pytest_ebsperf.checks import twins
@@ -146,9 +147,10 @@ def _initialization_reason(session: EbsperfSession, found: Discovery, volume: Vo
                                            "complete": state.complete}
     if state is None or reason is None or is_instance_store(volume.type):
         return None
-    rate = spec.volume_caps(volume).throughput_bps
-    if session.instance_limits is not None:
-        rate = min(rate, session.instance_limits.bytes_per_s())
+    read = initialization_workload(1.0)  # the read's ceilings, the volume's and instance's
+    caps = spec.limits(volume, read, instance_limits=session.instance_limits)
+    rate = min((cap.iops for cap in caps), default=0.0) * read.bs or \
+        spec.volume_caps(volume).throughput_bps
     seconds = initialization_read_estimate_s(
         volume.size_gib or 0, rate / 2**20, progress_pct=state.progress_pct)
     session.facts["initialization"] = {**session.facts.get("initialization", {}),

@@ -67,7 +67,8 @@ def _rates(volume_type: str) -> HddRates:
     try:
         return HDD_RATES[volume_type]
     except KeyError:
-        raise ValueError(f"{volume_type!r} is not an HDD volume type (st1, sc1).") from None
+        raise ValueError(f"{volume_type!r} is not an HDD volume type "
+                         f"({', '.join(sorted(HDD_RATES)) or 'none registered'}).") from None
 
 
 def hdd_baseline_mibps(volume_type: str, size_gib: int) -> float:
