@@ -61,6 +61,9 @@ def _kept_report(keep: Path) -> Path:
     return found[0]
 
 
+# Alone (conftest): beside three other workers' fio the CPUs are busy, and a shortfall seen
+# then is rightly INCONCLUSIVE "host bound" (seen in a CI run), not the FAIL asserted here
+@pytest.mark.alone
 @pytest.mark.parametrize(("read_mibps", "outcome"), [(30, "fail"), (200, "pass")])
 def test_a_first_read_is_judged_against_the_rate_and_judge_agrees(
         throttled: Callable[[int], tuple[str, tuple[str, ...]]], tmp_path: Path,
