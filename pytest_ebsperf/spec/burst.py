@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from pytest_ebsperf.spec import claims, ebs, hdd, sources
 from pytest_ebsperf.spec.types import TIME, Expectation
 from pytest_ebsperf.spec.volume import Volume
-from pytest_ebsperf.spec.volume_types import IO_CREDITS, is_hdd, spends_mib, volume_type
+from pytest_ebsperf.spec.volume_types import (
+    IO_CREDITS,
+    hdd_rates,
+    is_hdd,
+    spends_mib,
+    volume_type,
+)
 
 #: TIME policy (claims.md): |t - t_model| <= max(10 % of t_model, 120 s).
 TIME_REL_TOLERANCE = 0.10
@@ -78,13 +84,13 @@ def gp2_burst_plan(
 
 def hdd_burst_plan(volume_type: str, size_gib: int, balance_pct: float = 100.0) -> BurstPlan:
     """st1/sc1 throughput bucket; a burst spends the burst MiB/s. B-HDD."""
-    capacity = hdd.hdd_bucket_mib(size_gib)
+    rates, capacity = hdd_rates(volume_type), hdd.hdd_bucket_mib(size_gib)
     return BurstPlan(
         unit="MiB of throughput credit",
         balance=capacity * balance_pct / 100.0,
         capacity=capacity,
-        earn_rate=hdd.hdd_baseline_mibps(volume_type, size_gib),
-        burst_rate=hdd.hdd_burst_mibps(volume_type, size_gib),
+        earn_rate=rates.baseline_mibps(size_gib),
+        burst_rate=rates.burst_mibps(size_gib),
     )
 
 

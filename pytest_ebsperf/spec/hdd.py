@@ -18,13 +18,42 @@ TIB_GIB = 1024
 
 @dataclass(frozen=True)
 class HddRates:
-    """Per-TiB rates and ceilings of one HDD volume type (MiB/s and 1 MiB I/Os per second)."""
+    """Per-TiB rates and ceilings of one HDD volume type (MiB/s and 1 MiB I/Os per second),
+    and what they make of a volume's size: the record every caller reads (the type's
+    ``hdd_rates``, :mod:`~pytest_ebsperf.spec.volume_types`)."""
 
     baseline_per_tib: float
     burst_per_tib: float
     baseline_cap_mibps: float
     burst_cap_mibps: float
     max_iops: int
+
+    def baseline_mibps(self, size_gib: int) -> float:
+        """Baseline throughput in MiB/s (what the bucket refills at). B-HDD."""
+        return min(self.baseline_per_tib * size_gib / TIB_GIB, self.baseline_cap_mibps)
+
+    def burst_mibps(self, size_gib: int) -> float:
+        """Burst throughput in MiB/s (while throughput credits last). B-HDD."""
+        return min(self.burst_per_tib * size_gib / TIB_GIB, self.burst_cap_mibps)
+
+    def max_mibps(self, size_gib: int, credits: bool = True) -> float:
+        """Throughput ceiling: burst with credits, baseline without. B-HDD."""
+        return self.burst_mibps(size_gib) if credits else self.baseline_mibps(size_gib)
+
+    def small_io_iops_cap(self, size_gib: int, credits: bool = True) -> float:
+        """I/Os per second of 1 MiB or less: each costs 1 MiB of credit (B-HDD, S3-06).
+
+        So the rate is the throughput ceiling in MiB/s, but never above the type's 500 (st1)
+        or 250 (sc1) I/Os per second: st1 2 TiB -> 500, sc1 2 TiB -> 160, sc1 6 TiB -> 250.
+        """
+        return min(self.max_mibps(size_gib, credits), float(self.max_iops))
+
+    def burst_duration_s(self, size_gib: int, balance_mib: float | None = None) -> float:
+        """Seconds of burst from ``balance_mib`` (default: full bucket); inf when burst <=
+        baseline. The bucket drains at burst minus baseline: it refills at the baseline."""
+        balance = hdd_bucket_mib(size_gib) if balance_mib is None else balance_mib
+        drain = self.burst_mibps(size_gib) - self.baseline_mibps(size_gib)
+        return math.inf if drain <= 0 else balance / drain
 
 
 #: B-HDD: st1 baseline 40 MiB/s per TiB (cap 500 at 12.5 TiB), burst 250 per TiB (cap 500
@@ -33,10 +62,6 @@ ST1 = HddRates(40.0, 250.0, 500.0, 500.0, 500)
 #: B-HDD: sc1 baseline 12 MiB/s per TiB (192 at 16 TiB), burst 80 per TiB (cap 250 at
 #: 3.125 TiB), 250 I/Os per second of 1 MiB.
 SC1 = HddRates(12.0, 80.0, 250.0, 250.0, 250)
-#: The rates of each HDD type, by name: filled in by the types' records
-#: (:mod:`~pytest_ebsperf.spec.volume_types`, ``hdd_rates``).
-HDD_RATES: dict[str, HddRates] = {}
-
 HDD_MIN_GIB = 125  # today; 500 GiB when st1/sc1 launched in 2016 (seed 003 used 2 TB and 6 TB)
 HDD_MIN_GIB_2016 = 500
 HDD_MAX_GIB = 16_384
@@ -63,55 +88,9 @@ CITATIONS: dict[str, tuple[str, str]] = {
 }
 
 
-def _rates(volume_type: str) -> HddRates:
-    try:
-        return HDD_RATES[volume_type]
-    except KeyError:
-        raise ValueError(f"{volume_type!r} is not an HDD volume type "
-                         f"({', '.join(sorted(HDD_RATES)) or 'none registered'}).") from None
-
-
-def hdd_baseline_mibps(volume_type: str, size_gib: int) -> float:
-    """Baseline throughput in MiB/s (what the bucket refills at). B-HDD."""
-    r = _rates(volume_type)
-    return min(r.baseline_per_tib * size_gib / TIB_GIB, r.baseline_cap_mibps)
-
-
-def hdd_burst_mibps(volume_type: str, size_gib: int) -> float:
-    """Burst throughput in MiB/s (while throughput credits last). B-HDD."""
-    r = _rates(volume_type)
-    return min(r.burst_per_tib * size_gib / TIB_GIB, r.burst_cap_mibps)
-
-
-def hdd_max_mibps(volume_type: str, size_gib: int, credits: bool = True) -> float:
-    """Throughput ceiling: burst with credits, baseline without. B-HDD."""
-    if credits:
-        return hdd_burst_mibps(volume_type, size_gib)
-    return hdd_baseline_mibps(volume_type, size_gib)
-
-
-def hdd_small_io_iops_cap(volume_type: str, size_gib: int, credits: bool = True) -> float:
-    """I/Os per second of 1 MiB or less: each costs 1 MiB of credit (B-HDD, S3-06).
-
-    So the rate is the throughput ceiling in MiB/s, but never above the type's 500 (st1) or
-    250 (sc1) I/Os per second: st1 2 TiB -> 500, sc1 2 TiB -> 160, sc1 6 TiB -> 250.
-    """
-    return min(hdd_max_mibps(volume_type, size_gib, credits), float(_rates(volume_type).max_iops))
-
-
 def hdd_bucket_mib(size_gib: int) -> float:
     """Full throughput-credit bucket: 1 TiB of credit per TiB of size (a full scan). B-HDD."""
     return float(size_gib * TIB_GIB)
-
-
-def hdd_burst_duration_s(volume_type: str, size_gib: int, balance_mib: float | None = None) -> float:
-    """Seconds of burst from ``balance_mib`` (default: full bucket); inf when burst <= baseline.
-
-    The bucket drains at burst minus baseline, because it refills at the baseline rate.
-    """
-    balance = hdd_bucket_mib(size_gib) if balance_mib is None else balance_mib
-    drain = hdd_burst_mibps(volume_type, size_gib) - hdd_baseline_mibps(volume_type, size_gib)
-    return math.inf if drain <= 0 else balance / drain
 
 
 def hdd_scan_time_h(size_gib: int, throughput_mibps: float) -> float:

@@ -136,8 +136,6 @@ EMULATED_ANY = "io1"
 def register(kind: VolumeType) -> VolumeType:
     """Add (or replace) a volume type; every part of the plugin knows it from then on."""
     _REGISTRY[kind.name] = kind
-    if kind.hdd_rates is not None:
-        hdd.HDD_RATES[kind.name] = kind.hdd_rates
     return kind
 
 
@@ -151,7 +149,6 @@ def registered(kind: VolumeType) -> Iterator[VolumeType]:
     finally:
         if before is None:
             _REGISTRY.pop(kind.name, None)
-            hdd.HDD_RATES.pop(kind.name, None)
         else:
             register(before)
 
@@ -192,6 +189,17 @@ def is_hdd(name: str) -> bool:
     """A hard-disk type with 1 MiB I/O units (st1, sc1): every random I/O costs 1 MiB."""
     kind = _REGISTRY.get(name)
     return kind is not None and kind.family == HDD
+
+
+def hdd_rates(name: str) -> hdd.HddRates:
+    """The per-TiB rates of the HDD type ``name`` (its record's), or a ValueError naming the
+    HDD types registered."""
+    kind = _REGISTRY.get(name)
+    if kind is None or kind.hdd_rates is None:
+        known_hdd = sorted(k.name for k in _REGISTRY.values() if k.hdd_rates is not None)
+        raise ValueError(f"{name!r} is not an HDD volume type "
+                         f"({', '.join(known_hdd) or 'none registered'}).")
+    return kind.hdd_rates
 
 
 def is_instance_store(name: str | None) -> bool:
@@ -248,9 +256,8 @@ def _io2_caps(volume: Volume, burst: bool, era: str) -> tuple[float, float]:
 
 
 def _hdd_caps(volume: Volume, burst: bool, era: str) -> tuple[float, float]:
-    size = require_size(volume)
-    return (hdd.hdd_small_io_iops_cap(volume.type, size, burst),
-            hdd.hdd_max_mibps(volume.type, size, burst))
+    size, rates = require_size(volume), hdd_rates(volume.type)
+    return rates.small_io_iops_cap(size, burst), rates.max_mibps(size, burst)
 
 
 def _standard_caps(volume: Volume, burst: bool, era: str) -> tuple[float, float]:
@@ -410,6 +417,7 @@ __all__ = [
     "VolumeType",
     "caps_mibps",
     "ebs_names",
+    "hdd_rates",
     "is_hdd",
     "is_instance_store",
     "known",

@@ -9,6 +9,7 @@ import pytest
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec import cap_expectation, hdd, validate
 from pytest_ebsperf.spec.volume import Volume
+from pytest_ebsperf.spec.volume_types import hdd_rates
 
 # (type, GiB, baseline MiB/s, burst MiB/s, small-I/O IOPS cap) from the B-HDD rates.
 HDD_TABLE = [
@@ -28,14 +29,15 @@ HDD_TABLE = [
 def test_hdd_baseline_burst_and_small_io_cap_follow_the_per_tib_rates(
     vtype: str, size: int, baseline: float, burst: float, small_io: float
 ) -> None:
-    assert hdd.hdd_baseline_mibps(vtype, size) == pytest.approx(baseline)
-    assert hdd.hdd_burst_mibps(vtype, size) == pytest.approx(burst)
-    assert hdd.hdd_small_io_iops_cap(vtype, size) == pytest.approx(small_io)
+    rates = hdd_rates(vtype)
+    assert rates.baseline_mibps(size) == pytest.approx(baseline)
+    assert rates.burst_mibps(size) == pytest.approx(burst)
+    assert rates.small_io_iops_cap(size) == pytest.approx(small_io)
 
 
 def test_hdd_small_io_cap_without_credits_is_the_baseline_rate() -> None:
-    assert hdd.hdd_small_io_iops_cap("st1", 2_048, credits=False) == 80.0
-    assert hdd.hdd_small_io_iops_cap("sc1", 6_144, credits=False) == 72.0
+    assert hdd_rates("st1").small_io_iops_cap(2_048, credits=False) == 80.0
+    assert hdd_rates("sc1").small_io_iops_cap(6_144, credits=False) == 72.0
 
 
 # Seed 003, random 4 KiB IOPS on d2.xlarge ("2TB" read as 2,000 GiB, "6TB" as 6,000 GiB --
@@ -61,15 +63,15 @@ def test_seed_003_random_4k_iops_on_st1_and_sc1_fall_inside_the_cap_tolerance(
 
 def test_st1_and_sc1_2_tib_and_6_tib_small_io_caps_are_500_500_160_250() -> None:
     # S3-06 as claims.md states it, sizes in TiB.
-    caps = [hdd.hdd_small_io_iops_cap(t, s) for t, s in
+    caps = [hdd_rates(t).small_io_iops_cap(s) for t, s in
             [("st1", 2_048), ("st1", 6_144), ("sc1", 2_048), ("sc1", 6_144)]]  # fmt: skip
     assert caps == [500.0, 500.0, 160.0, 250.0]
 
 
 def test_hdd_bucket_holds_one_tib_of_credit_per_tib_and_drains_at_burst_minus_baseline() -> None:
     assert hdd.hdd_bucket_mib(2_048) == 2_048 * 1_024
-    assert hdd.hdd_burst_duration_s("st1", 2_048) == pytest.approx(2_048 * 1_024 / (500 - 80))
-    assert math.isinf(hdd.hdd_burst_duration_s("st1", 12_800))
+    assert hdd.ST1.burst_duration_s(2_048) == pytest.approx(2_048 * 1_024 / (500 - 80))
+    assert math.isinf(hdd.ST1.burst_duration_s(12_800))
 
 
 def test_a_5_tib_st1_scan_takes_2_91_hours_at_500_mib_per_s() -> None:
@@ -77,8 +79,8 @@ def test_a_5_tib_st1_scan_takes_2_91_hours_at_500_mib_per_s() -> None:
 
 
 def test_an_ssd_type_is_not_an_hdd_type() -> None:
-    with pytest.raises(ValueError, match="not an HDD volume type"):
-        hdd.hdd_burst_mibps("gp2", 1_000)
+    with pytest.raises(ValueError, match=r"not an HDD volume type \(sc1, st1\)"):
+        hdd_rates("gp2")
 
 
 def test_standard_notes_state_the_documented_magnetic_ranges() -> None:
