@@ -1,7 +1,8 @@
 """Operating characteristics of the one-volume rules, second by second, over noise cells
 (figures for docs/benchmarks.md, "Every rule over every cell").
 
-    python3 benchmarks/bench_oc.py [RUNS] [ALPHA]     # default 2000 runs a cell, alpha 0.05
+    python3 benchmarks/bench_oc.py [RUNS] [ALPHA] [RULE]  # default 2000 runs a cell, alpha 0.05;
+                                                      # RULE: floor, cap or duty (default all)
     python3 benchmarks/bench_oc.py pairs [RUNS] [ALPHA]  # comparisons (100000, 0.01)
     python3 benchmarks/bench_oc.py table RESULT.json  # the Markdown table of a result
 
@@ -142,9 +143,10 @@ def _rates(judged: list[tuple[str, float | None]], want: str, level: float | Non
             "wilson_over_level": [low / level, high / level], "hits": hits}
 
 
-def _cell_rows(job: tuple[int, dict[str, Any], int, float]) -> list[dict[str, Any]]:
-    """Every rule's rows of one cell (a worker process's share)."""
-    index, cell, runs, alpha = job
+def _cell_rows(job: tuple[int, dict[str, Any], int, float, str | None]
+               ) -> list[dict[str, Any]]:
+    """Every rule's rows of one cell (a worker process's share); ``only``: one rule's."""
+    index, cell, runs, alpha, only = job
     rng = np.random.default_rng(17 + index)
     policy = evidence.Policy(alpha, 3.0)
     floor = Expectation("X", "floor", FLOOR, 1.0, "IOPS", None, low=0.9, high=None)
@@ -152,6 +154,8 @@ def _cell_rows(job: tuple[int, dict[str, Any], int, float]) -> list[dict[str, An
     rows: list[dict[str, Any]] = []
 
     def row(rule: str, at_bar: Any, fine: Any, how: str) -> None:
+        if only is not None and not rule.startswith(only):
+            return
         expectation = floor if rule == "floor" else cap
         rows.append({"rule": rule, **cell, "runs": runs,
                      "false_fail": _rates([_judge(v, expectation, policy, how) for v in at_bar],
@@ -175,11 +179,14 @@ def _cell_rows(job: tuple[int, dict[str, Any], int, float]) -> list[dict[str, An
     return rows
 
 
-def rule_cells(runs: int, alpha: float, processes: int = 2) -> list[dict[str, Any]]:
-    """Every rule over every cell, the cells shared out over ``processes`` processes."""
+def rule_cells(runs: int, alpha: float, processes: int = 2, only: str | None = None
+               ) -> list[dict[str, Any]]:
+    """Every rule (or ``only`` the one named) over every cell, the cells shared out over
+    ``processes`` processes."""
     from multiprocessing import Pool
 
-    jobs = [(i, cell, runs, alpha) for i, cell in enumerate([*CELLS, *SPELL_CELLS])]
+    cells = [*CELLS, *SPELL_CELLS] if only in (None, "duty") else CELLS
+    jobs = [(i, cell, runs, alpha, only) for i, cell in enumerate(cells)]
     with Pool(processes) as pool:
         return [r for rows in pool.map(_cell_rows, jobs, chunksize=1) for r in rows]
 
@@ -349,8 +356,9 @@ def main(argv: list[str]) -> None:
         return
     runs = int(argv[0]) if argv else 2000
     alpha = float(argv[1]) if len(argv) > 1 else 0.05
+    only = argv[2] if len(argv) > 2 else None
     print(json.dumps({"runs": runs, "alpha": alpha, "spell": 3.0,
-                      "rows": rule_cells(runs, alpha)}, indent=1))
+                      "rows": rule_cells(runs, alpha, only=only)}, indent=1))
 
 
 if __name__ == "__main__":

@@ -300,10 +300,10 @@ def decide_vectorized(np: Any, design: Any, d: Any) -> tuple[Any, Any]:
 
     def beyond(low: Any, high: Any) -> Any:
         if design.kind == "at least":
-            return high < design.low
+            return high < design.fail_low
         if design.kind == "at most":
-            return low > design.high
-        return (low > design.high) | (high < design.low)
+            return low > design.fail_high
+        return (low > design.fail_high) | (high < design.fail_low)
 
     def passes(low: Any, high: Any) -> Any:
         if design.kind == "at least":

@@ -381,8 +381,16 @@ class CheckCore:
                      measured=found.measured, expected=found.expected, unit=found.unit,
                      planned_s=workload.runtime_s, stop_reason=result.stop_reason,
                      details=dict(found.details), level=self.session.policy,
-                     check=self.nodeid, what=found.what)
+                     check=self.nodeid, what=found.what, volume=self._volume_facts(),
+                     binding=found.binding)
         return self._finish(found, workload.label(), summary)
+
+    def _volume_facts(self) -> dict[str, Any]:
+        """The volume judged, as a kept verdict records it (judge reads it back)."""
+        v = self.volume
+        return {"type": v.type, "size_gib": v.size_gib, "iops": v.iops,
+                "throughput_mibps": v.throughput_mibps, "instance_type": v.instance_type,
+                "burst_balance_pct": v.burst_balance_pct, "count": self.set_count or 1}
 
     def conclude_plain(self, found: Verdict) -> Verdict:
         """Record and apply a verdict that involved no fio run."""

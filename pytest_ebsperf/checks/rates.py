@@ -11,6 +11,7 @@ import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from pytest_ebsperf import spec
 from pytest_ebsperf.checks.core import CheckCore
@@ -20,6 +21,7 @@ from pytest_ebsperf.device.lock import set_aside
 from pytest_ebsperf.errors import (
     EbsperfError,
 )
+from pytest_ebsperf.fio.kept import keep_part
 from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.runner import Monitor
@@ -433,6 +435,10 @@ class RateChecks:
             skipped = ", ".join(str(size) for size in sizes[len(points):])
             found = replace(found, message=f"{found.message} The sweep stopped there; "
                             f"{skipped} not measured.")
+        for _, _, result, _ in points[:-1]:  # kept: points of the sweep, not checks
+            if result.kept_as:
+                keep_part(Path(result.kept_as), check=self.core.nodeid, phase="sweep point")
+        found = replace(found, details={**found.details, "sweep_points": len(points)})
         return self.core.conclude(found, points[-1][3], points[-1][2], started)
 
 

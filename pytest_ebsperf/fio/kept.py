@@ -27,18 +27,30 @@ def _number(value: float | None) -> float | None:
 def keep_verdict(stem: Path | None, *, claim: str, policy: str, outcome: str,
                  measured: float | None, expected: float | None, unit: str,
                  planned_s: float, stop_reason: str, details: dict[str, Any],
-                 level: Any = None, check: str = "", what: str = "") -> None:
+                 level: Any = None, check: str = "", what: str = "",
+                 volume: dict[str, Any] | None = None, binding: str = "") -> None:
     """Write the check's verdict beside the kept report ``stem``.json (best effort: a kept
-    folder that cannot be written loses the note, never the check)."""
+    folder that cannot be written loses the note, never the check). ``volume``: the facts
+    of the volume judged (``type``, ``size_gib`` ..., ``count`` for a set), so that judge
+    needs none given; with them the expectation the check used (``binding``: its limit)."""
     if stem is None:
         return
     record = {"format": KEPT_FORMAT, "check": check, "claim": claim, "policy": policy, "outcome": outcome,
               "measured": _number(measured), "expected": _number(expected), "unit": unit,
               "planned_s": planned_s, "stop_reason": stop_reason or None,
               "samples": details.get("samples"), "misses": details.get("misses")}
+    if details.get("sweep_points"):  # a sweep's last point: judged over all its points
+        record["sweep_points"] = details["sweep_points"]
     if level is not None:  # the check's level (evidence.Policy): judge applies the same
         record.update({"alpha": level.alpha, "pass_alpha": level.pass_alpha,
                        "miss_spell_s": level.spell})
+    if volume:
+        record["volume"] = volume
+        record["expectation"] = {
+            "what": what, "value": _number(expected), "unit": unit, "policy": policy,
+            "low": details.get("low"), "high": details.get("high"),
+            "duty": details.get("duty"), "binding": binding,
+            "limits": details.get("limits") or []}
     pairs = _pairs(stem, {**details, "what": what})
     if pairs is not None:
         record["paired"] = pairs
@@ -67,7 +79,7 @@ def _pairs(stem: Path, details: dict[str, Any]) -> dict[str, Any] | None:
     levels = paired.get("levels") or {}
     latency = "slack_ns" in details
     return {"kind": paired.get("kind"), "low": paired.get("low"), "high": paired.get("high"),
-            "looks": paired.get("looks_planned"), "fail_alpha": levels.get("fail_share"),
+            "fail_margin": paired.get("fail_margin") or 0.0, "looks": paired.get("looks_planned"), "fail_alpha": levels.get("fail_share"),
             "pass_alpha": levels.get("pass"), "block_s": blocks.get("block_s"),
             "ramp_s": blocks.get("ramp_s"),
             "figure": "median latency" if latency else "IOPS",

@@ -68,12 +68,14 @@ from pytest_ebsperf.fio.reports import (
 )
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.types import CAP, FLOOR, INFO, TIME
+from pytest_ebsperf.spec.types import CAP, FLOOR, INFO, REL, TIME
 from pytest_ebsperf.verdicts import verdict
 from pytest_ebsperf.verdicts.first_read import judge_first_read
 from pytest_ebsperf.verdicts.judge_facts import (
     expectation_for,
+    kept_expectation,
     kept_level,
+    kept_members,
     kept_planned_s,
     magnetic,
     volumes_of,
@@ -95,7 +97,8 @@ def _parser() -> argparse.ArgumentParser:
                 "when any file was refused, else 2 when any was inconclusive, else 0")
     p.add_argument("report", help="fio output: a file (json, json+, normal or terse), or a "
                    "directory searched for them")
-    p.add_argument("--volume-type", required=True)
+    p.add_argument("--volume-type", help="the volume's type (required unless every output is "
+                   "a run the suites kept, whose record beside it names its volume)")
     p.add_argument("--volume-size", type=int)
     p.add_argument("--volume-iops", type=int)
     p.add_argument("--volume-throughput", type=float)
@@ -194,15 +197,24 @@ class Refused:
     reason: str
 
 
-def judge_report(argv: Sequence[str]) -> list[Judged | Refused]:
+@dataclass
+class Skipped:
+    """A kept part of a check (a probe, a block) that no volume facts were given for: not a
+    check, so not judged, and no refusal either."""
+
+    path: str
+    reason: str
+
+
+def judge_report(argv: Sequence[str]) -> list[Judged | Refused | Skipped]:
     """Every unit of every fio output ``argv`` names, judged (see the module's doc)."""
     args = _parser().parse_args(argv)
     target = Path(args.report)
     if not target.exists():
         raise EbsperfError(f"{target} cannot be read (No such file or directory).")
-    members = volumes_of(args)
+    members = volumes_of(args) if args.volume_type or args.member else None
     if target.is_dir():
-        found: list[Judged | Refused] = []
+        found: list[Judged | Refused | Skipped] = []
         files = files_in(target)
         # the blocks of a kept comparison are judged as the comparison, once
         covered: set[Path] = set()
@@ -227,7 +239,7 @@ def judge_report(argv: Sequence[str]) -> list[Judged | Refused]:
             raise EbsperfError(f"{target}: no file in it holds fio output (JSON, normal or "
                                "terse).")
         return found
-    judged: list[Judged | Refused] = []
+    judged: list[Judged | Refused | Skipped] = []
     for report in _read(args.report, args.format):
         judged += _judged(args, members, report)
     return judged
@@ -252,23 +264,24 @@ def _read(path: str, form: str) -> list[Report]:
         raise _unreadable(path, exc) from None
 
 
-def _judged(args: argparse.Namespace, members: Sequence[Any], report: Report
-            ) -> list[Judged | Refused]:
+def _judged(args: argparse.Namespace, members: Sequence[Any] | None, report: Report
+            ) -> list[Judged | Refused | Skipped]:
     try:
         return judge_one(args, members, report)
     except _UNREADABLE as exc:
         raise _unreadable(report.path, exc) from None
 
 
-def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
-              ) -> list[Judged | Refused]:
-    """The units of one fio run, judged."""
+def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Report
+              ) -> list[Judged | Refused | Skipped]:
+    """The units of one fio run, judged against the volume facts ``given`` (None: those a
+    kept run's record holds, and the expectation its check used)."""
 
     data, text = report.data, report.text
     preamble = text[:text.find("{")] if report.form == "json" and "{" in text else text
     units = units_of(data, host=args.host, device=args.device, group=args.group)
     name = os.path.basename(report.path) + (f", {report.label}" if report.label else "")
-    judged: list[Judged | Refused] = []
+    judged: list[Judged | Refused | Skipped] = []
     for unit in units:
         where = f"{report.path}{' (' + unit.label + ')' if unit.label else ''}"
         result = result_from_data(unit.data, None, text)
@@ -297,17 +310,37 @@ def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
                 f"reports (its verdict then: {kept.get('outcome')})")]})
             judged.append(Judged(unit, found, workload, report.path))
             continue
+        members = given if given is not None else kept_members(kept)
+        if members is None:
+            if kept and not kept.get("outcome"):
+                judged.append(Skipped(where, f"a {kept.get('phase') or 'part'} run of "
+                                      f"{kept.get('check') or 'a check'}, not a check: give "
+                                      "--volume-type (and the volume's size, IOPS ...) to "
+                                      "judge it as a run of its own"))
+                continue
+            raise EbsperfError("no volume facts: pass --volume-type (and --volume-size, "
+                               "--volume-iops ... as the type needs); only a run the suites "
+                               "kept (--ebsperf-keep-fio) names its own volume")
+        own = kept.get("expectation") if given is None else None
         if kept and not kept.get("outcome"):
             notes.append(f"kept as a {kept.get('phase') or 'part'} run of "
                          f"{kept.get('check') or 'a check'}, not the run its verdict came "
                          "from: judged as a run of its own")
             kept = {}
+        if kept.get("sweep_points"):
+            notes.append(f"kept as the last of the {kept['sweep_points']} points of "
+                         f"{kept.get('check') or 'a block-size sweep'} ({kept.get('claim')}: "
+                         f"{kept.get('outcome')}), whose verdict judges its points together, "
+                         "which judge does not do again: judged as a run of its own")
+            kept = {}
         if kept.get("policy") not in (None, CAP, FLOOR, INFO):
             # a burst's knee or a refill is timed against the bucket's balance before the
             # run, which fio's output does not hold; a comparison needs all its blocks
-            why = ("whose verdict rests on the burst bucket's balance before it, which the "
-                   "output does not hold" if kept.get("policy") == TIME else
-                   "a comparison whose blocks were not all kept")
+            why = {TIME: "whose verdict rests on the burst bucket's balance before it, which "
+                         "the output does not hold",
+                   REL: "a comparison whose blocks were not all kept"}.get(
+                str(kept.get("policy")), "a claim on latencies, which judge does not judge "
+                "again (its rate is judged)")
             notes.append(f"kept as the run of {kept.get('check') or 'a check'} "
                          f"({kept.get('claim')}, {kept.get('policy')}: {kept.get('outcome')}), "
                          f"{why}: judged as a run of its own")
@@ -349,8 +382,9 @@ def judge_one(args: argparse.Namespace, members: Sequence[Any], report: Report
                 f"{name}{', ' + unit.label if unit.label else ''})")
         claim = args.claim or str(kept.get("claim") or
                                   ("B-INIT" if args.init_rate is not None else "B-SLA"))
-        expectation = expectation_for(argparse.Namespace(**{**vars(args), "claim": claim}),
-                                   members, workload, what, metric)
+        expectation = (kept_expectation(kept, claim, what) if own and kept else None) or \
+            expectation_for(argparse.Namespace(**{**vars(args), "claim": claim}), members,
+                            workload, what, metric)
         if expectation.unit == "IOPS":
             metric = "iops"  # a floor is published in IOPS only
         if args.init_rate is not None:
@@ -411,9 +445,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     as_json = "--json" in (sys.argv[1:] if argv is None else argv)
     judged = [item for item in found if isinstance(item, Judged)]
     refused = [item for item in found if isinstance(item, Refused)]
+    skipped = [item for item in found if isinstance(item, Skipped)]
     if as_json:
         print(json.dumps({"verdicts": [_as_json(item) for item in judged],
-                          "refused": [{"path": r.path, "reason": r.reason} for r in refused]},
+                          "refused": [{"path": r.path, "reason": r.reason} for r in refused],
+                          "skipped": [{"path": k.path, "reason": k.reason} for k in skipped]},
                          indent=2), file=out)
     else:
         many = len({item.path for item in judged}) + len(refused) > 1
@@ -429,6 +465,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
                 print(f"  note: {note}", file=out)
         for gone in refused:
             print(f"REFUSED {gone.path}: {gone.reason}", file=out)
+        for left in skipped:
+            print(f"SKIPPED {left.path}: {left.reason}", file=out)
     outcomes = [item.verdict.outcome for item in judged]
     if Outcome.FAIL in outcomes:
         return EXIT[Outcome.FAIL]

@@ -71,6 +71,58 @@ def expectation_for(args: argparse.Namespace, members: Sequence[Any], workload: 
                            metric=metric)
 
 
+def kept_members(kept: dict[str, Any]) -> list[Any] | None:
+    """The volume (or the set's members) a kept run's check judged, from its record; None
+    when the record holds no volume facts (a part of a check, or an older record)."""
+    facts = kept.get("volume")
+    if not isinstance(facts, dict):
+        return None
+    try:
+        one = spec.validate(Volume(
+            str(facts["type"]), size_gib=_int(facts.get("size_gib")),
+            iops=_int(facts.get("iops")), throughput_mibps=_float(facts.get("throughput_mibps")),
+            instance_type=facts.get("instance_type") or None,
+            burst_balance_pct=_float(facts.get("burst_balance_pct"))))
+        count = int(facts.get("count") or 1)
+    except (KeyError, TypeError, ValueError, EbsperfError):
+        return None
+    return [one] * count if 1 <= count <= ebs.MAX_SET_VOLUMES else None
+
+
+def kept_expectation(kept: dict[str, Any], claim: str, what: str) -> Any:
+    """The expectation the check that kept the run judged it against (None: not recorded,
+    or not a figure)."""
+    found = kept.get("expectation")
+    if not isinstance(found, dict):
+        return None
+    try:
+        value, unit, policy = float(found["value"]), str(found["unit"]), str(found["policy"])
+        low = float(found["low"]) if found.get("low") is not None else 0.90
+        high = float(found["high"]) if found.get("high") is not None else None
+        duty = float(found["duty"]) if found.get("duty") is not None else spec.DUTY_GP
+        limits = tuple(spec.Limit(str(lim["name"]), str(lim["kind"]), float(lim["iops"]),
+                                  str(lim.get("claim") or ""), str(lim.get("source") or ""))
+                       for lim in found.get("limits") or ())
+    except (KeyError, TypeError, ValueError):
+        return None
+    if policy not in (spec.CAP, spec.FLOOR, spec.INFO):
+        return None
+    binding = next((lim for lim in limits if lim.name == found.get("binding")), None)
+    if found.get("what"):  # the check's own words, and where the run came from
+        what = f"{found['what']} ({what.rsplit(' (', 1)[-1]}" if " (from " in what else \
+            str(found["what"])
+    return spec.Expectation(claim, what, policy, value, unit, binding, limits, low=low,
+                            high=high, duty=duty)
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
 def kept_planned_s(kept: dict[str, Any]) -> float | None:
     """The seconds the check that kept the run planned it for."""
     try:

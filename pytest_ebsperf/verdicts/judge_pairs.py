@@ -66,7 +66,8 @@ def judge_pairs(report: str, kept: Mapping[str, Any], claim: str) -> Verdict:
             str(paired["kind"]), low=_bar(paired.get("low"), -math.inf),
             high=_bar(paired.get("high"), math.inf), fail_alpha=float(paired["fail_alpha"]),
             pass_alpha=float(paired["pass_alpha"]),
-            looks=tuple(int(n) for n in paired["looks"]))
+            looks=tuple(int(n) for n in paired["looks"]),
+            fail_margin=float(paired.get("fail_margin") or 0.0))
         runs = [(str(a), str(b)) for a, b in paired["runs"]]
         block_s, ramp_s = float(paired["block_s"]), float(paired["ramp_s"])
     except (KeyError, TypeError, ValueError) as exc:

@@ -155,14 +155,16 @@ def duty_cycle_check(values: Sequence[float], threshold: float, duty: float,
 
 
 def mean_check(measured: float, threshold: float, *, note: str = "",
-               values: Sequence[float] = (), policy: evidence.Policy | None = None
-               ) -> LowerCheck:
+               values: Sequence[float] = (), policy: evidence.Policy | None = None,
+               planned: int | None = None) -> LowerCheck:
     """The lower bound on the mean (FLOOR, or CAP without a per-second series).
 
     With per-second ``values`` the mean's batch-means interval decides, asymmetrically: PASS
     when its lower bound at the PASS level clears ``threshold``, FAIL when its upper bound at
     the check's false-red level stays below it, "open" in between. Without them the bare
-    mean is compared (and ``note`` says so).
+    mean is compared (and ``note`` says so). Before the ``planned`` seconds are all seen, the
+    bounds must clear the threshold by the drift allowance too
+    (:func:`evidence.drift_allowance`).
     """
     policy = policy or evidence.Policy()
     notes: tuple[str, ...] = (note,) if note else ()
@@ -174,9 +176,10 @@ def mean_check(measured: float, threshold: float, *, note: str = "",
     failing = intervals.mean_interval(values, evidence.look_level(policy.alpha),
                                      bar=threshold)
     assert passing is not None and failing is not None
-    if passing.low >= threshold:
+    margin = evidence.drift_allowance(len(values), planned)
+    if passing.low >= threshold * (1.0 + margin):
         state, interval = evidence.PASS, passing
-    elif failing.high < threshold:
+    elif failing.high < threshold * (1.0 - margin):
         state, interval = evidence.FAIL, failing
     else:
         state, interval = evidence.OPEN, passing

@@ -45,6 +45,30 @@ def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values) if values else math.nan
 
 
+def _fail_bar_text(d: comparison.Design) -> str:
+    """Where a FAIL's interval must lie, when the design allows for stalls."""
+    if d.fail_margin <= 0:
+        return ""
+    allowed = f"{math.expm1(d.fail_margin) * 100:.1f} %"
+    if d.kind == comparison.AT_LEAST:
+        where = f"below {comparison.ratio_text(math.exp(d.fail_low))}"
+    else:
+        where = (f"outside {comparison.ratio_text(math.exp(d.fail_low))}-"
+                 f"{comparison.ratio_text(math.exp(d.fail_high))}")
+    return f"; a FAIL needs it {where}, {allowed} allowed for rare stalls no pair caught"
+
+
+def _undecided_text(d: comparison.Design, bounds: tuple[float, float, float] | None,
+                    pairs: int) -> str:
+    """Why the pairs decided nothing: the interval straddles the bar, or lies beyond it but
+    within the stall allowance."""
+    if bounds is not None and d.fail_margin > 0 and (bounds[1] < d.low or bounds[0] > d.high):
+        return (f"after {pairs} pairs the interval lies beyond the bar, but within the "
+                f"{math.expm1(d.fail_margin) * 100:.1f} % allowed for rare stalls no pair "
+                "caught")
+    return f"after {pairs} pairs the interval still straddles the bar"
+
+
 def ratio_verdict(seq: Sequential, blocks: Blocks, *, claim: str, what: str, a_label: str,
                   b_label: str, unit: str = "IOPS", notes: Sequence[str] = (),
                   source: str = "") -> Verdict:
@@ -67,6 +91,7 @@ def ratio_verdict(seq: Sequential, blocks: Blocks, *, claim: str, what: str, a_l
         dev = math.exp(d.high) - 1.0
         required = f"within {dev * 100:g} % required"
         details["max_ratio_dev"] = dev
+    required += _fail_bar_text(d)
     bounds = seq.last_bounds()
     if bounds is not None:
         details.update({"ratio_low": math.exp(bounds[0]) if math.isfinite(bounds[0]) else 0.0,
@@ -98,8 +123,7 @@ def ratio_verdict(seq: Sequential, blocks: Blocks, *, claim: str, what: str, a_l
                  f"{comparison.level_text(d.false_fail_bound)} (half this check's share of the "
                  "run's false-red budget).")
     else:
-        why = blocks.stopped or (f"after {len(blocks.a)} pairs the interval still straddles "
-                                 "the bar")
+        why = blocks.stopped or _undecided_text(d, bounds, len(blocks.a))
         reason = (f"inconclusive: {why} - cannot tell whether {a_label} vs {b_label} meets "
                   f"it (more pairs: --ebsperf-block, or a quieter host)")
         level = ""

@@ -265,7 +265,8 @@ def lower_check(values: Sequence[float], expectation: Expectation, policy: evide
         return mean_check(measured or 0.0, threshold, note="no per-second series: judged on "
                           "the mean, so the duty cycle could not be checked")
     return mean_check(statistics.fmean(values) if measured is None and values else
-                      (measured or 0.0), threshold, values=values, policy=policy)
+                      (measured or 0.0), threshold, values=values, policy=policy,
+                      planned=planned)
 
 
 def _above_cap_evidence(run: _Run, high: float, policy: evidence.Policy
@@ -300,7 +301,8 @@ def judge_floor(expectation: Expectation, result: FioResult, workload: Workload,
         return _no_value(run)
     if _host_took_it(run):
         return _open(run, LowerCheck(evidence.OPEN, expectation.threshold))
-    check = lower_check(run.values, expectation, policy, measured=run.measured, cap=False)
+    check = lower_check(run.values, expectation, policy, planned=run.planned,
+                        measured=run.measured, cap=False)
     if check.state == evidence.PASS:
         return _within(run, check)
     if check.state == evidence.OPEN:
@@ -356,8 +358,9 @@ def _base_details(run: _Run, check: LowerCheck | None = None) -> dict[str, Any]:
     exp = run.expectation
     details: dict[str, Any] = {
         "low": exp.low, "high": exp.high, "workload": run.workload.label(),
-        "limits": [{"name": lim.name, "kind": lim.kind, "iops": lim.iops, "claim": lim.claim}
-                   for lim in exp.limits],
+        "limits": [{"name": lim.name, "kind": lim.kind, "iops": lim.iops, "claim": lim.claim,
+                    "source": lim.source} for lim in exp.limits],
+        "duty": exp.duty,
         "binding_kind": exp.binding.kind if exp.binding else "",
     }
     if check is not None:

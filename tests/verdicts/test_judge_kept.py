@@ -82,6 +82,51 @@ def test_judge_of_a_kept_run_gives_the_live_check_s_verdict(
 ENCRYPTION = f"{SUITES}/encryption/test_encryption.py"
 
 
+# Alone (conftest): as above, a live check beside other workers' fio may be undecided for the
+# host's sake (its CPUs' busy time, which a report does not hold)
+@pytest.mark.alone
+def test_every_kept_run_of_two_suites_is_judged_with_no_volume_facts_given(
+        pytester: pytest.Pytester) -> None:
+    # gp3 and io2 on emulated volumes, every run kept; `ebsperf judge DIR` with nothing but
+    # the folder: each check of one run gets the live verdict against the expectation the
+    # check used; a sweep's last point and a latency check are named and judged as runs of
+    # their own; the sweep's other points are skipped as parts, never refused
+    keep, report = pytester.path / "kept", pytester.path / "results.json"
+    pytester.runpytest_subprocess(f"{SUITES}/gp3/test_gp3.py", f"{SUITES}/io2/test_io2.py",
+                                  "--emulate", f"--ebsperf-keep-fio={keep}",
+                                  f"--ebsperf-report={report}", "-p", "no:cacheprovider")
+    live = {c["nodeid"]: c for c in json.loads(report.read_text())["checks"]}
+    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(keep),
+                           "--json"], capture_output=True, text=True, timeout=120, check=False)
+    judged = json.loads(done.stdout)
+    assert judged["refused"] == [], judged["refused"]
+    assert {Path(k["path"]).parent.parent.name for k in judged["skipped"]} == {"16k", "64k"}
+    by_check: dict[str, dict[str, object]] = {}
+    for found in judged["verdicts"]:
+        path = Path(str(found["path"]))
+        record = json.loads(path.with_name(path.name[:-len(".json")] + KEPT_SUFFIX)
+                            .read_text())
+        by_check[record["check"]] = found
+    assert set(by_check) == set(live), (sorted(by_check), sorted(live))
+    single = 0
+    for nodeid, check in live.items():
+        found = by_check[nodeid]
+        notes = " ".join(found["notes"])  # type: ignore[arg-type]
+        if check["policy"] == "CAP" and "sweep" not in nodeid:
+            single += 1
+            assert (found["claim"], found["outcome"]) == (check["claim"], check["outcome"]), \
+                (found, check["message"])
+            assert str(found["what"]).startswith(f"{check['what']} (from "), found["what"]
+            assert found["measured"] == pytest.approx(check["measured"]["value"], rel=1e-9)
+            assert found["expected"] == pytest.approx(check["expected"]["value"], rel=1e-9)
+        elif "sweep" in nodeid:
+            assert "points of" in notes and "judged as a run of its own" in notes, notes
+        else:
+            assert check["policy"] == "LATENCY"
+            assert "a claim on latencies" in notes and found["claim"] == "B-SLA", notes
+    assert single >= 5
+
+
 def test_judge_of_a_kept_comparison_judges_its_pairs_again_as_the_check_did(
         pytester: pytest.Pytester) -> None:
     # S2-17 on emulated io1 twins in 1 s blocks: whatever the live check decided (a busy
@@ -94,9 +139,9 @@ def test_judge_of_a_kept_comparison_judges_its_pairs_again_as_the_check_did(
                                   f"--ebsperf-keep-fio={keep}", f"--ebsperf-report={report}",
                                   "-p", "no:cacheprovider")
     live = json.loads(report.read_text())["checks"]
+    # no volume facts given: the kept verdict names the twins' volume
     done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(keep),
-                           "--volume-type", "io1", "--volume-size", "100", "--volume-iops",
-                           "2000", "--json"],
+                           "--json"],
                           capture_output=True, text=True, timeout=120, check=False)
     judged = json.loads(done.stdout)
     assert judged["refused"] == [] and len(judged["verdicts"]) == len(live) >= 1, done.stdout

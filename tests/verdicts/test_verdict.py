@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from collections.abc import Sequence
 
@@ -366,6 +367,26 @@ def test_rel_iops_must_be_within_five_percent(encrypted: float, outcome: Outcome
                                  a_label="encrypted", b_label="plain")
     assert found.outcome is outcome, found.message
     assert "within 5 % required" in found.message
+
+
+@pytest.mark.parametrize("encrypted, outcome", [
+    (2130, Outcome.INCONCLUSIVE), (1870, Outcome.INCONCLUSIVE),
+    (2160, Outcome.FAIL), (1840, Outcome.FAIL),
+])
+def test_a_rel_fail_allows_for_stalls_its_pairs_may_not_have_caught(encrypted: float,
+                                                                     outcome: Outcome) -> None:
+    # 6.5 % apart is beyond the 5 % band, but 2 s stalls in 1 % of one twin's seconds (1.8 %
+    # of its long-run mean) that no pair caught could put the twins within it: no FAIL there.
+    # 8 % apart is beyond what such stalls explain.
+    rng = random.Random(4)
+    a = [encrypted * rng.gauss(1, 0.004) for _ in range(64)]
+    b = [2000 * rng.gauss(1, 0.004) for _ in range(64)]
+    design = comparison.ratio_design(comparison.WITHIN, 0.05, fail_alpha=2.5e-5)
+    assert design.fail_margin == pytest.approx(math.log1p(comparison.STALL_ALLOWANCE))
+    seq, blocks = _twins(a, b, design)
+    found = paired.ratio_verdict(seq, blocks, claim="S2-17", what="encrypted vs plain",
+                                 a_label="encrypted", b_label="plain")
+    assert found.outcome is outcome, found.message
 
 
 def test_rel_latency_allows_ten_percent_plus_fifty_microseconds() -> None:
