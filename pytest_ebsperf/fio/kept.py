@@ -41,6 +41,10 @@ def keep_verdict(stem: Path | None, *, claim: str, policy: str, outcome: str,
               "samples": details.get("samples"), "misses": details.get("misses")}
     if details.get("sweep_points"):  # a sweep's last point: judged over all its points
         record["sweep_points"] = details["sweep_points"]
+    if details.get("bound_ns") is not None and unit == "ns":  # a latency claim's bound
+        record["latency"] = {"bound_ns": details["bound_ns"],
+                             "percentile": details.get("percentile"),
+                             "direction": details.get("direction")}
     if level is not None:  # the check's level (evidence.Policy): judge applies the same
         record.update({"alpha": level.alpha, "pass_alpha": level.pass_alpha,
                        "miss_spell_s": level.spell})

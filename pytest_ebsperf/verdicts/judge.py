@@ -74,6 +74,7 @@ from pytest_ebsperf.verdicts.first_read import judge_first_read
 from pytest_ebsperf.verdicts.judge_facts import (
     expectation_for,
     kept_expectation,
+    kept_latency,
     kept_level,
     kept_members,
     kept_planned_s,
@@ -333,7 +334,8 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
                          f"{kept.get('outcome')}), whose verdict judges its points together, "
                          "which judge does not do again: judged as a run of its own")
             kept = {}
-        if kept.get("policy") not in (None, CAP, FLOOR, INFO):
+        latency_kept = kept if kept.get("latency") and kept.get("outcome") else {}
+        if kept.get("policy") not in (None, CAP, FLOOR, INFO) and not latency_kept:
             # a burst's knee or a refill is timed against the bucket's balance before the
             # run, which fio's output does not hold; a comparison needs all its blocks
             why = {TIME: "whose verdict rests on the burst bucket's balance before it, which "
@@ -376,6 +378,13 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
             series, said_logs = _series(logs, workload, result)
             result = replace(result, series=series)
             notes += [f"per-second figures from {logs_from}_*", *said_logs]
+        again = kept_latency(latency_kept, result, workload, name) if latency_kept and \
+            not args.claim else None
+        if again is not None:  # a latency check, judged again by its own function
+            notes = [*notes, *again.details["notes"]]
+            judged.append(Judged(unit, replace(again, details={**again.details, "notes": notes}),
+                                 workload, report.path))
+            continue
         metric = args.metric or ("throughput" if workload.bs >= 256 * 1024 else "iops")
         count = f"{len(members)} x " if len(members) > 1 else ""
         what = (f"{count}{members[0].label()}, {workload.label()} (from "

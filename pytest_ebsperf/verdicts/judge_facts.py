@@ -5,6 +5,7 @@ the first read of a restored volume), the level of a kept run's check, Magnetic'
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -18,7 +19,7 @@ from pytest_ebsperf.spec.init_rate import init_rate_expectation, valid_rate
 from pytest_ebsperf.spec.stripes import set_expectation
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.spec.volume_types import is_instance_store
-from pytest_ebsperf.verdicts import evidence, plain
+from pytest_ebsperf.verdicts import evidence, latency, plain
 from pytest_ebsperf.verdicts.outcome import Verdict
 
 
@@ -121,6 +122,38 @@ def _int(value: Any) -> int | None:
 
 def _float(value: Any) -> float | None:
     return None if value is None else float(value)
+
+
+def kept_latency(kept: dict[str, Any], result: FioResult, workload: Workload, name: str
+                 ) -> Verdict | None:
+    """A kept latency check (of the run in file ``name``) judged again by the function the
+    check used (a percentile's bound, or a mean's on the per-second latencies of its logs),
+    with a note saying so; None when the record holds no usable bound or level."""
+    found, level = kept.get("latency"), kept_level(kept)
+    if not isinstance(found, dict) or level is None:
+        return None
+    try:
+        bound = float(found["bound_ns"])
+        percentile = None if found.get("percentile") is None else float(found["percentile"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    direction = found.get("direction") if found.get("direction") in ("read", "write") else None
+    if not (bound > 0 and math.isfinite(bound)) or \
+            (percentile is not None and not 0 < percentile < 100):
+        return None
+    claim = str(kept.get("claim") or "B-SLA")
+    what = f"{(kept.get('expectation') or {}).get('what') or 'latency'} (from {name})"
+    if percentile is not None:
+        found = latency.judge_latency(claim, what, result, workload, percentile=percentile,
+                                      bound_ns=bound, direction=direction, alpha=level.alpha)
+    else:
+        found = latency.judge_mean_latency(claim, what, result, workload, bound_ns=bound,
+                                           direction=direction, alpha=level.alpha,
+                                           pass_alpha=level.pass_alpha)
+    check = kept.get("check") or "a latency check"
+    said = (f"kept with the verdict of the check that ran it ({check}: {claim} "
+            f"{kept.get('outcome')}), judged again by its own test")
+    return replace(found, details={**found.details, "notes": [said]})
 
 
 def kept_planned_s(kept: dict[str, Any]) -> float | None:

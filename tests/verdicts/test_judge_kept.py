@@ -89,8 +89,8 @@ def test_every_kept_run_of_two_suites_is_judged_with_no_volume_facts_given(
         pytester: pytest.Pytester) -> None:
     # gp3 and io2 on emulated volumes, every run kept; `ebsperf judge DIR` with nothing but
     # the folder: each check of one run gets the live verdict against the expectation the
-    # check used; a sweep's last point and a latency check are named and judged as runs of
-    # their own; the sweep's other points are skipped as parts, never refused
+    # check used, a latency check by its own test on its kept logs; a sweep's last point is
+    # named and judged as a run of its own, its other points skipped as parts, never refused
     keep, report = pytester.path / "kept", pytester.path / "results.json"
     pytester.runpytest_subprocess(f"{SUITES}/gp3/test_gp3.py", f"{SUITES}/io2/test_io2.py",
                                   "--emulate", f"--ebsperf-keep-fio={keep}",
@@ -121,9 +121,13 @@ def test_every_kept_run_of_two_suites_is_judged_with_no_volume_facts_given(
             assert found["expected"] == pytest.approx(check["expected"]["value"], rel=1e-9)
         elif "sweep" in nodeid:
             assert "points of" in notes and "judged as a run of its own" in notes, notes
-        else:
+        else:  # a latency check: judged again by its own test, on its kept logs
             assert check["policy"] == "LATENCY"
-            assert "a claim on latencies" in notes and found["claim"] == "B-SLA", notes
+            assert "judged again by its own test" in notes, notes
+            assert (found["claim"], found["outcome"]) == (check["claim"], check["outcome"])
+            assert found["measured"] == pytest.approx(check["measured"]["value"], rel=1e-9)
+            live_said = str(check["message"]).split(": ", 1)[1]
+            assert str(found["message"]).split(": ", 1)[1] == live_said, found["message"]
     assert single >= 5
 
 
