@@ -29,10 +29,10 @@ from typing import Any
 
 from pytest_ebsperf.checks.session import EbsperfSession
 from pytest_ebsperf.config.settings import Settings
-from pytest_ebsperf.credits.knee import find_knee
 from pytest_ebsperf.emulate.bucket import BASELINE, CgroupCounter
 from pytest_ebsperf.fio.workload import Workload, parse_size
 from pytest_ebsperf.spec.volume_types import spends_mib
+from pytest_ebsperf.verdicts.knee import find_knee
 
 ROOT = Path(__file__).resolve().parent.parent
 SCALES = (50.0, 100.0, 200.0)

@@ -16,8 +16,8 @@ Concepts (buckets, time scale, how the knee is found, how long real checks take)
 
 from __future__ import annotations
 
-from pytest_ebsperf.credits.knee import Knee, excess_integral, find_knee, noise_sigma
 from pytest_ebsperf.credits.ledger import CreditLedger, scaled_plan
+from pytest_ebsperf.verdicts.knee import Knee, excess_integral, find_knee, noise_sigma
 
 __all__ = ["CreditLedger", "Knee", "excess_integral", "find_knee", "noise_sigma",
            "scaled_plan"]

@@ -26,7 +26,6 @@ from typing import Any, Protocol
 from pytest_ebsperf import spec
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.credits.book import CreditBook
-from pytest_ebsperf.credits.knee import Knee, excess_integral, find_knee
 from pytest_ebsperf.credits.ledger import CreditLedger, credit_cost_per_io
 from pytest_ebsperf.credits.plot import KneePlot, plot_path, save_plot
 from pytest_ebsperf.credits.progress import (
@@ -35,18 +34,6 @@ from pytest_ebsperf.credits.progress import (
     ProgressMonitor,
     block_stat_path,
     parse_block_stat,
-)
-from pytest_ebsperf.credits.verdicts import (
-    Levels,
-    Timing,
-    _no_knee_sizes,
-    _plot_notes,
-    _span,
-    burst_end,
-    first_settled_s,
-    judge_knee_time,
-    model_curve,
-    trim_result,
 )
 from pytest_ebsperf.device.lock import set_aside
 from pytest_ebsperf.emulate.target import Target
@@ -59,6 +46,23 @@ from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.spec.volume_types import spends_mib
 from pytest_ebsperf.units import MIB, format_seconds
 from pytest_ebsperf.verdicts import plain, verdict
+from pytest_ebsperf.verdicts.burst_time import (
+    Levels,
+    Timing,
+    _no_knee_sizes,
+    _plot_notes,
+    _span,
+    burst_end,
+    consumed_credits,
+    first_settled_s,
+    judge_knee_time,
+    knee_facts,
+    knee_of,
+    model_curve,
+    trim_result,
+    unexpected_knee,
+)
+from pytest_ebsperf.verdicts.knee import Knee, find_knee
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 #: "More than a few minutes": checks longer than this on this volume need --ebsperf-long.
@@ -208,10 +212,15 @@ class CreditChecks:
                                     self._knee_monitor(levels, expected))
         knee, series = self._knee(result, levels)
         timing = dataclasses.replace(timing, observed_s=_span(series))
-        found = judge_knee_time(claim, what, knee, levels, timing,
-                                consumed=self._consumed(series, levels, job),
-                                modelled=balance, origin=ledger.origin, context=context,
-                                source=spec.source_url(claim, ""))
+        per_unit = self._credit_per_unit(levels, job)
+        found = judge_knee_time(claim, what, knee, levels, timing, consumed=consumed_credits(
+            series, levels, per_unit, self._window_s()), modelled=balance,
+            origin=ledger.origin, context=context, source=spec.source_url(claim, ""))
+        # what fio's output cannot hold (the balance before the run, the model's levels):
+        # kept beside the run so that judge times its knee again
+        found = dataclasses.replace(found, details={**found.details, "knee_facts": knee_facts(
+            levels, timing, modelled=balance, origin=ledger.origin, context=context,
+            window_s=self._window_s(), credit_per_unit=per_unit)})
         self._learn(ledger, knee, series, levels)
         self._plot(what, result, levels, knee, timing, model_curve(levels, expected, runtime))
         return self.h.conclude(found, job, result, started)
@@ -231,7 +240,7 @@ class CreditChecks:
         knee, series = self._knee(result, levels)
         timing = Timing(math.inf, 0.0, _span(series), self.book.timescale(volume))
         if knee.found:
-            found = self._unexpected_knee(claim, what, knee, levels)
+            found = unexpected_knee(claim, what, knee, levels, self.h.volume)
         else:
             found = self._judge_cap(claim, what, job, result)
         self._plot(what, result, levels, knee, timing, model_curve(levels, None, watch))
@@ -422,15 +431,12 @@ class CreditChecks:
         if not len(series):
             raise NotApplicable("fio logged no per-second series for this run, so no knee "
                                 "can be found (is write_iops_log supported by this fio?).")
-        knee = find_knee(series.values, series.t_s, window_s=self._window_s(),
-                         describe=levels.q)
-        return burst_end(knee, series.values, levels), series
+        return knee_of(series, levels, self._window_s()), series
 
-    def _consumed(self, series: Series, levels: Levels, job: Workload) -> float:
-        cost = credit_cost_per_io(self.h.volume, job)
-        per_io = 1.0 / job.bs if levels.unit == "B/s" else 1.0
-        credits = [v * per_io * cost for v in series.values]
-        return excess_integral(credits, levels.earn, self._window_s())
+    def _credit_per_unit(self, levels: Levels, job: Workload) -> float:
+        """Credits one unit of the series (an I/O, or a byte) costs."""
+        return (1.0 / job.bs if levels.unit == "B/s" else 1.0) * credit_cost_per_io(
+            self.h.volume, job)
 
     def _learn(self, ledger: CreditLedger, knee: Knee, series: Series, levels: Levels) -> bool:
         """After a run that ended at the baseline under load, the bucket is empty."""
@@ -460,17 +466,6 @@ class CreditChecks:
                                              job, credits=False, metric=metric)
         return verdict.judge_cap(expectation, result, job, metric=metric,
                                  cpu_count=self.h.session.cpu_count)
-
-    def _unexpected_knee(self, claim: str, what: str, knee: Knee, levels: Levels) -> Verdict:
-        volume = self.h.volume
-        reason = (f"fell from {levels.q(knee.before)} to {levels.q(knee.after or 0.0)} at "
-                  f"{format_seconds(knee.t_s or 0.0)}")
-        message = (f"{what}: {reason}, but this {volume.label()} has no burst bucket to run "
-                   f"out of: its baseline {levels.q(levels.baseline)} is its burst level. "
-                   f"Claim {claim}, {spec.source_url(claim, '')}")
-        return Verdict(Outcome.FAIL, claim, what, levels.baseline, knee.after, levels.unit,
-                       "volume baseline", reason, message, "CAP",
-                       {"knee_s": knee.t_s, "knee_reason": knee.reason})
 
     # -- picture -------------------------------------------------------------------------
     def _plot(self, what: str, result: FioResult, levels: Levels, knee: Knee, timing: Timing,

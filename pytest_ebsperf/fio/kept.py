@@ -41,6 +41,8 @@ def keep_verdict(stem: Path | None, *, claim: str, policy: str, outcome: str,
               "samples": details.get("samples"), "misses": details.get("misses")}
     if details.get("sweep_points"):  # a sweep's last point: judged over all its points
         record["sweep_points"] = details["sweep_points"]
+    if isinstance(details.get("knee_facts"), dict):  # a burst's knee: the bucket before it
+        record["knee"] = details["knee_facts"]
     if details.get("bound_ns") is not None and unit == "ns":  # a latency claim's bound
         record["latency"] = {"bound_ns": details["bound_ns"],
                              "percentile": details.get("percentile"),

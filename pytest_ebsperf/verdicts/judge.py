@@ -73,8 +73,8 @@ from pytest_ebsperf.verdicts import verdict
 from pytest_ebsperf.verdicts.first_read import judge_first_read
 from pytest_ebsperf.verdicts.judge_facts import (
     expectation_for,
+    kept_again,
     kept_expectation,
-    kept_latency,
     kept_level,
     kept_members,
     kept_planned_s,
@@ -334,8 +334,9 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
                          f"{kept.get('outcome')}), whose verdict judges its points together, "
                          "which judge does not do again: judged as a run of its own")
             kept = {}
-        latency_kept = kept if kept.get("latency") and kept.get("outcome") else {}
-        if kept.get("policy") not in (None, CAP, FLOOR, INFO) and not latency_kept:
+        own_test = kept if (kept.get("latency") or kept.get("knee")) and kept.get("outcome") \
+            else {}
+        if kept.get("policy") not in (None, CAP, FLOOR, INFO) and not own_test:
             # a burst's knee or a refill is timed against the bucket's balance before the
             # run, which fio's output does not hold; a comparison needs all its blocks
             why = {TIME: "whose verdict rests on the burst bucket's balance before it, which "
@@ -378,9 +379,9 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
             series, said_logs = _series(logs, workload, result)
             result = replace(result, series=series)
             notes += [f"per-second figures from {logs_from}_*", *said_logs]
-        again = kept_latency(latency_kept, result, workload, name) if latency_kept and \
+        again = kept_again(own_test, result, workload, name) if own_test and \
             not args.claim else None
-        if again is not None:  # a latency check, judged again by its own function
+        if again is not None:  # a latency or burst check, judged again by its own test
             notes = [*notes, *again.details["notes"]]
             judged.append(Judged(unit, replace(again, details={**again.details, "notes": notes}),
                                  workload, report.path))

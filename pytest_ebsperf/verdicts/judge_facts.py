@@ -20,6 +20,7 @@ from pytest_ebsperf.spec.stripes import set_expectation
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.spec.volume_types import is_instance_store
 from pytest_ebsperf.verdicts import evidence, latency, plain
+from pytest_ebsperf.verdicts.burst_time import knee_again
 from pytest_ebsperf.verdicts.outcome import Verdict
 
 
@@ -124,11 +125,28 @@ def _float(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def kept_latency(kept: dict[str, Any], result: FioResult, workload: Workload, name: str
-                 ) -> Verdict | None:
-    """A kept latency check (of the run in file ``name``) judged again by the function the
-    check used (a percentile's bound, or a mean's on the per-second latencies of its logs),
-    with a note saying so; None when the record holds no usable bound or level."""
+def kept_again(kept: dict[str, Any], result: FioResult, workload: Workload, name: str
+               ) -> Verdict | None:
+    """A kept latency or burst check (of the run in file ``name``) judged again by the
+    functions the check used, with a note saying so; None when its record cannot say how."""
+    claim = str(kept.get("claim") or "B-SLA")
+    what = f"{(kept.get('expectation') or {}).get('what') or 'the check'} (from {name})"
+    if kept.get("knee"):
+        found = knee_again(kept["knee"], claim, what, result, spec.source_url(claim, ""))
+    else:
+        found = _latency_again(kept, result, workload, claim, what)
+    if found is None:
+        return None
+    check = kept.get("check") or "a check"
+    said = (f"{check} ({claim}: {kept.get('outcome')}) judged again by its own test, on the "
+            "kept report and logs and what its record holds")
+    return replace(found, details={**found.details, "notes": [said]})
+
+
+def _latency_again(kept: dict[str, Any], result: FioResult, workload: Workload, claim: str,
+                   what: str) -> Verdict | None:
+    """A latency check judged again: a percentile's bound, or a mean's on the per-second
+    latencies of its logs."""
     found, level = kept.get("latency"), kept_level(kept)
     if not isinstance(found, dict) or level is None:
         return None
@@ -141,19 +159,12 @@ def kept_latency(kept: dict[str, Any], result: FioResult, workload: Workload, na
     if not (bound > 0 and math.isfinite(bound)) or \
             (percentile is not None and not 0 < percentile < 100):
         return None
-    claim = str(kept.get("claim") or "B-SLA")
-    what = f"{(kept.get('expectation') or {}).get('what') or 'latency'} (from {name})"
     if percentile is not None:
-        found = latency.judge_latency(claim, what, result, workload, percentile=percentile,
-                                      bound_ns=bound, direction=direction, alpha=level.alpha)
-    else:
-        found = latency.judge_mean_latency(claim, what, result, workload, bound_ns=bound,
-                                           direction=direction, alpha=level.alpha,
-                                           pass_alpha=level.pass_alpha)
-    check = kept.get("check") or "a latency check"
-    said = (f"kept with the verdict of the check that ran it ({check}: {claim} "
-            f"{kept.get('outcome')}), judged again by its own test")
-    return replace(found, details={**found.details, "notes": [said]})
+        return latency.judge_latency(claim, what, result, workload, percentile=percentile,
+                                     bound_ns=bound, direction=direction, alpha=level.alpha)
+    return latency.judge_mean_latency(claim, what, result, workload, bound_ns=bound,
+                                      direction=direction, alpha=level.alpha,
+                                      pass_alpha=level.pass_alpha)
 
 
 def kept_planned_s(kept: dict[str, Any]) -> float | None:

@@ -77,11 +77,33 @@ def test_a_gp2_whose_bucket_holds_what_the_model_says_passes_with_a_plot(
     assert plot.read_bytes()[:4] == b"\x89PNG"
 
 
+def _judged_again(pytester: pytest.Pytester) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The check in results.json and ``ebsperf judge`` of the folder it kept, given nothing
+    but the folder."""
+    (live,) = json.loads((pytester.path / "results.json").read_text())["checks"]
+    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge",
+                           str(pytester.path / "kept"), "--json"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    judged = json.loads(done.stdout)
+    assert judged["refused"] == [], judged
+    timed = [v for v in judged["verdicts"]
+             if any("judged again by its own test" in n for n in v["notes"])]
+    assert len(timed) == 1, judged["verdicts"]
+    return live, timed[0]
+
+
 def test_a_bucket_30_percent_smaller_than_claimed_fails_with_both_knee_times(
         pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(DURATION, *FAST, "--emulate-bucket-factor=0.7",
-                                           "--ebsperf-plots=none")
+                                           "--ebsperf-plots=none", "--ebsperf-keep-fio=kept",
+                                           "--ebsperf-report=results.json")
     result.assert_outcomes(failed=1)
+    # judge times the kept run's knee again from its logs and the bucket its check recorded
+    live, again = _judged_again(pytester)
+    assert (again["claim"], again["outcome"]) == (live["claim"], live["outcome"]) == \
+        ("S0-11", "fail")
+    assert again["measured"] == pytest.approx(live["measured"]["value"], abs=1e-6)
+    assert again["expected"] == pytest.approx(live["expected"]["value"], abs=1e-6)
     # 0.7 x 10 s: the knee comes about 3 s early, outside the 1 s tolerance (a busy host
     # that paced the burst low moves both times: the knee is timed at the level it ran at)
     result.stdout.fnmatch_lines([

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from support.common import DATA
 
-from pytest_ebsperf.credits.knee import best_split, excess_integral, find_knee, noise_sigma
+from pytest_ebsperf.verdicts.knee import best_split, excess_integral, find_knee, noise_sigma
 
 HERE = DATA / "credits"
 
@@ -158,7 +158,7 @@ def test_a_first_window_above_the_rest_is_a_step_but_not_the_end_of_a_burst() ->
     # S0-11: a throttle's start-up allowance (or a first status report after 0.6 s) makes
     # the first live window of a burst run 10 % high; the changepoint sees a step there,
     # but the volume is still bursting after it, so no knee may stop the run or be timed.
-    from pytest_ebsperf.credits.verdicts import Levels, burst_end
+    from pytest_ebsperf.verdicts.burst_time import Levels, burst_end
 
     levels = Levels("IOPS", 3000.0, 300.0, 3000.0, 300.0, "I/O credits")
     values = [3300.0, 3000.0, 3001.0, 3000.0, 2999.0, 3000.0]
@@ -175,15 +175,15 @@ def test_a_first_window_above_the_rest_is_a_step_but_not_the_end_of_a_burst() ->
 
 # -- the knee's time at the level the run burst at (B-HDD, S0-11) ----------------------------
 def _st1_levels() -> Any:
-    from pytest_ebsperf.credits.verdicts import Levels
+    from pytest_ebsperf.verdicts.burst_time import Levels
     mib = 1024.0 * 1024.0
     # a 2 TiB st1: 500 MiB/s burst, 80 MiB/s baseline, credits in MiB
     return Levels("B/s", 500 * mib, 80 * mib, 500.0, 80.0, "MiB")
 
 
 def _judge(found_s: float | None, before_mib: float, observed_s: float = 16.0) -> Any:
-    from pytest_ebsperf.credits.knee import Knee
-    from pytest_ebsperf.credits.verdicts import Timing, judge_knee_time
+    from pytest_ebsperf.verdicts.burst_time import Timing, judge_knee_time
+    from pytest_ebsperf.verdicts.knee import Knee
     levels = _st1_levels()
     balance = 4194.0
     knee = Knee(found_s is not None, before_mib * 1024 * 1024,

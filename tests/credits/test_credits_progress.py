@@ -10,7 +10,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_ebsperf.credits.knee import find_knee
 from pytest_ebsperf.credits.plot import KneePlot, plot_path, save_plot
 from pytest_ebsperf.credits.progress import (
     Forecast,
@@ -19,6 +18,7 @@ from pytest_ebsperf.credits.progress import (
     parse_block_stat,
 )
 from pytest_ebsperf.plugin.terminal import TerminalProgress
+from pytest_ebsperf.verdicts.knee import find_knee
 
 KIB = 1024
 

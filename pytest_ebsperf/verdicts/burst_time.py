@@ -12,13 +12,15 @@ import dataclasses
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from pytest_ebsperf.credits.knee import Knee
 from pytest_ebsperf.fio.result import DirectionStats, FioResult, Series
+from pytest_ebsperf.spec.claims import source_url
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.spec.volume_types import volume_type
 from pytest_ebsperf.units import format_percent, format_quantity, format_seconds
 from pytest_ebsperf.verdicts import plain
+from pytest_ebsperf.verdicts.knee import Knee, excess_integral, find_knee
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 BINDING = "burst credits"
@@ -172,6 +174,72 @@ def judge_knee_time(claim: str, what: str, knee: Knee, levels: Levels, timing: T
                "knee_reason": knee.reason}
     message = _insert_before_citation(found.message, claim, " ".join(sentences))
     return dataclasses.replace(found, message=message, details=details)
+
+
+def consumed_credits(series: Series, levels: Levels, credit_per_unit: float,
+                     window_s: float) -> float:
+    """Credits a run spent above what the bucket earned: the integral of each window's
+    credits (its figure times ``credit_per_unit``) above the earn rate."""
+    return excess_integral([v * credit_per_unit for v in series.values], levels.earn,
+                           window_s)
+
+
+def unexpected_knee(claim: str, what: str, knee: Knee, levels: Levels, volume: Volume
+                    ) -> Verdict:
+    """FAIL: a volume whose baseline is its burst level fell to a lower level."""
+    reason = (f"fell from {levels.q(knee.before)} to {levels.q(knee.after or 0.0)} at "
+              f"{format_seconds(knee.t_s or 0.0)}")
+    message = (f"{what}: {reason}, but this {volume.label()} has no burst bucket to run "
+               f"out of: its baseline {levels.q(levels.baseline)} is its burst level. "
+               f"Claim {claim}, {source_url(claim, '')}")
+    return Verdict(Outcome.FAIL, claim, what, levels.baseline, knee.after, levels.unit,
+                   "volume baseline", reason, message, "CAP",
+                   {"knee_s": knee.t_s, "knee_reason": knee.reason})
+
+
+def knee_of(series: Series, levels: Levels, window_s: float) -> Knee:
+    """The knee of a run's series at the model's levels, and where its burst ended."""
+    found = find_knee(series.values, series.t_s, window_s=window_s, describe=levels.q)
+    return burst_end(found, series.values, levels)
+
+
+def knee_facts(levels: Levels, timing: Timing, *, modelled: float, origin: str, context: str,
+               window_s: float, credit_per_unit: float) -> dict[str, Any]:
+    """What a burst check knew before its run (the model's levels, the balance, the time
+    expected and its tolerance), as a kept verdict records it for :func:`knee_again`."""
+    return {"levels": dataclasses.asdict(levels),
+            "timing": {"expected_s": timing.expected_s, "min_abs_s": timing.min_abs_s,
+                       "timescale": timing.timescale, "rel_tol": timing.rel_tol},
+            "modelled": modelled, "origin": origin, "context": context, "window_s": window_s,
+            "credit_per_unit": credit_per_unit}
+
+
+def knee_again(facts: Any, claim: str, what: str, result: FioResult, source: str = ""
+               ) -> Verdict | None:
+    """A kept burst check's knee timed again from its run's per-second series and the facts
+    its check recorded (:func:`knee_facts`), by the functions the check used; None when the
+    facts cannot be read or the run holds no series."""
+    try:
+        given = facts["levels"]
+        levels = Levels(str(given["unit"]), float(given["burst"]), float(given["baseline"]),
+                        float(given["burst_credits"]), float(given["earn"]),
+                        str(given["credit_unit"]))
+        timed = facts["timing"]
+        timing = Timing(float(timed["expected_s"]), float(timed["min_abs_s"]), 0.0,
+                        float(timed["timescale"]), float(timed["rel_tol"]))
+        modelled, window_s = float(facts["modelled"]), float(facts["window_s"])
+        per_unit = float(facts["credit_per_unit"])
+        origin, context = str(facts.get("origin") or ""), str(facts.get("context") or "")
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    series = result.series.get(levels.key)
+    if series is None or not len(series) or not window_s > 0:
+        return None
+    knee = knee_of(series, levels, window_s)
+    timing = dataclasses.replace(timing, observed_s=_span(series))
+    return judge_knee_time(claim, what, knee, levels, timing,
+                           consumed=consumed_credits(series, levels, per_unit, window_s),
+                           modelled=modelled, origin=origin, context=context, source=source)
 
 
 def trim_result(result: FioResult, from_s: float) -> FioResult:
