@@ -134,9 +134,7 @@ class RateChecks:
         if expectation.policy != spec.CAP or not expectation.duty:
             return workload
         policy = self.core.session.policy
-        needed = decidable_runtime_s(
-            evidence.decidable_windows(1.0 - expectation.duty,
-                                      policy.alpha * evidence.COUNT_SHARE, policy.spell))
+        needed = decidable_runtime_s(evidence.windows_to_fail(expectation.duty, policy))
         if needed <= workload.runtime_s:
             return workload
         longer = workload.replace(runtime_s=needed)
@@ -161,9 +159,7 @@ class RateChecks:
                 or critical <= planned or self.core.settings.given("runtime"):
             return found, workload, result
         policy = self.core.session.policy
-        needed = decidable_runtime_s(
-            evidence.decidable_windows(1.0 - expectation.duty,
-                                      policy.alpha * evidence.COUNT_SHARE, policy.spell))
+        needed = decidable_runtime_s(evidence.windows_to_fail(expectation.duty, policy))
         volume = self.core.volume
         waited = ""
         if spec.has_burst(volume) and credits is not False:

@@ -45,7 +45,7 @@ from pytest_ebsperf.spec.types import Expectation
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.spec.volume_types import spends_mib
 from pytest_ebsperf.units import MIB, format_seconds
-from pytest_ebsperf.verdicts import plain, verdict
+from pytest_ebsperf.verdicts import evidence, plain, verdict
 from pytest_ebsperf.verdicts.burst_time import (
     Levels,
     Timing,
@@ -70,22 +70,19 @@ LONG_CHECK_S = 300.0
 #: Windows seen after the model's latest knee (the lower level seen, not guessed), and a
 #: baseline is held for at least (the duty cycle needs samples).
 POST_WINDOWS, HOLD_WINDOWS = 5, 10
-#: A refill check idles until the next burst should last this share of a full bucket's,
-REFILL_SHARE = 0.15
-#: ... or this many log windows, whichever is shorter: per-second logs resolve a burst of
-#: 20 s to a window, so idling for a longer one (2,700 s on a 100 GiB gp2) buys no evidence.
-REFILL_BURST_WINDOWS = 20
+#: A refill check idles until the next burst should last this share of a full bucket's, or
+#: this many log windows, whichever is shorter: per-second logs resolve a burst of 20 s to a
+#: window, so idling for a longer one (2,700 s on a 100 GiB gp2) buys no evidence.
+REFILL_SHARE, REFILL_BURST_WINDOWS = 0.15, 20
 #: The refill starts from an empty bucket this check saw run dry, so its time is known to a
 #: few windows (no CloudWatch minute to allow for): the TIME tolerance's floor.
 REFILL_FLOOR_WINDOWS = 3
 #: A balance worth less than this many seconds of burst counts as empty.
 EMPTY_BURST_S = 0.5
-_MIB = float(MIB)
 
 
 class NotApplicable(Exception):
-    """The check does not apply to this volume or needs ``--ebsperf-long``; ``str`` is the
-    skip reason."""
+    """The check does not apply here or needs ``--ebsperf-long``; ``str``: the skip reason."""
 
 
 class Session(Protocol):
@@ -97,6 +94,8 @@ class Session(Protocol):
     def runner(self) -> FioRunner: ...
     @property
     def cpu_count(self) -> int: ...
+    @property
+    def policy(self) -> evidence.Policy: ...
 
 
 class Handle(Protocol):
@@ -116,7 +115,6 @@ class Handle(Protocol):
 
     def run(self, workload: Workload, *, target: Target | None = None,
             phase: str = "steady", monitor: Monitor | None = None) -> FioResult: ...
-
     def conclude(self, found: Verdict, workload: Workload, result: FioResult,
                  started: float) -> Verdict: ...
 
@@ -148,7 +146,8 @@ class CreditChecks:
         ledger, levels = self._setup(workload)
         self._require_knee(levels)
         lead = self._drain_s(ledger, levels)
-        hold = max(self.h.settings.runtime_s, HOLD_WINDOWS * self._window_s())
+        hold = max(self.h.settings.runtime_s, HOLD_WINDOWS * self._window_s(),
+                   self._can_fail_s())
         timing = self._timing(lead)
         runtime = (lead + timing.slack_s if lead else 0.0) + hold
         self._require_time(runtime, "draining the bucket and holding the baseline")
@@ -160,6 +159,9 @@ class CreditChecks:
         timing = dataclasses.replace(timing, observed_s=_span(series))
         found = self._judge_baseline(claim, what, job, result, knee, levels, timing,
                                      ledger.origin)
+        found = dataclasses.replace(found, details={**found.details, "knee_facts": knee_facts(
+            levels, timing, modelled=0.0, origin=ledger.origin, context="",
+            window_s=self._window_s(), credit_per_unit=self._credit_per_unit(levels, job))})
         self._learn(ledger, knee, series, levels)
         self._plot(what, result, levels, knee, timing,
                    model_curve(levels, lead if lead else None, runtime))
@@ -233,7 +235,7 @@ class CreditChecks:
                 f"this {volume.label()} bursts above its baseline, so it has a knee (timed by "
                 f"the burst-duration check); this claim is about {_no_knee_sizes(volume)}.")
         ledger, levels = self._setup(workload)
-        watch = ledger.plan.capacity / max(levels.burst_credits, 1e-9)
+        watch = max(ledger.plan.capacity / max(levels.burst_credits, 1e-9), self._can_fail_s())
         self._require_time(watch, "watching for a knee")
         job = self._timed(workload, watch, levels)
         result, started = self._run(job, None)
@@ -329,6 +331,11 @@ class CreditChecks:
 
         return monitor
 
+    def _can_fail_s(self) -> float:
+        """The seconds a CAP's count needs to FAIL at all at the run's level."""
+        duty = spec.volume_type(self.h.volume.type).duty
+        return self._window_s() * evidence.windows_to_fail(duty, self.h.session.policy)
+
     def _window_s(self) -> float:
         return getattr(self.h.session.runner, "log_interval_ms", 1000) / 1000.0
 
@@ -391,8 +398,7 @@ class CreditChecks:
         if self.h.settings.host in ("", "local://"):
             path = block_stat_path(os.path.realpath(device))
             return lambda: parse_block_stat(path.read_text())
-        host = self.h.session.runner.host
-        remote = str(block_stat_path(device))
+        host, remote = self.h.session.runner.host, str(block_stat_path(device))
         return lambda: parse_block_stat(host.read_text(remote))
 
     def _forecast(self, phase: str, total_s: float, ledger: CreditLedger, levels: Levels,
@@ -403,9 +409,8 @@ class CreditChecks:
                         burst_drain=levels.drain)
 
     def _idle(self, seconds: float, ledger: CreditLedger, levels: Levels) -> None:
-        forecast = dataclasses.replace(self._forecast("refill", seconds, ledger, levels,
-                                                      Workload("randread")), idle=True)
-        with self._progress(forecast):
+        with self._progress(dataclasses.replace(self._forecast(
+                "refill", seconds, ledger, levels, Workload("randread")), idle=True)):
             time.sleep(seconds)
 
     def _empty_bucket(self, claim: str, what: str, workload: Workload, ledger: CreditLedger,
@@ -465,7 +470,7 @@ class CreditChecks:
         expectation = spec.cap_expectation(claim, what, volume.replace(burst_balance_pct=0.0),
                                              job, credits=False, metric=metric)
         return verdict.judge_cap(expectation, result, job, metric=metric,
-                                 cpu_count=self.h.session.cpu_count)
+                                 cpu_count=self.h.session.cpu_count, policy=self.h.session.policy)
 
     # -- picture -------------------------------------------------------------------------
     def _plot(self, what: str, result: FioResult, levels: Levels, knee: Knee, timing: Timing,
@@ -474,7 +479,7 @@ class CreditChecks:
         directory = self.book.plots_dir() if series is not None and len(series) else None
         if directory is None or series is None:
             return
-        scale = 1.0 / _MIB if levels.unit == "B/s" else 1.0
+        scale = 1.0 / MIB if levels.unit == "B/s" else 1.0
         t = [0.0, *series.t_s]
         values = [series.values[0] * scale, *(v * scale for v in series.values)]
         expected = timing.expected_s if math.isfinite(timing.expected_s) else None

@@ -214,11 +214,21 @@ def knee_facts(levels: Levels, timing: Timing, *, modelled: float, origin: str, 
             "credit_per_unit": credit_per_unit}
 
 
-def knee_again(facts: Any, claim: str, what: str, result: FioResult, source: str = ""
-               ) -> Verdict | None:
-    """A kept burst check's knee timed again from its run's per-second series and the facts
-    its check recorded (:func:`knee_facts`), by the functions the check used; None when the
-    facts cannot be read or the run holds no series."""
+def after_knee(facts: Any, result: FioResult) -> FioResult:
+    """A kept after-the-knee run as its check judged it: from the window after its knee on
+    (:func:`trim_result`), found at the levels the check recorded; unchanged when there is
+    no knee or the facts cannot be read."""
+    read = _read_facts(facts)
+    series = result.series.get(read[0].key) if read else None
+    if read is None or series is None or not len(series):
+        return result
+    knee = knee_of(series, read[0], read[2])
+    return trim_result(result, first_settled_s(knee)) if knee.found else result
+
+
+def _read_facts(facts: Any) -> tuple[Levels, Timing, float, float, float, str, str] | None:
+    """(levels, timing, window_s, modelled, credits per unit, origin, context) of
+    :func:`knee_facts`; None when they cannot be read."""
     try:
         given = facts["levels"]
         levels = Levels(str(given["unit"]), float(given["burst"]), float(given["baseline"]),
@@ -227,13 +237,25 @@ def knee_again(facts: Any, claim: str, what: str, result: FioResult, source: str
         timed = facts["timing"]
         timing = Timing(float(timed["expected_s"]), float(timed["min_abs_s"]), 0.0,
                         float(timed["timescale"]), float(timed["rel_tol"]))
-        modelled, window_s = float(facts["modelled"]), float(facts["window_s"])
-        per_unit = float(facts["credit_per_unit"])
-        origin, context = str(facts.get("origin") or ""), str(facts.get("context") or "")
+        window_s = float(facts["window_s"])
+        return (levels, timing, window_s, float(facts["modelled"]),
+                float(facts["credit_per_unit"]), str(facts.get("origin") or ""),
+                str(facts.get("context") or "")) if window_s > 0 else None
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
+
+
+def knee_again(facts: Any, claim: str, what: str, result: FioResult, source: str = ""
+               ) -> Verdict | None:
+    """A kept burst check's knee timed again from its run's per-second series and the facts
+    its check recorded (:func:`knee_facts`), by the functions the check used; None when the
+    facts cannot be read or the run holds no series."""
+    read = _read_facts(facts)
+    if read is None:
+        return None
+    levels, timing, window_s, modelled, per_unit, origin, context = read
     series = result.series.get(levels.key)
-    if series is None or not len(series) or not window_s > 0:
+    if series is None or not len(series):
         return None
     knee = knee_of(series, levels, window_s)
     timing = dataclasses.replace(timing, observed_s=_span(series))

@@ -78,24 +78,6 @@ def mean_looks(planned: int) -> tuple[int, ...]:
     return tuple(sorted({n for n in early if n >= MEAN_MIN_S} | {planned}))
 
 
-#: The drift an early look allows for: the level may move linearly by this share of the mean
-#: over the planned seconds (a host warming up, a neighbour's load changing), so the seconds
-#: seen before the end can sit below (or above) the whole run's mean by up to
-#: ``DRIFT x (planned - n) / (2 (planned - 1))`` (seconds 0 to planned - 1). Chosen by simulation (docs/benchmarks.md, "Every
-#: one-volume rule over every cell"): without it a drift of +20 % over a 60 s check FAILed
-#: an early look 2.2 x as often as its level allows.
-DRIFT = 0.20
-
-
-def drift_allowance(n: int, planned: int | None) -> float:
-    """How far (as a share of the threshold) a mean of the first ``n`` of ``planned``
-    seconds may sit from the whole run's mean under a linear drift of :data:`DRIFT`: 0 once
-    every planned second is seen (or with no plan)."""
-    if not planned or n >= planned:
-        return 0.0
-    return DRIFT * (planned - n) / (2.0 * (planned - 1))
-
-
 def look_level(alpha: float) -> float:
     """The level of one look of a mean test whose whole level is ``alpha``."""
     return alpha / MEAN_LOOKS
@@ -448,6 +430,12 @@ MAX_DECIDING_WAIT_S = 180.0
 
 
 @functools.lru_cache(maxsize=256)
+def windows_to_fail(duty: float, policy: Policy) -> int:
+    """The windows a duty cycle's count needs before it can FAIL at all at ``policy``'s level
+    (its share of it), under the policy's spell model: what a check plans at least."""
+    return decidable_windows(1.0 - duty, policy.alpha * COUNT_SHARE, policy.spell)
+
+
 def decidable_windows(p: float, alpha: float, spell: float, limit: int = 3_600) -> int:
     """The fewest windows in which the duty-cycle test can FAIL at all (its critical count
     is at most the windows): a run planned shorter can only pass or be INCONCLUSIVE.

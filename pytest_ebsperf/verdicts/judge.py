@@ -78,6 +78,7 @@ from pytest_ebsperf.verdicts.judge_facts import (
     kept_level,
     kept_members,
     kept_planned_s,
+    kept_seconds,
     magnetic,
     volumes_of,
 )
@@ -386,6 +387,7 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
             judged.append(Judged(unit, replace(again, details={**again.details, "notes": notes}),
                                  workload, report.path))
             continue
+        result = kept_seconds(kept, result)
         metric = args.metric or ("throughput" if workload.bs >= 256 * 1024 else "iops")
         count = f"{len(members)} x " if len(members) > 1 else ""
         what = (f"{count}{members[0].label()}, {workload.label()} (from "

@@ -20,7 +20,7 @@ from pytest_ebsperf.spec.stripes import set_expectation
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.spec.volume_types import is_instance_store
 from pytest_ebsperf.verdicts import evidence, latency, plain
-from pytest_ebsperf.verdicts.burst_time import knee_again
+from pytest_ebsperf.verdicts.burst_time import after_knee, knee_again
 from pytest_ebsperf.verdicts.outcome import Verdict
 
 
@@ -131,6 +131,8 @@ def kept_again(kept: dict[str, Any], result: FioResult, workload: Workload, name
     functions the check used, with a note saying so; None when its record cannot say how."""
     claim = str(kept.get("claim") or "B-SLA")
     what = f"{(kept.get('expectation') or {}).get('what') or 'the check'} (from {name})"
+    if kept.get("knee") and kept.get("policy") != spec.TIME:
+        return None  # the baseline after a knee: a CAP on the seconds after it (after_knee)
     if kept.get("knee"):
         found = knee_again(kept["knee"], claim, what, result, spec.source_url(claim, ""))
     else:
@@ -141,6 +143,13 @@ def kept_again(kept: dict[str, Any], result: FioResult, workload: Workload, name
     said = (f"{check} ({claim}: {kept.get('outcome')}) judged again by its own test, on the "
             "kept report and logs and what its record holds")
     return replace(found, details={**found.details, "notes": [said]})
+
+
+def kept_seconds(kept: dict[str, Any], result: FioResult) -> FioResult:
+    """The run as its check judged it: a kept after-the-knee run from its knee on."""
+    if kept.get("knee") and kept.get("policy") == spec.CAP:
+        return after_knee(kept["knee"], result)
+    return result
 
 
 def _latency_again(kept: dict[str, Any], result: FioResult, workload: Workload, claim: str,

@@ -11,7 +11,7 @@ import random
 import pytest
 
 from pytest_ebsperf.spec.types import FLOOR, Expectation
-from pytest_ebsperf.verdicts import evidence, stop_rule
+from pytest_ebsperf.verdicts import evidence, lower, stop_rule
 from pytest_ebsperf.verdicts.verdict import lower_check
 
 PLANNED = 60
@@ -36,12 +36,12 @@ def _first_stop(values: list[float]) -> tuple[int, str | None]:
 
 
 def test_the_allowance_is_the_drift_s_offset_of_the_seconds_seen() -> None:
-    assert evidence.drift_allowance(PLANNED, PLANNED) == 0.0
-    assert evidence.drift_allowance(10, None) == 0.0
+    assert lower.drift_allowance(PLANNED, PLANNED) == 0.0
+    assert lower.drift_allowance(10, None) == 0.0
     # the first 15 of 60 seconds of a +20 % drift average 7.6 % below the run's mean
-    seconds = _drifting(900.0, evidence.DRIFT)
+    seconds = _drifting(900.0, lower.DRIFT)
     first = sum(seconds[:15]) / 15 / (sum(seconds) / PLANNED)
-    assert 1.0 - first == pytest.approx(evidence.drift_allowance(15, PLANNED), abs=0.01)
+    assert 1.0 - first == pytest.approx(lower.drift_allowance(15, PLANNED), abs=0.01)
 
 
 def _stepping(mean: float, first: float, seed: int = 2) -> list[float]:
@@ -83,5 +83,5 @@ def test_a_real_shortfall_fails_at_the_look_it_did_without_the_allowance(
     assert said is not None and "below" in said
     assert lower_check(seconds[:n], FLOOR_1000, POLICY, planned=PLANNED).state == \
         evidence.FAIL
-    monkeypatch.setattr(evidence, "DRIFT", 0.0)
+    monkeypatch.setattr(lower, "DRIFT", 0.0)
     assert _first_stop(seconds)[0] == n
