@@ -50,17 +50,6 @@ INSTANCE_BOUND_HIGH = 1.05
 
 
 
-#: fio's once-a-second reports can come a few milliseconds late, and windows are counted at
-#: their median interval: a run of exactly the 17 s its test needs made 16 windows at 1.03 s
-#: apart, too few to FAIL. A run meant to be decidable is planned 5 % longer (a second at least).
-LATE_REPORTS = 1.05
-
-
-def decidable_runtime_s(windows: int) -> float:
-    """The seconds to plan so that fio's reports make at least ``windows`` windows."""
-    return float(max(windows + 1, math.ceil(windows * LATE_REPORTS)))
-
-
 class RateChecks:
     """Rates against documented figures (CAP, FLOOR, INFO, sweeps, latency)."""
 
@@ -134,7 +123,7 @@ class RateChecks:
         if expectation.policy != spec.CAP or not expectation.duty:
             return workload
         policy = self.core.session.policy
-        needed = decidable_runtime_s(evidence.windows_to_fail(expectation.duty, policy))
+        needed = evidence.decidable_runtime_s(evidence.windows_to_fail(expectation.duty, policy))
         if needed <= workload.runtime_s:
             return workload
         longer = workload.replace(runtime_s=needed)
@@ -159,7 +148,7 @@ class RateChecks:
                 or critical <= planned or self.core.settings.given("runtime"):
             return found, workload, result
         policy = self.core.session.policy
-        needed = decidable_runtime_s(evidence.windows_to_fail(expectation.duty, policy))
+        needed = evidence.decidable_runtime_s(evidence.windows_to_fail(expectation.duty, policy))
         volume = self.core.volume
         waited = ""
         if spec.has_burst(volume) and credits is not False:

@@ -333,8 +333,8 @@ class CreditChecks:
 
     def _can_fail_s(self) -> float:
         """The seconds a CAP's count needs to FAIL at all at the run's level."""
-        duty = spec.volume_type(self.h.volume.type).duty
-        return self._window_s() * evidence.windows_to_fail(duty, self.h.session.policy)
+        policy, duty = self.h.session.policy, spec.volume_type(self.h.volume.type).duty
+        return self._window_s() * evidence.decidable_runtime_s(evidence.windows_to_fail(duty, policy))
 
     def _window_s(self) -> float:
         return getattr(self.h.session.runner, "log_interval_ms", 1000) / 1000.0

@@ -429,13 +429,24 @@ def critical_starts(n: int, p: float, alpha: float) -> int:
 MAX_DECIDING_WAIT_S = 180.0
 
 
-@functools.lru_cache(maxsize=256)
+#: fio's once-a-second reports can come a few milliseconds late, and windows are counted at
+#: their median interval: a run of exactly the 17 s its test needs made 16 windows at 1.03 s
+#: apart, too few to FAIL. A run meant to be decidable is planned 5 % longer (a second at least).
+LATE_REPORTS = 1.05
+
+
+def decidable_runtime_s(windows: int) -> float:
+    """The seconds to plan so that fio's reports make at least ``windows`` windows."""
+    return float(max(windows + 1, math.ceil(windows * LATE_REPORTS)))
+
+
 def windows_to_fail(duty: float, policy: Policy) -> int:
     """The windows a duty cycle's count needs before it can FAIL at all at ``policy``'s level
     (its share of it), under the policy's spell model: what a check plans at least."""
     return decidable_windows(1.0 - duty, policy.alpha * COUNT_SHARE, policy.spell)
 
 
+@functools.lru_cache(maxsize=256)
 def decidable_windows(p: float, alpha: float, spell: float, limit: int = 3_600) -> int:
     """The fewest windows in which the duty-cycle test can FAIL at all (its critical count
     is at most the windows): a run planned shorter can only pass or be INCONCLUSIVE.

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from support.common import FAILS_ON_A_QUIET_HOST, ROOT, needs_fio, needs_root, run_pytest
 
-from pytest_ebsperf.checks.rates import decidable_runtime_s
 from pytest_ebsperf.config.emulation import MissPlan, parse_misses
 from pytest_ebsperf.emulate import misses
 from pytest_ebsperf.errors import ConfigError
@@ -62,10 +61,10 @@ def test_a_decidable_run_counts_its_windows_when_fio_reports_late():
     # planned for exactly the 17 windows its test needs made 16 at 1.04 s apart
     assert round(17 / 1.04) == 16
     for windows in (6, 11, 13, 17, 19, 60, 300):
-        planned = decidable_runtime_s(windows)
+        planned = evidence.decidable_runtime_s(windows)
         assert all(round(planned / interval) >= windows for interval in (1.0, 1.03, 1.045))
         assert planned <= max(windows + 1, 1.05 * windows + 1)  # and not much longer
-    assert decidable_runtime_s(17) == 18
+    assert evidence.decidable_runtime_s(17) == 18
 
 
 def test_the_sequential_test_keeps_its_level_on_simulated_volumes():
