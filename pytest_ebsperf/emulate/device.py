@@ -61,20 +61,6 @@ def check_emulation_available() -> None:
     choose_throttle("probe", "0:0")  # raises with its own sentence when nothing throttles
 
 
-def swap_risk() -> str | None:
-    """A sentence when swap is on and a tmpfs without ``noswap`` may be swapped out: reads of
-    swapped-out pages wait on swap-in, so an emulated volume's rates are at risk."""
-    try:
-        swaps = Path("/proc/swaps").read_text().splitlines()[1:]
-    except OSError:
-        swaps = []
-    if not any(line.strip() for line in swaps):
-        return None
-    return ("swap is on and this kernel cannot keep the emulated volume's tmpfs out of it "
-            "(noswap needs Linux 6.4): reads of swapped-out pages wait on swap-in, so "
-            "the emulated volume's rates are at risk")
-
-
 class ColdRanges:
     """Byte ranges of a device not written since it was made or last TRIMmed."""
 
@@ -95,6 +81,19 @@ class ColdRanges:
         self.ranges = [piece for a, b in self.ranges for piece in
                        ((a, min(b, start)), (max(a, end), b)) if piece[0] < piece[1]]
         return cold
+
+
+def _validate(size_bytes: int, io_unit_bytes: int, name: str) -> None:
+    """A ValueError for a size, I/O unit or name an emulated device cannot have."""
+    if size_bytes <= 0 or size_bytes % 4096:
+        raise ValueError(f"size_bytes must be a positive multiple of 4096, got {size_bytes}.")
+    if io_unit_bytes < 4096 or io_unit_bytes % 4096:
+        raise ValueError(f"io_unit_bytes must be a multiple of 4096, got {io_unit_bytes}.")
+    if not cleanup.valid_name(name):
+        raise ValueError(
+            f"name must be 'ebsperf' or 'ebsperf-<label>' (letters, digits, '-', '_') so "
+            f"sweep_stale() can find its leftovers, got {name!r}."
+        )
 
 
 class EmulatedDevice:
@@ -125,15 +124,7 @@ class EmulatedDevice:
         share_cgroup_of: EmulatedDevice | None = None,
         latency_us: float | None = None,
     ) -> None:
-        if size_bytes <= 0 or size_bytes % 4096:
-            raise ValueError(f"size_bytes must be a positive multiple of 4096, got {size_bytes}.")
-        if io_unit_bytes < 4096 or io_unit_bytes % 4096:
-            raise ValueError(f"io_unit_bytes must be a multiple of 4096, got {io_unit_bytes}.")
-        if not cleanup.valid_name(name):
-            raise ValueError(
-                f"name must be 'ebsperf' or 'ebsperf-<label>' (letters, digits, '-', '_') so "
-                f"sweep_stale() can find its leftovers, got {name!r}."
-            )
+        _validate(size_bytes, io_unit_bytes, name)
         self.size_bytes, self.io_unit_bytes, self.name = size_bytes, io_unit_bytes, name
         self.iops, self.bps = iops, bps
         #: Another emulated device whose throttle cgroup this one's limits join: one fio
@@ -270,7 +261,7 @@ class EmulatedDevice:
 
     def swap_risk(self) -> str | None:
         """A sentence when the volume's pages may be swapped out."""
-        return None if self.noswap else swap_risk()
+        return None if self.noswap else loop.swap_risk()
 
     @property
     def limits(self) -> DirectionLimits:
@@ -369,6 +360,13 @@ class EmulatedDevice:
                 "daemon would not see each request; pass --emulate-latency=none.")
         self.overhead_us = service_time.calibrate(f"/dev/{name}", self._latency)
         return name, direct
+
+    def calibrate_path(self) -> float:
+        """Measure the path's own time per I/O again, now, and take it off (a correction
+        measured minutes ago, in a slower spell, leaves each I/O faster than set)."""
+        self.overhead_us = service_time.calibrate(self.path, self._need(self._latency),
+                                                  fresh=True)
+        return self.overhead_us
 
     def set_scale(self, scale: float) -> None:
         """Run at ``scale`` x the rates set (an emulated missed second), 1.0 to recover."""

@@ -231,3 +231,17 @@ def create_sparse_file(path: Path, size_bytes: int) -> None:
         os.ftruncate(fd, size_bytes)
     finally:
         os.close(fd)
+
+
+def swap_risk() -> str | None:
+    """A sentence when swap is on and a tmpfs without ``noswap`` may be swapped out: reads of
+    swapped-out pages wait on swap-in, so an emulated volume's rates are at risk."""
+    try:
+        swaps = Path("/proc/swaps").read_text().splitlines()[1:]
+    except OSError:
+        swaps = []
+    if not any(line.strip() for line in swaps):
+        return None
+    return ("swap is on and this kernel cannot keep the emulated volume's tmpfs out of it "
+            "(noswap needs Linux 6.4): reads of swapped-out pages wait on swap-in, so "
+            "the emulated volume's rates are at risk")
