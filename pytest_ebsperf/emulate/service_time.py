@@ -184,9 +184,10 @@ class LatencyServer:
 
 _calibrated: dict[int, float] = {}
 
-#: 1-s measurements of the path at the second pass; their median is taken off (one slow spell
-#: of the host's wake-ups, seen at 150 µs above the usual path, cannot set the correction).
-SETTLING_LOOKS = 3
+#: 1-s looks at the path: one with nothing taken off, the rest with its estimate taken off;
+#: the median of their estimates is kept (one slow spell of the host's wake-ups, seen at
+#: 160 µs above the usual path, cannot set the correction).
+LOOKS = 3
 
 
 def calibrate(device: str, server: LatencyServer, *, fresh: bool = False) -> float:
@@ -196,13 +197,13 @@ def calibrate(device: str, server: LatencyServer, *, fresh: bool = False) -> flo
     returns what is taken off."""
     key = round(server.mean_us)
     if fresh or key not in _calibrated:
-        server.set(overhead_us=0.0)
-        taken = _bounded(measure_qd1_us(device) - server.mean_us, server.mean_us)
-        # the second pass corrects what the first one's guess changed
-        server.set(overhead_us=taken)
-        looks = sorted(measure_qd1_us(device) for _ in range(SETTLING_LOOKS))
-        _calibrated[key] = _bounded(taken + looks[len(looks) // 2] - server.mean_us,
-                                    server.mean_us)
+        estimates: list[float] = []
+        taken = 0.0
+        for _ in range(LOOKS):
+            server.set(overhead_us=taken)
+            estimates.append(taken + measure_qd1_us(device) - server.mean_us)
+            taken = _bounded(estimates[-1], server.mean_us)
+        _calibrated[key] = _bounded(sorted(estimates)[len(estimates) // 2], server.mean_us)
     server.set(overhead_us=_calibrated[key])
     return _calibrated[key]
 
