@@ -23,7 +23,7 @@ from pytest_ebsperf.checks.witnesses import Witnesses, members_alone
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.device.hold import hold
 from pytest_ebsperf.device.kernelstat import read_cpu
-from pytest_ebsperf.device.lock import DeviceLock, measuring
+from pytest_ebsperf.device.lock import DeviceLock, held_from_first_measurement, measuring
 from pytest_ebsperf.device.safety import check_writable, inspect_on
 from pytest_ebsperf.emulate.target import SuiteMismatch, Target, volume_from_marker
 from pytest_ebsperf.errors import (
@@ -248,12 +248,13 @@ class CheckCore:
             return contextlib.nullcontext(False)
         return measuring(alone=alone)
 
-    @contextlib.contextmanager
-    def measuring_shared(self) -> Iterator[None]:
-        """A whole check measures beside other measuring workers (a comparison waits for
-        it to end)."""
-        with self._measuring():
-            yield
+    def measuring_shared(self) -> Any:
+        """A whole check measures beside other measuring workers, from its first measurement
+        to its end (a comparison waits for it to end; a check that first idles waits for no
+        comparison meanwhile)."""
+        if not self.session.runner.host.is_local:
+            return contextlib.nullcontext()
+        return held_from_first_measurement()
 
     @contextlib.contextmanager
     def measuring_alone(self) -> Iterator[None]:

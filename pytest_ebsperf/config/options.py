@@ -183,7 +183,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("emulate_timescale", "--emulate-timescale", None, "EBSPERF_EMULATE_TIMESCALE", "str",
            "N", "shrink emulated burst buckets N times (rates unchanged) so a 2,000 s knee "
            "comes after 2,000/N s; the model's times shrink alike. 'auto' makes a full "
-           "bucket last about 40 s.", "auto"),
+           "bucket last about 30 s.", "auto"),
     Option("plots", "--ebsperf-plots", "ebsperf_plots", "EBSPERF_PLOTS", "str", "DIR",
            "where pictures go: time-based credit checks always save their PNG (per-second "
            "series, model, knee) there; 'none' saves none.", "ebsperf-results/plots"),

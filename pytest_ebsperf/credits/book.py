@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 #: ``--emulate-timescale=auto`` shrinks a full bucket so its burst lasts about this long: long
 #: enough that a volume type's burst-level checks (each planned for about 20 s, most deciding
 #: in 3 to 8) run one after another on what the bucket holds, with no idling between them.
-AUTO_BURST_S = 40.0
+AUTO_BURST_S = 30.0
 
 if TYPE_CHECKING:
     EmulatedRates = Callable[..., tuple[float | None, float | None, int]]

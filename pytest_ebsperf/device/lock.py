@@ -107,6 +107,8 @@ TURNSTILE_LOCK = "ebsperf-measuring-turnstile.lock"
 #: process would block each other, so an upgrade converts this one).
 _held: list[str] = []
 _fd: list[int] = []
+#: Open lazy holds (:func:`held_from_first_measurement`), innermost last.
+_lazy: list[bool] = []
 
 
 def _measuring_path(name: str) -> Path:
@@ -151,6 +153,11 @@ def measuring(*, alone: bool = False) -> Iterator[bool]:
     alone lets go first and queues (two workers upgrading at once would otherwise wait for
     each other). Yields True when it had to wait."""
     want = "alone" if alone else "shared"
+    if _lazy and not _held and not alone:
+        # a lazy hold's first measurement: the shared hold is taken now and kept until the
+        # lazy block ends (its entry at the bottom of the stack is that block's)
+        _take(fcntl.LOCK_SH)
+        _held.append("shared")
     current = _held[-1] if _held else None
     if current == "alone" or current == want:
         _held.append(current)
@@ -172,6 +179,25 @@ def measuring(*, alone: bool = False) -> Iterator[bool]:
     finally:
         _held.pop()
         _release_to(_held[-1] if _held else None)
+
+
+@contextlib.contextmanager
+def held_from_first_measurement() -> Iterator[None]:
+    """A whole check's shared measuring hold, taken by its first measurement rather than at
+    its start, and kept to the end of the ``with`` block: a check that begins by idling (a
+    burst bucket refilling) waits for no comparison before it has anything to measure, yet
+    once it measures, no comparison cuts into it. No-op inside another hold."""
+    if _held or _lazy:
+        yield
+        return
+    _lazy.append(False)
+    try:
+        yield
+    finally:
+        _lazy.pop()
+        if _held == ["shared"]:  # taken by the block's first measurement
+            _held.pop()
+            _release_to(None)
 
 
 def _release_to(mode: str | None) -> None:

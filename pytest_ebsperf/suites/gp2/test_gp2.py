@@ -50,7 +50,7 @@ def test_large_random_reads_reach_the_throughput_cap(ebsperf):
 
 
 # emulated: a gp2 of its own with a full bucket (the claim is about a bursting gp2, and the
-# suite's other checks spend the emulated bucket, which lasts about 40 s)
+# suite's other checks spend the emulated bucket, which lasts about 30 s)
 @pytest.mark.ebsperf(twins="standard", emulated={"size_gib": 100, "burst_balance_pct": 100.0})
 def test_on_a_large_working_set_gp2_stays_several_times_faster_than_magnetic(ebsperf):
     """S0-08, S0-02: on seed 000's job (random 16 KiB, 50/50 read/write, 4 jobs of one I/O

@@ -1,0 +1,87 @@
+"""The host-wide measuring lock as a check holds it: from its first measurement to its end, so
+a check that begins by idling (a burst bucket refilling) waits for no comparison before it
+measures. Real flock locks, a second process holding the lock alone as a comparison does."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_ebsperf.device import lock
+
+HOLDER = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+@pytest.fixture
+def lock_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setattr(lock, "LOCK_DIRS", (tmp_path,))
+    assert not lock._held and not lock._lazy  # nothing of this process holds it
+    yield tmp_path
+    assert not lock._held and not lock._lazy
+
+
+def comparison_holding(path: Path, seconds: float) -> subprocess.Popen[str]:
+    """Another process holding the measuring lock alone for ``seconds``, as a comparison does."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), str(seconds)],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def free(path: Path) -> bool:
+    """True when nobody holds the lock at ``path`` (an exclusive try from a fresh open)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def test_a_check_that_idles_first_waits_for_no_comparison_until_it_measures(
+        lock_dir: Path) -> None:
+    path = lock_dir / lock.MEASURING_LOCK
+    holder = comparison_holding(path, 1.5)
+    try:
+        started = time.monotonic()
+        with lock.held_from_first_measurement():
+            with lock.set_aside():  # the refill's idle: nothing held, nothing to let go
+                pass
+            assert time.monotonic() - started < 0.5  # entered and idled without waiting
+            with lock.measuring():  # its first fio run waits for the comparison to end
+                waited = time.monotonic() - started
+            assert waited >= 1.0
+            assert lock._held == ["shared"]  # kept between its runs
+            assert not free(path)  # a comparison starting now would wait for this check
+        assert free(path)  # let go when the check ends
+    finally:
+        holder.wait(timeout=10)
+
+
+def test_a_comparison_inside_a_lazily_held_check_takes_the_lock_alone_and_gives_it_back(
+        lock_dir: Path) -> None:
+    path = lock_dir / lock.MEASURING_LOCK
+    with lock.held_from_first_measurement():
+        with lock.measuring():
+            pass
+        with lock.measuring(alone=True):
+            assert lock._held == ["shared", "alone"]
+        assert lock._held == ["shared"]
+        with lock.measuring():
+            assert lock._held == ["shared", "shared"]
+    assert free(path) and not lock._held
