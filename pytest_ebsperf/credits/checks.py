@@ -35,13 +35,12 @@ from pytest_ebsperf.credits.progress import (
     block_stat_path,
     parse_block_stat,
 )
-from pytest_ebsperf.device.lock import set_aside
+from pytest_ebsperf.device.lock import hold_now, set_aside
 from pytest_ebsperf.emulate.target import Target
 from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult, Series
 from pytest_ebsperf.fio.runner import FioRunner, Monitor
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.types import Expectation
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.spec.volume_types import spends_mib
 from pytest_ebsperf.units import MIB, format_seconds
@@ -169,7 +168,7 @@ class CreditChecks:
 
     def refill(self, claim: str, what: str, workload: Workload) -> Verdict:
         """TIME: after N idle seconds an empty bucket bursts N x baseline / (burst − baseline)."""
-        ledger, levels = self._setup(workload)
+        ledger, levels = self._setup(workload, idles_first=True)
         self._require_knee(levels)
         # Idle until the next burst should last REFILL_SHARE of a full bucket's, or
         # REFILL_BURST_WINDOWS windows when that is shorter (all the logs can resolve).
@@ -249,7 +248,9 @@ class CreditChecks:
         return self.h.conclude(found, job, result, started)
 
     # -- setup ---------------------------------------------------------------------------
-    def _setup(self, workload: Workload) -> tuple[CreditLedger, Levels]:
+    def _setup(self, workload: Workload, *, idles_first: bool = False
+               ) -> tuple[CreditLedger, Levels]:
+        """Ledger and levels; the measuring hold is taken before a balance is read."""
         volume = self.h.volume
         ledger = self.book.ledger(volume)  # checks run on the device, never the twin
         if ledger is None:
@@ -257,18 +258,17 @@ class CreditChecks:
                                 f"apply to {spec.bursting_names()}.")
         full = volume.replace(burst_balance_pct=100.0)
         metric = "throughput" if spends_mib(volume.type) else "iops"
-        burst = self._cap(full, workload, metric, credits=True)
-        base = self._cap(volume.replace(burst_balance_pct=0.0), workload, metric, credits=False)
+        burst = spec.cap_expectation("", "", full, workload, credits=True, metric=metric)
+        base = spec.cap_expectation("", "", volume.replace(burst_balance_pct=0.0), workload,
+                                    credits=False, metric=metric)
         ios_per_value = 1.0 / workload.bs if metric == "throughput" else 1.0
         cost = credit_cost_per_io(volume, workload)
         levels = Levels(burst.unit, burst.value, base.value,
                         burst.value * ios_per_value * cost, ledger.plan.earn_rate,
                         ledger.plan.unit)
+        if not idles_first or self._drain_s(ledger, levels):
+            hold_now()
         return ledger, levels
-
-    def _cap(self, volume: Volume, workload: Workload, metric: str, *, credits: bool
-             ) -> Expectation:
-        return spec.cap_expectation("", "", volume, workload, credits=credits, metric=metric)
 
     def _require_knee(self, levels: Levels) -> None:
         if levels.drain <= 0:

@@ -200,6 +200,15 @@ def held_from_first_measurement() -> Iterator[None]:
             _release_to(None)
 
 
+def hold_now() -> None:
+    """Take an open lazy hold (:func:`held_from_first_measurement`) now rather than at the
+    next fio run: what a check computes from the clock (a burst bucket's balance) must come
+    after any wait for a comparison, which the bucket spends earning. No-op otherwise."""
+    if _lazy and not _held:
+        with measuring():
+            pass
+
+
 def _release_to(mode: str | None) -> None:
     """Back to the outer hold (``None``: let go and close the descriptor)."""
     if not _fd:
@@ -217,6 +226,8 @@ def set_aside() -> Iterator[None]:
     then queue for it again. No-op when nothing or an exclusive hold is held."""
     if not _held or _held[-1] != "shared" or not _fd:
         yield
+        if _lazy and not _held:  # a lazy hold not taken yet: taken now, before the next plan
+            hold_now()
         return
     fcntl.flock(_fd[0], fcntl.LOCK_UN)
     try:

@@ -53,24 +53,38 @@ def free(path: Path) -> bool:
         os.close(fd)
 
 
-def test_a_check_that_idles_first_waits_for_no_comparison_until_it_measures(
+def test_a_check_that_idles_first_waits_for_no_comparison_until_its_idle_ends(
         lock_dir: Path) -> None:
     path = lock_dir / lock.MEASURING_LOCK
     holder = comparison_holding(path, 1.5)
     try:
         started = time.monotonic()
         with lock.held_from_first_measurement():
-            with lock.set_aside():  # the refill's idle: nothing held, nothing to let go
-                pass
-            assert time.monotonic() - started < 0.5  # entered and idled without waiting
-            with lock.measuring():  # its first fio run waits for the comparison to end
-                waited = time.monotonic() - started
-            assert waited >= 1.0
-            assert lock._held == ["shared"]  # kept between its runs
+            with lock.set_aside():  # the refill's idle begins at once, holding nothing
+                assert time.monotonic() - started < 0.5
+            # its idle over, it takes the hold before it reads the clock for its plan (the
+            # bucket earns while it waits for the comparison)
+            assert time.monotonic() - started >= 1.0
+            assert lock._held == ["shared"]
             assert not free(path)  # a comparison starting now would wait for this check
+            before = time.monotonic()
+            with lock.measuring():  # its fio run finds the hold taken
+                assert time.monotonic() - before < 0.3
+            assert lock._held == ["shared"]  # kept between its runs
         assert free(path)  # let go when the check ends
     finally:
         holder.wait(timeout=10)
+
+
+def test_a_check_that_measures_first_takes_the_hold_at_its_first_run(lock_dir: Path) -> None:
+    path = lock_dir / lock.MEASURING_LOCK
+    lock.hold_now()  # outside a check: nothing to take
+    assert not lock._held and free(path)
+    with lock.held_from_first_measurement():
+        assert not lock._held and free(path)
+        lock.hold_now()  # a burst check, before it reads its bucket's balance
+        assert lock._held == ["shared"] and not free(path)
+    assert free(path)
 
 
 def test_a_comparison_inside_a_lazily_held_check_takes_the_lock_alone_and_gives_it_back(
