@@ -266,7 +266,7 @@ class CreditChecks:
         levels = Levels(burst.unit, burst.value, base.value,
                         burst.value * ios_per_value * cost, ledger.plan.earn_rate,
                         ledger.plan.unit)
-        if not idles_first or self._drain_s(ledger, levels):
+        if not idles_first or levels.drain <= 0 or self._drain_s(ledger, levels):
             hold_now()
         return ledger, levels
 
