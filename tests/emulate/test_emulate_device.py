@@ -116,7 +116,10 @@ def test_1_mib_reads_run_at_the_bps_limit_within_5_percent(make: Any) -> None:
 def test_a_1_mib_read_costs_four_operations_on_a_256_kib_io_unit(make: Any) -> None:
     dev = make(iops=200)
     assert dev.max_sectors_kb == 256
-    assert within(fio(dev, "randread", "1M")["read"]["iops"], 200 / 4)
+    # 50 1-MiB reads a second, told apart from 3 operations each (67) or 2 (100): 10 % is
+    # far inside that. At 5 % it failed once beside three other test workers (47.2: about
+    # 8 reads fewer than 150 in its 3 s run)
+    assert within(fio(dev, "randread", "1M")["read"]["iops"], 200 / 4, tolerance=0.10)
 
 
 def test_a_1_mib_io_unit_splits_at_1_mib_and_counts_bytes_once(make: Any) -> None:
