@@ -383,7 +383,7 @@ class CheckCore:
                      planned_s=workload.runtime_s, stop_reason=result.stop_reason,
                      details=dict(found.details), level=self.session.policy,
                      check=self.nodeid, what=found.what, volume=self._volume_facts(),
-                     binding=found.binding)
+                     binding=found.binding, result=result)
         return self._finish(found, workload.label(), summary)
 
     def _volume_facts(self) -> dict[str, Any]:

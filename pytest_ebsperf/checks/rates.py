@@ -227,7 +227,9 @@ class RateChecks:
         return replace(again, message=f"{again.message} {note}", details={
             **again.details, "first_part": {"samples": len(values), "planned": planned,
                                             "stop_reason": result.stop_reason,
-                                            "measured": found.measured}}), rest_result
+                                            "measured": found.measured,
+                                            "values": list(values),
+                                            "rest_s": rest.runtime_s}}), rest_result
 
     def _alone_if_spoiled(self, found: Verdict, expectation: Expectation, workload: Workload,
                           metric: str, result: FioResult, *, floor: bool = False

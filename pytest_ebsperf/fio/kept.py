@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pytest_ebsperf.fio.result import FioResult
+
 #: The file beside a kept report: ``randread-15-1.json`` -> ``randread-15-1.ebsperf.json``.
 KEPT_SUFFIX = ".ebsperf.json"
 KEPT_FORMAT = "pytest-ebsperf kept verdict"
@@ -28,11 +30,13 @@ def keep_verdict(stem: Path | None, *, claim: str, policy: str, outcome: str,
                  measured: float | None, expected: float | None, unit: str,
                  planned_s: float, stop_reason: str, details: dict[str, Any],
                  level: Any = None, check: str = "", what: str = "",
-                 volume: dict[str, Any] | None = None, binding: str = "") -> None:
+                 volume: dict[str, Any] | None = None, binding: str = "",
+                 result: FioResult | None = None) -> None:
     """Write the check's verdict beside the kept report ``stem``.json (best effort: a kept
     folder that cannot be written loses the note, never the check). ``volume``: the facts
     of the volume judged (``type``, ``size_gib`` ..., ``count`` for a set), so that judge
-    needs none given; with them the expectation the check used (``binding``: its limit)."""
+    needs none given; with them the expectation the check used (``binding``: its limit).
+    ``result``: the run judged, for what its report does not hold (:func:`judged_on`)."""
     if stem is None:
         return
     record = {"format": KEPT_FORMAT, "check": check, "claim": claim, "policy": policy, "outcome": outcome,
@@ -57,6 +61,9 @@ def keep_verdict(stem: Path | None, *, claim: str, policy: str, outcome: str,
             "low": details.get("low"), "high": details.get("high"),
             "duty": details.get("duty"), "binding": binding,
             "limits": details.get("limits") or []}
+    seconds = judged_on(result, details) if result is not None else None
+    if seconds:
+        record["judged_on"] = seconds
     pairs = _pairs(stem, {**details, "what": what})
     if pairs is not None:
         record["paired"] = pairs
@@ -64,6 +71,23 @@ def keep_verdict(stem: Path | None, *, claim: str, policy: str, outcome: str,
         stem.with_name(stem.name + KEPT_SUFFIX).write_text(json.dumps(record, indent=1) + "\n")
     except OSError:
         pass
+
+
+def judged_on(result: FioResult, details: dict[str, Any]) -> dict[str, Any]:
+    """What a check judged its run on that fio's report does not hold: the windows of the
+    status reports it decided on (a run it stopped: its logs leave out the window the stop
+    cut short), the seconds an emulated volume fell behind (the host's, left out), and the
+    seconds of a first part the run went on from (``prior``, with the rest's planned s)."""
+    found: dict[str, Any] = {}
+    if result.stop_reason and result.live is not None:
+        found["live"] = result.live.record()
+    if result.emulator_behind:
+        found["host_s"] = list(result.emulator_behind)
+    first = details.get("first_part")
+    if isinstance(first, dict) and first.get("values"):
+        found["prior"] = list(first["values"])
+        found["rest_s"] = first.get("rest_s")
+    return found
 
 
 def _pairs(stem: Path, details: dict[str, Any]) -> dict[str, Any] | None:

@@ -14,6 +14,7 @@ dropped, and the first report after it counts from zero.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -151,3 +152,32 @@ class LiveSeries:
     @property
     def measured_s(self) -> float:
         return sum(self.window_s)
+
+    def record(self) -> dict[str, list[float]]:
+        """The windows as a kept verdict holds them (:meth:`from_record` reads them back)."""
+        return {"window_s": list(self.window_s), **{key: list(self.values(key)) for key in
+                                                     _KEYS}}
+
+    @classmethod
+    def from_record(cls, record: Any) -> LiveSeries | None:
+        """The windows :meth:`record` wrote; None when ``record`` is not such windows (the
+        same number of finite, non-negative figures for each key, windows longer than 0)."""
+        if not isinstance(record, dict):
+            return None
+        columns = [record.get(key) for key in ("window_s", *_KEYS)]
+        if not all(isinstance(c, list) for c in columns) or \
+                len({len(c) for c in columns if isinstance(c, list)}) != 1:
+            return None
+        try:
+            window, iops, bw, reads, writes = ([float(v) for v in c] for c in columns
+                                               if isinstance(c, list))
+        except (TypeError, ValueError):
+            return None
+        if not all(math.isfinite(v) and v >= 0 for c in (window, iops, bw, reads, writes)
+                   for v in c) or not all(w > 0 for w in window):
+            return None
+        return cls(iops=iops, bw=bw, read_iops=reads, write_iops=writes, window_s=window)
+
+
+#: The figures of a window, by the names :meth:`LiveSeries.values` takes.
+_KEYS = ("total_iops", "total_bw", "read_iops", "write_iops")

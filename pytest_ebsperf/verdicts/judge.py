@@ -75,6 +75,7 @@ from pytest_ebsperf.verdicts.judge_facts import (
     expectation_for,
     kept_again,
     kept_expectation,
+    kept_judged_on,
     kept_level,
     kept_members,
     kept_planned_s,
@@ -360,6 +361,8 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
                          f"{kept.get('claim')} {kept.get('outcome')}")
         elif early:
             notes.append(f"{early}: judged on what ran")
+        result, prior, rest_s, added = kept_judged_on(kept, result)
+        notes += added
         if result.errors:
             said = _fio_error(preamble) or _errno_text(result.errors)
             notes.append(f"fio reported error {', '.join(map(str, result.errors))}"
@@ -404,10 +407,11 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
         elif spec.volume_type(members[0].type).family == spec.MAGNETIC:
             found = magnetic(expectation, result, workload)
         else:
-            planned = kept_planned_s(kept) if stop else None
+            planned = rest_s or (kept_planned_s(kept) if stop else None)
             found = verdict.judge(expectation, result, workload if planned is None else
                                   workload.replace(runtime_s=planned), metric=metric,
-                                  cpu_count=None, policy=kept_level(kept) if kept else None)
+                                  cpu_count=None, policy=kept_level(kept) if kept else None,
+                                  prior=prior)
             # offline, the queue depth to raise is fio's own option, not the plugin's
             found = replace(found, message=found.message.replace("--ebsperf-iodepth",
                                                                  "fio's iodepth"),

@@ -12,6 +12,7 @@ from typing import Any
 
 from pytest_ebsperf import spec
 from pytest_ebsperf.errors import EbsperfError
+from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec import ebs
@@ -174,6 +175,42 @@ def _latency_again(kept: dict[str, Any], result: FioResult, workload: Workload, 
     return latency.judge_mean_latency(claim, what, result, workload, bound_ns=bound,
                                       direction=direction, alpha=level.alpha,
                                       pass_alpha=level.pass_alpha)
+
+
+def kept_judged_on(kept: dict[str, Any], result: FioResult
+                   ) -> tuple[FioResult, tuple[float, ...], float | None, list[str]]:
+    """``result`` with what the kept check judged its run on beyond fio's report
+    (:func:`pytest_ebsperf.fio.kept.judged_on`): the status reports' windows of a run it
+    stopped, the seconds its emulated volume fell behind; and the seconds of a first part
+    the run went on from with the rest's planned seconds, and the notes that say so."""
+    found = kept.get("judged_on")
+    if not isinstance(found, dict):
+        return result, (), None, []
+    notes = []
+    live = LiveSeries.from_record(found.get("live"))
+    if live is not None and result.stop_reason:
+        result = replace(result, live=live)
+        notes.append(f"the {len(live.window_s)} windows of fio's status reports the check "
+                     "decided on, from its record (fio's logs leave out the window its stop "
+                     "cut short)")
+    host = found.get("host_s")
+    if isinstance(host, list) and host and all(isinstance(i, int) and i >= 0 for i in host):
+        result = replace(result, emulator_behind=tuple(host))
+        notes.append(f"{len(host)} s in which the emulated volume fell behind what it was set "
+                     "to deliver (the host's, as the check's witness found them) left out")
+    prior, rest = found.get("prior"), found.get("rest_s")
+    try:
+        seconds = tuple(float(v) for v in prior) if isinstance(prior, list) else ()
+        rest_s = float(rest) if seconds and rest is not None else None
+    except (TypeError, ValueError):
+        return result, (), None, notes
+    if not seconds or not all(math.isfinite(v) and v >= 0 for v in seconds) or \
+            rest_s is None or not 0 < rest_s < 1e7:
+        return result, (), None, notes
+    notes.append(f"judged with the {len(seconds)} s of the part of the run before it, from "
+                 "the check's record (the check went on after fio's logs did not confirm "
+                 "its stop)")
+    return result, seconds, rest_s, notes
 
 
 def kept_planned_s(kept: dict[str, Any]) -> float | None:

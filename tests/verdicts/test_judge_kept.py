@@ -175,3 +175,87 @@ def test_a_kept_burst_check_is_not_judged_as_its_claim(tmp_path: Path) -> None:
     assert found["claim"] == "B-SLA", found
     assert any("(S0-10, TIME: pass)" in note and "burst bucket's balance" in note
                for note in found["notes"]), found["notes"]
+
+
+def _stopped_run(folder: Path) -> tuple[Path, str]:
+    """A gp3 4 KiB random read that a check stopped after 3 s of 14: fio's report and its
+    logs of 2 s at 3,000 IOPS (the logs leave out the window the stop cut short)."""
+    data = json.loads((Path(__file__).resolve().parents[1] / "data" / "fio" /
+                       "randread.json").read_text())
+    data.pop("disk_util")
+    job = data["jobs"][0]
+    job["job options"].update(runtime="14000ms", write_iops_log=str(folder / "randread"),
+                              write_bw_log=str(folder / "randread"),
+                              write_lat_log=str(folder / "randread"))
+    job["read"].update(io_bytes=2 * 3000 * 4096, bw_bytes=3000 * 4096, bw=3000 * 4,
+                       iops=3000.0, runtime=2000, total_ios=6000)
+    for kind, values in (("iops", (3010, 2990)), ("bw", (12040, 11960)),
+                         ("clat", (52734, 58594))):
+        (folder / f"randread_{kind}.1.log").write_text(
+            "".join(f"{1000 * (i + 1)}, {v}, 0, 0, 0\n" for i, v in enumerate(values)))
+    report = folder / "randread.json"
+    text = json.dumps(data)
+    report.write_text(text)
+    return report, text
+
+
+@pytest.mark.parametrize("behind", [(), (1,)])
+def test_judge_of_a_stopped_run_judges_the_windows_the_check_decided_on(
+        tmp_path: Path, behind: tuple[int, ...]) -> None:
+    # the live check judged fio's 2 logged seconds and the status reports' third window
+    # (which no log holds: a window of 1,800 IOPS), and left out a second in which its
+    # emulated volume fell behind; the kept record holds both, and judge gets the check's
+    # figure and verdict from them, not the logs' 3,000 IOPS
+    from dataclasses import replace
+
+    from pytest_ebsperf.fio.kept import keep_verdict
+    from pytest_ebsperf.fio.live import LiveSeries
+    from pytest_ebsperf.fio.logs import build_series
+    from pytest_ebsperf.fio.parse import parse_result
+    from pytest_ebsperf.fio.workload import Workload
+    from pytest_ebsperf.spec import cap_expectation
+    from pytest_ebsperf.spec.volume import Volume
+    from pytest_ebsperf.verdicts import evidence, verdict
+
+    report, text = _stopped_run(tmp_path)
+    logs = {kind: [(tmp_path / f"randread_{kind}.1.log").read_text()]
+            for kind in ("iops", "bw", "clat")}
+    live = LiveSeries(iops=[3010.0, 2990.0, 1800.0], bw=[3010.0 * 4096, 2990.0 * 4096,
+                                                          1800.0 * 4096],
+                      read_iops=[3010.0, 2990.0, 1800.0], write_iops=[0.0] * 3,
+                      window_s=[1.0, 1.0, 1.0])
+    result = replace(parse_result(text).with_series(build_series(logs)),
+                     stop_reason="settled at 3 s", live=live, emulator_behind=behind)
+    volume = Volume("gp3", size_gib=100)
+    workload = Workload(pattern="randread", bs=4096, iodepth=8, runtime_s=14.0, ramp_s=1.0)
+    expectation = cap_expectation("B-GP3", "gp3 random read 4 KiB", volume, workload)
+    found = verdict.judge(expectation, result, workload, cpu_count=None,
+                          policy=evidence.Policy())
+    keep_verdict(report.with_suffix(""), claim=found.claim, policy=found.policy,
+                 outcome=found.outcome.value, measured=found.measured,
+                 expected=found.expected, unit=found.unit, planned_s=14.0,
+                 stop_reason=result.stop_reason, details=dict(found.details),
+                 level=evidence.Policy(), check="suites/gp3/x.py::read", what=found.what,
+                 volume={"type": "gp3", "size_gib": 100}, binding=found.binding,
+                 result=result)
+    assert found.measured == pytest.approx((3010 + 2990 + 1800) / 3)
+
+    def judged() -> dict[str, object]:
+        done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(report),
+                               "--json"], capture_output=True, text=True, timeout=120,
+                              check=False)
+        (again,) = json.loads(done.stdout)["verdicts"]
+        return again  # type: ignore[no-any-return]
+
+    again = judged()
+    assert (again["outcome"], again["claim"]) == (found.outcome.value, "B-GP3"), again
+    assert again["measured"] == pytest.approx(found.measured, rel=1e-9)
+    notes = " ".join(again["notes"])  # type: ignore[arg-type]
+    assert "3 windows of fio's status reports the check decided on" in notes, notes
+    assert ("fell behind" in notes) == bool(behind), notes
+    # the record's windows are what made the figures agree: without them, the logs' 3,000
+    side = tmp_path / f"randread{KEPT_SUFFIX}"
+    record = json.loads(side.read_text())
+    del record["judged_on"]
+    side.write_text(json.dumps(record))
+    assert judged()["measured"] == pytest.approx(3000.0)
