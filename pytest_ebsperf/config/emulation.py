@@ -13,6 +13,10 @@ from pytest_ebsperf.errors import ConfigError
 MISS_LOW = 0.5
 MISS_HIGH = 0.8
 
+#: The variable that names the folder one run's processes (pytest-xdist workers) share their
+#: emulated volumes' path corrections in (:func:`pytest_ebsperf.emulate.service_time.calibrate`).
+SHARED_CALIBRATION_ENV = "EBSPERF_PATH_CALIBRATION_DIR"
+
 
 @dataclass(frozen=True)
 class MissPlan:

@@ -13,6 +13,8 @@ Each volume type's record holds the figure it gets with ``--emulate-latency=auto
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import hashlib
 import os
@@ -20,8 +22,10 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+from pytest_ebsperf.config.emulation import SHARED_CALIBRATION_ENV
 from pytest_ebsperf.emulate import loop
 from pytest_ebsperf.errors import EmulationUnavailableError
 from pytest_ebsperf.fio.process import _setpriv
@@ -188,24 +192,68 @@ _calibrated: dict[int, float] = {}
 #: the median of their estimates is kept (one slow spell of the host's wake-ups, seen at
 #: 160 µs above the usual path, cannot set the correction).
 LOOKS = 3
+#: The variable naming a folder the processes of one run share their corrections in
+#: (pytest-xdist workers: the plugin's controller makes it; unset, each measures its own).
+SHARED_ENV = SHARED_CALIBRATION_ENV
 
 
 def calibrate(device: str, server: LatencyServer, *, fresh: bool = False) -> float:
     """Make fio's mean completion latency at queue depth 1 match the set mean: what the path
     adds beyond the service time (the loop device, FUSE, wake-ups) is measured with fio and
-    taken off each service time. Once per mean per process (``fresh`` measures it again);
-    returns what is taken off."""
+    taken off each service time. Once per mean per run (the processes of one run share it
+    through :data:`SHARED_ENV`'s folder: the first measures, the others wait and read it;
+    ``fresh`` measures it again); returns what is taken off."""
     key = round(server.mean_us)
     if fresh or key not in _calibrated:
-        estimates: list[float] = []
-        taken = 0.0
-        for _ in range(LOOKS):
-            server.set(overhead_us=taken)
-            estimates.append(taken + measure_qd1_us(device) - server.mean_us)
-            taken = _bounded(estimates[-1], server.mean_us)
-        _calibrated[key] = _bounded(sorted(estimates)[len(estimates) // 2], server.mean_us)
+        with _shared(key, fresh) as known:
+            if known is None:
+                known = _measure_path(device, server)
+                _share(key, known)
+            _calibrated[key] = known
     server.set(overhead_us=_calibrated[key])
     return _calibrated[key]
+
+
+def _measure_path(device: str, server: LatencyServer) -> float:
+    estimates: list[float] = []
+    taken = 0.0
+    for _ in range(LOOKS):
+        server.set(overhead_us=taken)
+        estimates.append(taken + measure_qd1_us(device) - server.mean_us)
+        taken = _bounded(estimates[-1], server.mean_us)
+    return _bounded(sorted(estimates)[len(estimates) // 2], server.mean_us)
+
+
+def _shared_file(key: int) -> Path | None:
+    folder = os.environ.get(SHARED_ENV)
+    return Path(folder) / f"path-{key}us" if folder and Path(folder).is_dir() else None
+
+
+@contextlib.contextmanager
+def _shared(key: int, fresh: bool) -> Iterator[float | None]:
+    """Hold the run's lock for the mean ``key`` (one process measures it at a time) and yield
+    the correction another process of the run measured, or None (``fresh``: always None)."""
+    path = _shared_file(key)
+    if path is None:
+        yield None
+        return
+    fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            known = None if fresh else float(path.read_text())
+        except (OSError, ValueError):
+            known = None
+        yield known
+    finally:
+        os.close(fd)
+
+
+def _share(key: int, taken_us: float) -> None:
+    path = _shared_file(key)
+    if path is not None:
+        with contextlib.suppress(OSError):
+            path.write_text(f"{taken_us!r}\n")
 
 
 def _bounded(taken: float, mean_us: float) -> float:
