@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import shutil
-import tempfile
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_ebsperf.config.consistency import resolve
-from pytest_ebsperf.config.emulation import SHARED_CALIBRATION_ENV
 from pytest_ebsperf.config.options import OPTIONS, Option
 from pytest_ebsperf.config.settings import STRICT_FLAG_ALONE, STRICT_OUTCOMES
 from pytest_ebsperf.deferred import later
@@ -126,8 +123,6 @@ class BeforeConfigure:
 
 
 EARLY_KEY = pytest.StashKey[BeforeConfigure]()
-#: The folder the run's processes share emulated volumes' path corrections in.
-CALIBRATION_KEY = pytest.StashKey[str]()
 
 
 def _option_names(parser: pytest.Parser) -> set[str]:
@@ -213,13 +208,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.stash[STATE_KEY] = plugin
     config.pluginmanager.register(plugin, "ebsperf-state")
-    if settings.emulate and not hasattr(config, "workerinput") and \
-            not os.environ.get(SHARED_CALIBRATION_ENV):
-        # the run's emulated volumes measure their I/O path once per service time, for
-        # every xdist worker (they inherit the variable): removed in pytest_unconfigure
-        shared = tempfile.mkdtemp(prefix="ebsperf-calibration-")
-        os.environ[SHARED_CALIBRATION_ENV] = shared
-        config.stash[CALIBRATION_KEY] = shared
+    if settings.emulate and not hasattr(config, "workerinput"):
+        plugin.share_path_calibration()
 
 
 @pytest.hookimpl(trylast=True)
@@ -229,10 +219,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     # pytest_addoption, which pluggy calls while registering this module, before it adds
     # this hook, so without trylast this one ran first and theirs found nothing to close.
     _forget_empty_benchmarks(config)
-    shared = config.stash.get(CALIBRATION_KEY, None)
-    if shared is not None:
-        os.environ.pop(SHARED_CALIBRATION_ENV, None)
-        shutil.rmtree(shared, ignore_errors=True)
     plugin = config.stash.get(STATE_KEY, None)
     if plugin is not None:
         plugin.close()

@@ -5,12 +5,15 @@ Registered as a plugin (so it receives hooks) and kept in the config's stash."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_ebsperf.config.emulation import SHARED_CALIBRATION_ENV
 from pytest_ebsperf.config.session_inputs import SessionInputs
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.deferred import later
@@ -99,6 +102,9 @@ class EbsperfPlugin:
         self.planned: list[dict[str, Any]] = []
         #: --ebsperf-keep-fio's directory when this run made it (removed at the end if empty)
         self._made_keep_dir: Path | None = None
+        #: The folder this run's processes share emulated volumes' path corrections in
+        #: (:meth:`share_path_calibration`; removed at the end)
+        self._calibration_dir: str | None = None
         xml = getattr(config.option, "xmlpath", None)
         self._junit_path = os.path.abspath(os.path.expanduser(xml)) if xml else None
 
@@ -114,9 +120,21 @@ class EbsperfPlugin:
     def session_made(self) -> bool:
         return self._session is not None
 
+    def share_path_calibration(self) -> None:
+        """The run's emulated volumes measure their I/O path once per service time, for
+        every xdist worker (they inherit the variable naming the folder); a run inside
+        another emulated run's process uses the outer one's."""
+        if not os.environ.get(SHARED_CALIBRATION_ENV):
+            self._calibration_dir = tempfile.mkdtemp(prefix="ebsperf-calibration-")
+            os.environ[SHARED_CALIBRATION_ENV] = self._calibration_dir
+
     def close(self) -> None:
         if self._session is not None:
             self._session.close()
+        if self._calibration_dir is not None:
+            os.environ.pop(SHARED_CALIBRATION_ENV, None)
+            shutil.rmtree(self._calibration_dir, ignore_errors=True)
+            self._calibration_dir = None
         keep = self._made_keep_dir
         if keep is not None:
             try:

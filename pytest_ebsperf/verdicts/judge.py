@@ -370,13 +370,10 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
         # the device's count stands for the run as a whole: one unit of a local run
         alone = len(units) == 1 and "client_stats" not in data and not args.device
         seen = witness_of(data, result) if alone and not args.trust_fio else None
-        witnessed = ""
+        witnessed = False
         if seen is not None:
-            result, witnessed = apply_witness(result, workload, seen)
-            if witnessed:
-                notes.append(witnessed)
-            else:
-                notes.append(f"{seen.device}'s own count agrees with fio's (Disk stats)")
+            result, said_seen, witnessed = apply_witness(result, workload, seen)
+            notes.append(said_seen)
         logs, logs_from = ({}, None) if witnessed else _log_texts(args, unit, result,
                                                                    report.path)
         if logs:
