@@ -183,8 +183,10 @@ class CheckCore:
         # one load per piece of storage at a time; a write claims the device (and every
         # other name of its data) under that lock, and fio inherits lock and claims; the
         # host's measuring lock is shared with other measuring workers (a comparison holds
-        # it alone: :meth:`measuring_alone`)
-        with self._measuring(), self._one_load_at_a_time(target) as lock, \
+        # it alone: :meth:`measuring_alone`; so does a run on an emulated volume that cannot
+        # witness itself, :attr:`Target.measures_alone`)
+        with self._measuring(alone=target.measures_alone), \
+                self._one_load_at_a_time(target) as lock, \
                 contextlib.ExitStack() as holds:
             claims: list[int] = list(lock.fds)
             for member in members_alone(target):

@@ -132,8 +132,9 @@ class EmulatedDevice:
         #: :class:`~pytest_ebsperf.emulate.stripe.EmulatedSet`). That device owns the cgroup.
         self.share_cgroup_of = share_cgroup_of
         #: Mean service time of every I/O (µs), served by a FUSE daemon under the loop
-        #: device (:mod:`pytest_ebsperf.emulate.service_time`); None: the loop device's own.
-        self.latency_us = latency_us
+        #: device (:mod:`pytest_ebsperf.emulate.service_time`); None: the loop device's own,
+        #: and ``beyond_reach`` says why when the daemon could not carry the volume's rates.
+        self.latency_us, self.beyond_reach = latency_us, ""
         self._latency: Any = None
         #: The path's own time per I/O at queue depth 1, taken off each service time.
         self.overhead_us = 0.0

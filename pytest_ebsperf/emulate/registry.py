@@ -120,8 +120,9 @@ class EmulatedVolumes:
                     f"{device.overhead_us:.0f} us taken off)")
             self.record(device.path, volume, [said], emulated=True)
         elif too_fast:
-            self.record(device.path, volume, [f"emulated without latency: {too_fast}"],
-                               emulated=True)
+            device.beyond_reach = too_fast
+            said = f"emulated without latency: {too_fast}; its runs hold the host alone"
+            self.record(device.path, volume, [said], emulated=True)
         try:
             self.credits().attach(volume, device, self.rates)  # gp2/st1/sc1 bucket
         except BaseException:
@@ -199,7 +200,9 @@ class EmulatedVolumes:
         if mean_us is not None:
             notes.append(f"emulated latency: {mean_us / 1000:g} ms mean per I/O on each member")
         elif too_fast:
-            notes.append(f"emulated without latency: the set's {too_fast}")
+            pool.beyond_reach = too_fast
+            notes.append(f"emulated without latency: the set's {too_fast}; its runs hold the "
+                         "host alone")
         self.record(", ".join(pool.paths), volume, notes, emulated=True,
                            spec=f"set of {count}")
         return pool

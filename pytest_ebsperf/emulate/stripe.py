@@ -33,6 +33,8 @@ class EmulatedSet:
         self.rates = list(rates)
         self.size_bytes, self.name = size_bytes, name
         self.latency_us = latency_us
+        #: Why the set has no emulated latency though one was asked for ("": it has).
+        self.beyond_reach = ""
         self.members: list[EmulatedDevice] = []
 
     def __repr__(self) -> str:
