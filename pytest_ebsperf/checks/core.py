@@ -248,12 +248,16 @@ class CheckCore:
 
         if not self.session.runner.host.is_local:
             return contextlib.nullcontext(False)
-        return measuring(alone=alone)
+        # a check on a volume with a burst bucket keeps its hold from its first run to its
+        # end: its bucket earns while it waits, which its plan cannot know; others hold it
+        # for each run, so a comparison waits for a run, not for a whole check
+        return measuring(alone=alone, whole_check=spec.has_burst(self.volume))
 
     def measuring_shared(self) -> Any:
-        """A whole check measures beside other measuring workers, from its first measurement
-        to its end (a comparison waits for it to end; a check that first idles waits for no
-        comparison meanwhile)."""
+        """A check measures beside other measuring workers; one on a volume with a burst
+        bucket from its first measurement to its end (a comparison waits for it to end; a
+        check that first idles waits for no comparison meanwhile), others run by run
+        (:meth:`_measuring`)."""
         if not self.session.runner.host.is_local:
             return contextlib.nullcontext()
         return held_from_first_measurement()

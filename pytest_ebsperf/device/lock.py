@@ -144,16 +144,19 @@ def _take(mode: int) -> bool:
 
 
 @contextlib.contextmanager
-def measuring(*, alone: bool = False) -> Iterator[bool]:
+def measuring(*, alone: bool = False, whole_check: bool = True) -> Iterator[bool]:
     """Hold the host-wide measuring lock for the ``with`` block: shared by ordinary checks
     (any number of pytest-xdist workers and runs measure side by side), exclusive for a
     comparison of two measurements (S0-08, S1-03, S1-08, S2-17), which then never shares the
     host's CPUs with another measuring worker. A waiting comparison holds the turnstile, so
     checks that start after it wait for it (no starvation). A shared hold that asks to be
     alone lets go first and queues (two workers upgrading at once would otherwise wait for
-    each other). Yields True when it had to wait."""
+    each other). Inside :func:`held_from_first_measurement` the first shared hold is kept
+    to the end of that block; ``whole_check`` False holds it for this block only (a check
+    whose figures do not depend on when it measures: a comparison may come between its
+    runs). Yields True when it had to wait."""
     want = "alone" if alone else "shared"
-    if _lazy and not _held and not alone:
+    if _lazy and not _held and not alone and whole_check:
         # a lazy hold's first measurement: the shared hold is taken now and kept until the
         # lazy block ends (its entry at the bottom of the stack is that block's)
         _take(fcntl.LOCK_SH)

@@ -99,3 +99,21 @@ def test_a_comparison_inside_a_lazily_held_check_takes_the_lock_alone_and_gives_
         with lock.measuring():
             assert lock._held == ["shared", "shared"]
     assert free(path) and not lock._held
+
+
+def test_a_check_whose_figures_do_not_depend_on_when_it_runs_holds_the_lock_per_run(
+        lock_dir: Path) -> None:
+    # a rate check on a volume without a burst bucket: a comparison waiting on another
+    # worker gets the host between its runs, not only after the whole check
+    path = lock_dir / lock.MEASURING_LOCK
+    with lock.held_from_first_measurement():
+        with lock.measuring(whole_check=False):
+            assert lock._held == ["shared"] and not free(path)
+        assert not lock._held and free(path)  # between its runs: free for a comparison
+        with lock.measuring(alone=True, whole_check=False):  # a run that must be alone
+            assert lock._held == ["alone"]
+        assert not lock._held and free(path)
+        with lock.measuring():  # a burst check's run: kept to the check's end
+            pass
+        assert lock._held == ["shared"] and not free(path)
+    assert free(path) and not lock._held
