@@ -2,7 +2,8 @@
 
     sudo python3 benchmarks/bench_plan.py [ROUNDS]
 
-Runs the main job's pytest command (every suite on emulated volumes, ``-n 2``) ROUNDS times
+Runs the main job's pytest command (every suite on emulated volumes, on as many pytest-xdist
+workers as ``scripts/main.sh`` gives it) ROUNDS times
 (default 1) with ``--junitxml``, and the same selection once with ``--ebsperf-plan`` (no fio).
 For each check it sets the plan's "about" (typical) and "at most" (longest) seconds beside the
 check's real duration from the JUnit report (set-up, call and tear-down: the measuring, fio's
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -25,6 +27,12 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN_ARGS = ["suites", "--emulate", "--volume-count=4", "--emulate-latency=auto"]
+
+
+def _main_job_workers() -> str:
+    """The main job's ``-n``, as ``scripts/main.sh`` passes it."""
+    found = re.findall(r" -n (\d+) ", (ROOT / "scripts" / "main.sh").read_text())
+    return found[-1] if found else "2"
 
 
 def _cases(path: Path) -> dict[str, dict[str, Any]]:
@@ -67,7 +75,7 @@ def main(rounds: int) -> dict[str, Any]:
         outcomes = []
         for index in range(rounds):
             junit = Path(tmp) / f"main{index}.xml"
-            walls.append(_pytest([*MAIN_ARGS, "-n", "2"], junit))
+            walls.append(_pytest([*MAIN_ARGS, "-n", _main_job_workers()], junit))
             cases = _cases(junit)
             counts: dict[str, int] = {}
             for case in cases.values():
