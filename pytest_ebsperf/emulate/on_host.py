@@ -64,6 +64,8 @@ class RemoteEmulatedDevice:
         self.read_fraction: float | None = None
         self.noswap = False
         self.closed = False
+        #: No emulated latency is made on another host, so none is out of reach ("").
+        self.beyond_reach = ""
         self.run_dir = f"{RUN_ROOT}/{self.name}"
         self.backing = f"{self.run_dir}/{self.name}.img"  # its name says whose it is
         self.loop: str | None = None

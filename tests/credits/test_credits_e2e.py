@@ -155,6 +155,39 @@ def test_the_empty_bucket_baseline_check_runs_on_an_emulated_volume(
     result.stdout.fnmatch_lines(["*S0-12*300 IOPS*PASS*"])
 
 
+HOLDING_ALONE = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_an_empty_bucket_earns_nothing_while_its_check_waits_for_a_comparison(
+        pytester: pytest.Pytester) -> None:
+    # another worker's comparison holds the host alone for 12 s as the check starts: the
+    # check waits for it before its emulated bucket is born, so the bucket is as empty as the
+    # model says when fio runs (born first, it earned 12 s x 300 credits, more than a
+    # second of burst, and ran 3 s at 2,724 IOPS against the 300 IOPS baseline)
+    from pytest_ebsperf.device import lock
+
+    holder = subprocess.Popen([sys.executable, "-c", HOLDING_ALONE,
+                               str(lock._measuring_path(lock.MEASURING_LOCK)), "12"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        result = pytester.runpytest_subprocess(EMPTY_BASELINE, "--emulate",
+                                               "--burst-balance=0", "--ebsperf-runtime=3",
+                                               "--ebsperf-miss-spell=1", "-p",
+                                               "no:cacheprovider")
+    finally:
+        holder.kill()
+        holder.wait()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*S0-12*300 IOPS*PASS*"])
+
+
 def test_a_gp2_of_1000_gib_holds_its_baseline_with_no_knee(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(str(GP2), "--emulate", "--volume-size=1000",
                                            "--emulate-timescale=400", "--ebsperf-plots=none",
