@@ -50,6 +50,7 @@ from pytest_ebsperf.spec.types import Expectation
 from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.units import format_quantity
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
+from pytest_ebsperf.verdicts.run_bounds import held_back
 
 if TYPE_CHECKING:
     from pytest_ebsperf.device.hold import DeviceHold
@@ -187,11 +188,9 @@ class CheckCore:
                 self.skip(f"writes to {target.path} need --ebsperf-destructive: this check "
                           "would skip, so the plan leaves it out")
             raise Planned(workload, target)
-        # one load per piece of storage at a time; a write claims the device (and every
-        # other name of its data) under that lock, and fio inherits lock and claims; the
-        # host's measuring lock is shared with other measuring workers (a comparison holds
-        # it alone: :meth:`measuring_alone`; so does a run on an emulated volume that cannot
-        # witness itself, :attr:`Target.measures_alone`)
+        # one load per piece of storage at a time; a write claims the device (and its other
+        # names) under that lock, fio inherits both; the host's measuring lock is shared
+        # (held alone: :meth:`measuring_alone`, :attr:`Target.measures_alone`)
         with self._measuring(alone=target.measures_alone), \
                 self._one_load_at_a_time(target) as lock, \
                 contextlib.ExitStack() as holds:
@@ -203,7 +202,7 @@ class CheckCore:
                     claims += list(held.fds.values())
             result, started, before, nvme_before = self._run_locked(workload, target, monitor,
                                                                     claims)
-        seen = self.witnesses.kernel_seen(target, before, result, workload)
+        result, seen = self.witnesses.kernel_seen(target, before, result, workload)
         volume_said = self.witnesses.volume_seen(target, nvme_before, result)
         self._record_measurement(workload, target, result, time.perf_counter() - started,
                                  phase, seen, volume_said)
@@ -380,7 +379,9 @@ class CheckCore:
     # -- outcome -------------------------------------------------------------------------
     def conclude(self, found: Verdict, workload: Workload, result: FioResult,
                  started: float) -> Verdict:
-        """Record ``found`` in the report and turn it into the test's outcome."""
+        """Record ``found`` in the report and turn it into the test's outcome (a shortfall
+        your fio options held the run to is not the volume's: judge's rule, ``held_back``)."""
+        found = held_back(found, result.job_options, workload)
         fio_s = getattr(self.session.runner, "last_wall_s", None)
         measured_s = max(result.read.runtime_ms, result.write.runtime_ms) / 1000.0
         summary = {"fio_version": result.fio_version, "fio_wall_s": fio_s,

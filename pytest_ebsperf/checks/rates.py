@@ -114,16 +114,17 @@ class RateChecks:
         return self.core.conclude(found, workload, result, started)
 
     def _decidable(self, expectation: Expectation, workload: Workload,
-                   credits: bool | None = None) -> Workload:
+                   credits: bool | None = None, policy: evidence.Policy | None = None
+                   ) -> Workload:
         """A duty cycle planned for fewer seconds than its test needs to FAIL at all (an
-        emulated 5 s check under the spell model) is planned for that many, unless the
-        runtime was given: a healthy volume still stops once its PASS is settled, and a
-        second that misses no longer leaves the check INCONCLUSIVE ("run longer")."""
+        emulated 5 s check under the spell model; a sweep's point at its ``policy``) is
+        planned for that many, unless the runtime was given (a healthy volume still stops
+        once its PASS is settled): no PASS that could not have failed."""
         if self.core.settings.given("runtime") or workload.runtime_s <= 0:
             return workload
         if expectation.policy != spec.CAP or not expectation.duty:
             return workload
-        policy = self.core.session.policy
+        policy = policy or self.core.session.policy
         needed = evidence.decidable_runtime_s(evidence.windows_to_fail(expectation.duty, policy))
         if needed <= workload.runtime_s:
             return workload
@@ -222,6 +223,7 @@ class RateChecks:
         again = verdict.judge(expectation, rest_result, rest, metric=metric,
                               cpu_count=self.core.session.cpu_count, policy=policy,
                               prior=values)
+        self._kept_as_part(result, "first part")  # its seconds are in the record's prior
         note = (f"fio's live reports had settled the verdict after {len(values)} s "
                 f"({result.stop_reason}), but its logs of those seconds did not: the run "
                 f"went on for the rest of its {planned} s, and both parts were judged as one.")
@@ -248,6 +250,7 @@ class RateChecks:
             return found, result
         with self.core.measuring_alone():
             again, again_result = self._measure(expectation, workload, metric)
+        self._kept_as_part(result, "host-spoiled")
         why = (f"emulator fell behind in {behind} s" if behind else
                "host's CPUs were too busy to tell" if found.binding == "host" else
                "seconds could not decide")
@@ -275,6 +278,7 @@ class RateChecks:
             return probed, workload, result
         deeper = workload.replace(iodepth=probe.iodepth)
         again, again_result = self._measure(expectation, deeper, metric)
+        self._kept_as_part(result, "starved-queue")
         note = (f"At QD {workload.queue_depth} the check fell short "
                 f"({format_quantity(found.measured, found.unit)}); a short run at QD "
                 f"{probe.queue_depth} reached the claim, so the check was run again at QD "
@@ -286,10 +290,16 @@ class RateChecks:
         again = replace(again, message=f"{again.message} {note}", details=details)
         return again, deeper, again_result
 
+    def _kept_as_part(self, result: FioResult, phase: str, *,
+                      planned_s: float | None = None) -> None:
+        """A kept run this verdict did not come from (``planned_s``: a sweep's point)."""
+        if result.kept_as:
+            keep_part(Path(result.kept_as), check=self.core.nodeid, phase=phase,
+                      result=result if planned_s else None, planned_s=planned_s)
+
     def _monitor(self, expectation: Expectation, workload: Workload, metric: str,
                  policy: evidence.Policy, *, prior: Sequence[float] = ()) -> Monitor:
-        """Stop fio once the seconds seen settle the verdict: :func:`stop_rule.settled`, the
-        tests of the final verdict on the seconds so far."""
+        """Stop fio once the seconds seen settle the verdict (:func:`stop_rule.settled`)."""
         key = verdict.METRICS[metric][0]
         line = self.core._plain_progress(workload)
 
@@ -308,8 +318,8 @@ class RateChecks:
         """Run ``workload`` and record it without judging (policy INFO)."""
         started = time.perf_counter()
         result = self.core.run(workload)
-        notes = expectation.notes if expectation else ()
-        found = plain.judge_info(claim, what, result, workload, notes=notes)
+        found = plain.judge_info(claim, what, result, workload,
+                                 notes=expectation.notes if expectation else ())
         return self.core.conclude(found, workload, result, started)
 
     # -- claims of your own ----------------------------------------------------------------
@@ -418,6 +428,7 @@ class RateChecks:
         for size in sizes:
             workload = self.core.workload(pattern, size)
             expectation = self.core.expect_cap(claim, what, workload)
+            workload = self._decidable(expectation, workload, policy=point_policy)
             monitor = self._monitor(expectation, workload, "iops", point_policy)
             result = self.core.run(workload, monitor=monitor)
             points.append((workload.bs, expectation, result, workload))
@@ -432,10 +443,13 @@ class RateChecks:
             skipped = ", ".join(str(size) for size in sizes[len(points):])
             found = replace(found, message=f"{found.message} The sweep stopped there; "
                             f"{skipped} not measured.")
-        for _, _, result, _ in points[:-1]:  # kept: points of the sweep, not checks
-            if result.kept_as:
-                keep_part(Path(result.kept_as), check=self.core.nodeid, phase="sweep point")
-        found = replace(found, details={**found.details, "sweep_points": len(points)})
+        for _, _, result, workload in points[:-1]:  # kept: points of the sweep, not checks
+            self._kept_as_part(result, "sweep point", planned_s=workload.runtime_s)
+        sweep = {"runs": [result.kept_as for _, _, result, _ in points],  # for judge
+                 "planned_points": len(sizes), "cpu_count": self.core.session.cpu_count,
+                 "expectations": [expectation.record() for _, expectation, _, _ in points]}
+        found = replace(found, details={**found.details, "sweep_points": len(points),
+                                        "sweep": sweep})
         return self.core.conclude(found, points[-1][3], points[-1][2], started)
 
 

@@ -13,6 +13,7 @@ from pytest_ebsperf.checks.session import EbsperfSession
 from pytest_ebsperf.device import ebsnvme, kernelstat
 from pytest_ebsperf.device.kernelstat import BlockStat
 from pytest_ebsperf.emulate.target import Target
+from pytest_ebsperf.fio.counted import Witness, apply_witness
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
 
@@ -53,22 +54,34 @@ class Witnesses:
         return kernelstat.read_on(host, target.report.name)
 
     def kernel_seen(self, target: Target, before: BlockStat | None, result: FioResult,
-                     workload: Workload | None = None) -> dict[str, float] | None:
-        """What the kernel counted on the device during the run (a second witness)."""
+                    workload: Workload) -> tuple[FioResult, dict[str, float] | None]:
+        """What the kernel counted on the device during the run (a second witness), and the
+        run judged by it: the rule judge applies to fio's own Disk stats
+        (:func:`pytest_ebsperf.fio.counted.apply_witness`), on counters read after fio ended
+        (no lag). The count goes with the run (:attr:`FioResult.counted`), so that judge of a
+        kept run weighs the count the check weighed."""
         if before is None:
-            return None
+            return result, None
         after = self.kernel_counts(target)
         if after is None:
-            return None
+            return result, None
         seen = after - before
-        # fio's bytes exclude its ramp; the kernel counts it too, so it never sees less
-        fio_bytes = result.read.io_bytes + result.write.io_bytes
-        problem = kernelstat.mismatch(seen, fio_bytes, target.path)
-        merged = kernelstat.merge_note(seen, workload.bs, target.path) if workload else None
-        for said in (problem, merged):
-            if said and said not in self.notes:
+        seconds = max(result.read.runtime_ms, result.write.runtime_ms) / 1000.0
+        if seconds > 0:
+            # fio's counts exclude its ramp; the kernel counts it too, so it never sees less
+            count = Witness(target.path, seen.reads + seen.read_merges,
+                            seen.writes + seen.write_merges, seconds,
+                            float(seen.read_sectors * kernelstat.SECTOR),
+                            float(seen.write_sectors * kernelstat.SECTOR), lag_s=0.0,
+                            source="the kernel's counters, read before and after fio")
+            result, said, replaced = apply_witness(result, workload, count)
+            if replaced and said not in self.notes:
                 self.notes.append(said)
-        return seen.facts()
+            result = replace(result, counted=count.record())
+        merged = kernelstat.merge_note(seen, workload.bs, target.path)
+        if merged and merged not in self.notes:
+            self.notes.append(merged)
+        return result, seen.facts()
 
     def volume_counts(self, target: Target) -> Any:
         """The volume's own counters (EBS NVMe log page 0xD0), when it has them."""

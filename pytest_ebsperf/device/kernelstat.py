@@ -2,9 +2,9 @@
 
 ``/sys/class/block/<dev>/stat`` (Documentation/block/stat.rst) counts, per device, the I/Os
 completed, merged, sectors moved and the time they spent queued. Read before and after a
-check, the difference says what the device itself saw. When it saw clearly fewer bytes than
-fio reports, fio measured something else (the page cache, a file, another device), and the
-check's figures are not the device's.
+check, the difference says what the device itself saw. When it served clearly fewer I/Os
+than fio reports, fio measured something else (the page cache, a file, another device), and
+the device's figure is judged (:func:`pytest_ebsperf.fio.counted.apply_witness`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from typing import Any
 from pytest_ebsperf.errors import FioRunError
 
 SECTOR = 512
-#: The device may not have seen less than this share of the bytes fio reports.
-MIN_SEEN_SHARE = 0.95
 
 
 @dataclass(frozen=True)
@@ -101,17 +99,6 @@ def merge_note(seen: BlockStat, bs: int, device: str) -> str | None:
             f"{size / 1024:,.0f} KiB on average for fio's {bs // 1024:,} KiB requests "
             f"({merges:,} merges); a volume counts what it receives, so fio's IOPS can run "
             "above an IOPS cap that the merged operations respect")
-
-
-def mismatch(seen: BlockStat, fio_bytes: float, device: str) -> str | None:
-    """A sentence when the device saw clearly fewer bytes than fio moved, else None."""
-    if fio_bytes <= 0 or seen.bytes >= MIN_SEEN_SHARE * fio_bytes:
-        return None
-    share = seen.bytes / fio_bytes
-    return (f"the kernel saw {seen.bytes / 2**20:,.1f} MiB reach {device} while fio reported "
-            f"{fio_bytes / 2**20:,.1f} MiB ({share:.0%}): fio measured something else than "
-            "the device (the page cache, a file, a partition?); these figures are not the "
-            "device's")
 
 
 # -- the host's CPUs -------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pytest_ebsperf.config.emulation import SHARED_CALIBRATION_ENV
+from pytest_ebsperf.device.lock import measuring
 from pytest_ebsperf.emulate import loop
 from pytest_ebsperf.errors import EmulationUnavailableError
 from pytest_ebsperf.fio.process import _setpriv
@@ -205,7 +206,11 @@ def calibrate(device: str, server: LatencyServer, *, fresh: bool = False) -> flo
     ``fresh`` measures it again); returns what is taken off."""
     key = round(server.mean_us)
     if fresh or key not in _calibrated:
-        with _shared(key, fresh) as known:
+        # measured as any run measures, under the host's measuring lock: never beside another
+        # worker's comparison or S1-09 (whose seconds its fio would slow) nor they beside it;
+        # taken before the run's lock for the mean, so that no process holds that lock while
+        # it waits for the host (one holding the host alone may need the mean too)
+        with measuring(whole_check=False), _shared(key, fresh) as known:
             if known is None:
                 known = _measure_path(device, server)
                 _share(key, known)

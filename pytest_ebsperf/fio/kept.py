@@ -45,6 +45,11 @@ def keep_verdict(stem: Path | None, *, claim: str, policy: str, outcome: str,
               "samples": details.get("samples"), "misses": details.get("misses")}
     if details.get("sweep_points"):  # a sweep's last point: judged over all its points
         record["sweep_points"] = details["sweep_points"]
+    sweep = details.get("sweep")
+    if isinstance(sweep, dict) and all(sweep.get("runs") or [None]):
+        # every point kept: their runs (relative to this folder) for judge to judge again
+        record["sweep"] = {**sweep, "runs": [os.path.relpath(run, stem.parent)
+                                             for run in sweep["runs"]]}
     if isinstance(details.get("knee_facts"), dict):  # a burst's knee: the bucket before it
         record["knee"] = details["knee_facts"]
     if details.get("bound_ns") is not None and unit == "ns":  # a latency claim's bound
@@ -76,13 +81,17 @@ def keep_verdict(stem: Path | None, *, claim: str, policy: str, outcome: str,
 def judged_on(result: FioResult, details: dict[str, Any]) -> dict[str, Any]:
     """What a check judged its run on that fio's report does not hold: the windows of the
     status reports it decided on (a run it stopped: its logs leave out the window the stop
-    cut short), the seconds an emulated volume fell behind (the host's, left out), and the
-    seconds of a first part the run went on from (``prior``, with the rest's planned s)."""
+    cut short), the seconds an emulated volume fell behind (the host's, left out), the
+    device's count the check read around the run (``counted``: judge weighs fio's figure
+    against it, not against fio's own lagging sample), and the seconds of a first part the
+    run went on from (``prior``, with the rest's planned s)."""
     found: dict[str, Any] = {}
     if result.stop_reason and result.live is not None:
         found["live"] = result.live.record()
     if result.emulator_behind:
         found["host_s"] = list(result.emulator_behind)
+    if result.counted:  # the kernel's count the check weighed fio's against
+        found["counted"] = dict(result.counted)
     first = details.get("first_part")
     if isinstance(first, dict) and first.get("values"):
         found["prior"] = list(first["values"])
@@ -119,13 +128,22 @@ def _pairs(stem: Path, details: dict[str, Any]) -> dict[str, Any] | None:
             "runs": [[where(a), where(b)] for a, b in kept]}
 
 
-def keep_part(stem: Path | None, *, check: str, phase: str) -> None:
+def keep_part(stem: Path | None, *, check: str, phase: str,
+              result: FioResult | None = None, planned_s: float | None = None) -> None:
     """Mark the kept run ``stem`` as a part of ``check`` that no verdict came from (a probe,
     one block of a comparison, a pass of a check made of several): judge says so rather than
-    read it as the check. The check's own run is marked by :func:`keep_verdict`."""
+    read it as the check. The check's own run is marked by :func:`keep_verdict`. With the
+    run judged as a part (a sweep's point), what it was judged on: why it stopped, the
+    seconds it was planned for and :func:`judged_on`."""
     if stem is None:
         return
-    record = {"format": KEPT_FORMAT, "check": check, "phase": phase, "outcome": None}
+    record: dict[str, Any] = {"format": KEPT_FORMAT, "check": check, "phase": phase,
+                              "outcome": None}
+    if result is not None:
+        record.update(stop_reason=result.stop_reason or None, planned_s=planned_s)
+        seconds = judged_on(result, {})
+        if seconds:
+            record["judged_on"] = seconds
     try:
         stem.with_name(stem.name + KEPT_SUFFIX).write_text(json.dumps(record, indent=1) + "\n")
     except OSError:

@@ -1,6 +1,6 @@
 """fio output someone already has, read as units to judge: each host's, device's or group's jobs,
-the workload they ran, how they stopped, their interval logs, and the device's own count (the
-witness). Used by :mod:`pytest_ebsperf.verdicts.judge`.
+the workload they ran, how they stopped and their interval logs (the device's own count beside
+them: :mod:`pytest_ebsperf.fio.counted`). Used by :mod:`pytest_ebsperf.verdicts.judge`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,21 +16,19 @@ from pytest_ebsperf.errors import EbsperfError, FioOutputError
 from pytest_ebsperf.fio import terse as fio_terse
 from pytest_ebsperf.fio import text as fio_text
 from pytest_ebsperf.fio.kept import KEPT_SUFFIX
-from pytest_ebsperf.fio.logs import averaged_to_seconds, build_series, log_shape, per_io_to_seconds
+from pytest_ebsperf.fio.logs import (
+    LOG_KINDS,
+    averaged_to_seconds,
+    build_series,
+    log_shape,
+    per_io_to_seconds,
+)
 from pytest_ebsperf.fio.parse import count_jobs, extract_json, group_of
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import PATTERNS, Workload, parse_size
 
 #: fio's output read as it is written: JSON, normal, terse.
 FORMATS = ("json", "normal", "terse")
-
-
-#: When fio reports this much more I/O than the device served, the figure is not the volume's.
-WITNESS_TOLERANCE = 0.05
-#: fio samples a device's counters (its Disk stats) every 250 ms, and its last sample may
-#: come before the run's last I/Os completed: a count no more behind fio's than fio's rate
-#: over this long is no evidence (a 0.3 s read of 128 I/Os was counted as 84 and 99).
-DISK_STATS_LAG_S = 0.25
 
 
 #: Job options that cap a job's own rate.
@@ -286,6 +284,49 @@ def parse_seconds(text: str) -> float:
     return float(match.group(1)) * scale[match.group(2) or "s"]
 
 
+def log_texts(given: str | None, unit: Unit, result: FioResult, report: str
+              ) -> tuple[dict[str, list[str]], str | None]:
+    """The unit's logs per kind and where they came from (empty: none found); ``given``: the
+    logs' prefix the user named (``--logs``), else where fio's options or a kept run's
+    names put them."""
+
+    if unit.log_suffix == "\0":
+        return {}, None
+    base = Path(report).resolve().parent
+    prefixes: dict[str, list[str]] = {}
+    if given:
+        prefixes = {kind: [given] for kind in LOG_KINDS}
+    else:
+        options = result.job_options
+        # fio-plot's names, as --ebsperf-keep-fio and bench-fio keep a run's logs
+        kept = (f"{options.get('rw', '')}-iodepth-{options.get('iodepth', '1')}-numjobs-"
+                f"{options.get('numjobs', '1')}")
+        for kind, option in (("iops", "write_iops_log"), ("bw", "write_bw_log"),
+                             ("clat", "write_lat_log")):
+            if options.get(option):
+                prefixes[kind] = [options[option], kept]
+    found: dict[str, list[str]] = {}
+    where = None
+    for kind, candidates in prefixes.items():
+        for prefix in candidates:
+            directory, stem = os.path.split(prefix)
+            # the prefix as fio had it, else beside the report (logs moved with it)
+            for root in ([Path(directory), base] if os.path.isabs(prefix) else
+                         [base / directory, Path.cwd() / directory, base]):
+                names = _log_names(root, stem, kind, unit)
+                if names:
+                    found[kind] = [(root / n).read_text(encoding="utf-8", errors="replace")
+                                   for n in names]
+                    where = str(root / stem)
+                    break
+            if kind in found:
+                break
+    if given and not found:
+        raise EbsperfError(f"--logs={given}: no {os.path.basename(given)}_iops/_bw/"
+                           f"_clat logs{' for ' + unit.label if unit.label else ''} there.")
+    return found, where
+
+
 def _log_names(root: Path, stem: str, kind: str, unit: Unit) -> list[str]:
     if not root.is_dir():
         return []
@@ -386,91 +427,6 @@ def files_in(directory: Path) -> list[Path]:
             continue
         found.append(path)
     return found
-
-
-# -- the device's own count --------------------------------------------------------------------
-@dataclass(frozen=True)
-class Witness:
-    """What the device served while fio ran (``Disk stats`` / ``disk_util``)."""
-
-    device: str
-    read_ios: int
-    write_ios: int
-    seconds: float
-    read_bytes: float | None = None
-    write_bytes: float | None = None
-
-    def iops(self, side: str) -> float:
-        return (self.read_ios if side == "read" else self.write_ios) / self.seconds
-
-
-def witness_of(data: Mapping[str, Any], result: FioResult) -> Witness | None:
-    """The device whose count stands beside fio's: the top of a stack (md, dm) or the one
-    device listed; None when the output has no device count or its run time is unknown."""
-    disks = [d for d in data.get("disk_util") or [] if isinstance(d, Mapping)]
-    seconds = max(result.read.runtime_ms, result.write.runtime_ms) / 1000.0
-    if not disks or seconds <= 0:
-        return None
-    if disks[0].get("aggregate") or "aggr_read_ios" in disks[0]:
-        chosen = [disks[0]]  # a stack's top (md, dm): the device fio's job used
-    else:
-        # the devices the job names (--filename=/dev/a:/dev/b): all of them served its I/O,
-        # as the live checks count a set; else the busiest one listed
-        named = {os.path.basename(part) for part in
-                 str(result.job_options.get("filename") or "").split(":") if part}
-        chosen = [d for d in disks if str(d.get("name")) in named] or [max(
-            disks, key=lambda d: int(d.get("read_ios") or 0) + int(d.get("write_ios") or 0))]
-    reads = sum(int(d.get("read_ios") or 0) + int(d.get("read_merges") or 0) for d in chosen)
-    writes = sum(int(d.get("write_ios") or 0) + int(d.get("write_merges") or 0)
-                 for d in chosen)
-    return Witness(" + ".join(str(d.get("name") or "?") for d in chosen), reads, writes,
-                   seconds, _sectors(chosen, "read_sectors"), _sectors(chosen, "write_sectors"))
-
-
-def _sectors(disks: Sequence[Mapping[str, Any]], key: str) -> float | None:
-    """Bytes the ``disks`` moved by their sector counts; None when one lacks the count."""
-    counts = [d.get(key) for d in disks]
-    if any(count is None for count in counts):
-        return None
-    return float(sum(int(count) for count in counts if count is not None)) * 512.0
-
-
-def apply_witness(result: FioResult, workload: Workload, seen: Witness
-                  ) -> tuple[FioResult, str, bool]:
-    """``result`` judged on the device's figure when fio reports more I/O than the device
-    served (beyond :data:`WITNESS_TOLERANCE` and what fio's last sample of the device's
-    counters may have missed, :data:`DISK_STATS_LAG_S`), the sentence that says what the
-    count showed, and whether the device's figure replaced fio's."""
-    changed = result
-    said, lagged = [], []
-    for side in ("read", "write"):
-        stats = getattr(result, side)
-        if stats.total_ios <= 0:
-            continue
-        served = seen.read_ios if side == "read" else seen.write_ios
-        if stats.total_ios <= served * (1 + WITNESS_TOLERANCE):
-            continue
-        if stats.total_ios - served <= stats.iops * DISK_STATS_LAG_S:
-            lagged.append(f"{seen.device} counted {served:,} of fio's {stats.total_ios:,} "
-                          f"{side}s, no fewer than fio's last sample of a device's counters "
-                          f"may miss (it samples every {DISK_STATS_LAG_S * 1000:.0f} ms: "
-                          f"{stats.iops * DISK_STATS_LAG_S:,.0f} {side}s at fio's rate): no "
-                          "evidence against fio's figure, which is judged")
-            continue
-        iops = seen.iops(side)
-        bytes_served = seen.read_bytes if side == "read" else seen.write_bytes
-        bw = (bytes_served / seen.seconds) if bytes_served else iops * workload.bs
-        changed = replace(changed, **{side: replace(stats, iops=iops, bw_bytes=bw,
-                                                    total_ios=served)})
-        said.append(f"fio counted {stats.total_ios:,} {side}s ({stats.iops:,.0f} IOPS) but "
-                    f"{seen.device} served {served:,} in the same {seen.seconds:,.0f} s "
-                    f"({iops:,.0f} IOPS): the rest were answered without device I/O "
-                    "(extents never written, the page cache, a sparse file), so the "
-                    "device's figure is judged")
-    if said:
-        return replace(changed, series={}), "; ".join(said), True
-    return result, "; ".join(lagged) or f"{seen.device}'s own count agrees with fio's " \
-        "(Disk stats)", False
 
 
 #: fio engines that complete each I/O before the next is issued (a queue depth of one).

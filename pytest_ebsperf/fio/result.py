@@ -126,6 +126,9 @@ class FioResult:
     #: Where --ebsperf-keep-fio kept this run: its report's path without ``.json`` ("" when
     #: not kept); the check keeps its verdict beside it (:mod:`pytest_ebsperf.fio.kept`).
     kept_as: str = ""
+    #: The device's own count of the run a check read around it
+    #: (:meth:`pytest_ebsperf.fio.counted.Witness.record`); None when none was read.
+    counted: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def version_tuple(self) -> tuple[int, int, int]:

@@ -5,7 +5,6 @@ Registered as a plugin (so it receives hooks) and kept in the config's stash."""
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from collections.abc import Generator
 from pathlib import Path
@@ -104,7 +103,7 @@ class EbsperfPlugin:
         self._made_keep_dir: Path | None = None
         #: The folder this run's processes share emulated volumes' path corrections in
         #: (:meth:`share_path_calibration`; removed at the end)
-        self._calibration_dir: str | None = None
+        self._calibration_dir: Any = None  # fio.process.OwnedDir
         xml = getattr(config.option, "xmlpath", None)
         self._junit_path = os.path.abspath(os.path.expanduser(xml)) if xml else None
 
@@ -125,15 +124,20 @@ class EbsperfPlugin:
         every xdist worker (they inherit the variable naming the folder); a run inside
         another emulated run's process uses the outer one's."""
         if not os.environ.get(SHARED_CALIBRATION_ENV):
-            self._calibration_dir = tempfile.mkdtemp(prefix="ebsperf-calibration-")
-            os.environ[SHARED_CALIBRATION_ENV] = self._calibration_dir
+            from pytest_ebsperf.fio.process import FIO_DIR_PREFIX, OwnedDir  # --emulate only
+
+            # a run's own folder: removed with the run, on SIGTERM too, and by the next
+            # run's sweep of fio's folders after a SIGKILL
+            made = tempfile.mkdtemp(prefix=f"{FIO_DIR_PREFIX}calibration-")
+            self._calibration_dir = OwnedDir(made)
+            os.environ[SHARED_CALIBRATION_ENV] = made
 
     def close(self) -> None:
         if self._session is not None:
             self._session.close()
         if self._calibration_dir is not None:
             os.environ.pop(SHARED_CALIBRATION_ENV, None)
-            shutil.rmtree(self._calibration_dir, ignore_errors=True)
+            self._calibration_dir.close()
             self._calibration_dir = None
         keep = self._made_keep_dir
         if keep is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 #: Tolerance policies (claims.md, "Tolerance policy" conventions).
 CAP = "CAP"  # documented ceiling: >= 90 % of it in the duty cycle's share of seconds, <= 110 %
@@ -67,6 +68,15 @@ class Expectation:
     def threshold(self) -> float:
         """The least a second (CAP) or the mean (FLOOR) must reach: ``low x value``."""
         return self.low * self.value
+
+    def record(self) -> dict[str, Any]:
+        """The expectation as a kept verdict records it (judge reads it back:
+        :func:`pytest_ebsperf.verdicts.judge_facts.kept_expectation`)."""
+        return {"what": self.what, "value": self.value, "unit": self.unit,
+                "policy": self.policy, "low": self.low, "high": self.high, "duty": self.duty,
+                "binding": self.binding.name if self.binding else "", "source": self.source,
+                "limits": [{"name": lim.name, "kind": lim.kind, "iops": lim.iops,
+                            "claim": lim.claim, "source": lim.source} for lim in self.limits]}
 
     @property
     def ceiling(self) -> float | None:

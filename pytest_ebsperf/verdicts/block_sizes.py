@@ -41,12 +41,17 @@ class _SweepRow:
 
     @property
     def ok(self) -> bool:
-        """Not shown to lie outside the point's tolerance band (judged on the per-second
-        samples when there are any, else on the mean)."""
+        """Shown to lie within the point's tolerance band (judged on the per-second samples
+        when there are any, else on the mean): seconds too few to decide are not."""
         if self.evidence_state is not None:
-            return self.evidence_state != evidence.FAIL
+            return self.evidence_state == evidence.PASS
         upper = self.high is None or self.measured_iops <= self.high * self.expected_iops
         return self.measured_iops >= self.low * self.expected_iops and upper
+
+    @property
+    def undecided(self) -> bool:
+        """Its seconds could not show it outside the band, nor inside (too few of them)."""
+        return self.evidence_state not in (None, evidence.PASS, evidence.FAIL)
 
     def describe(self) -> str:
         """``32KiB: 3,990 IOPS vs 4,000 IOPS (100%)``."""
@@ -98,7 +103,14 @@ def judge_sweep(claim: str, what: str, points: Sequence[SweepPoint], *,
 
 def _sweep_outcome(points: Sequence[SweepPoint], rows: Sequence[_SweepRow], knee_text: str,
                    cpu_count: int | None) -> tuple[Outcome, str, str]:
-    bad = [(point, row) for point, row in zip(points, rows) if not row.ok]
+    bad = [(point, row) for point, row in zip(points, rows) if not row.ok and
+           not row.undecided]
+    open_rows = [row for row in rows if row.undecided]
+    if not bad and open_rows:  # a point that could not have failed is no PASS
+        sizes = ", ".join(format_size(row.bs) for row in open_rows)
+        return Outcome.INCONCLUSIVE, "run length", (
+            f"the seconds of {sizes} were too few to decide at the sweep's level (one point "
+            "can FAIL the curve only on evidence): run longer (--ebsperf-runtime)")
     if not bad:
         return Outcome.PASS, _sweep_binding(points), (f"all {len(rows)} block sizes on the "
                                                       f"model; {knee_text}")

@@ -47,8 +47,8 @@ from typing import Any, TextIO
 
 from pytest_ebsperf import spec
 from pytest_ebsperf.errors import EXIT_CODES, EbsperfError, Parser
+from pytest_ebsperf.fio.counted import apply_witness, witness_of
 from pytest_ebsperf.fio.kept import KEPT_SUFFIX, kept_verdict
-from pytest_ebsperf.fio.logs import LOG_KINDS
 from pytest_ebsperf.fio.parse import result_from_data
 from pytest_ebsperf.fio.reports import (
     FORMATS,
@@ -56,17 +56,14 @@ from pytest_ebsperf.fio.reports import (
     Unit,
     _errno_text,
     _fio_error,
-    _log_names,
     _series,
-    apply_witness,
     files_in,
+    log_texts,
     read_reports,
     stopped_early,
     units_of,
-    witness_of,
     workload_of,
 )
-from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec.types import CAP, FLOOR, INFO, REL, TIME
 from pytest_ebsperf.verdicts import verdict
@@ -74,6 +71,7 @@ from pytest_ebsperf.verdicts.first_read import judge_first_read
 from pytest_ebsperf.verdicts.judge_facts import (
     expectation_for,
     kept_again,
+    kept_count,
     kept_expectation,
     kept_judged_on,
     kept_level,
@@ -84,8 +82,9 @@ from pytest_ebsperf.verdicts.judge_facts import (
     volumes_of,
 )
 from pytest_ebsperf.verdicts.judge_pairs import covered_runs, judge_pairs
+from pytest_ebsperf.verdicts.judge_sweep import covered_points, judge_sweep_again
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
-from pytest_ebsperf.verdicts.run_bounds import credits_ran_out, job_limit
+from pytest_ebsperf.verdicts.run_bounds import credits_ran_out, held_back
 
 EXIT = {Outcome.PASS: 0, Outcome.FAIL: 1, Outcome.INCONCLUSIVE: 2, Outcome.INFO: 0}
 USAGE_EXIT = 4
@@ -150,47 +149,6 @@ class Judged:
     path: str = ""
 
 
-def _log_texts(args: argparse.Namespace, unit: Unit, result: FioResult, report: str
-               ) -> tuple[dict[str, list[str]], str | None]:
-    """The unit's logs per kind and where they came from (empty: none found)."""
-
-    if unit.log_suffix == "\0":
-        return {}, None
-    base = Path(report).resolve().parent
-    prefixes: dict[str, list[str]] = {}
-    if args.logs:
-        prefixes = {kind: [args.logs] for kind in LOG_KINDS}
-    else:
-        options = result.job_options
-        # fio-plot's names, as --ebsperf-keep-fio and bench-fio keep a run's logs
-        kept = (f"{options.get('rw', '')}-iodepth-{options.get('iodepth', '1')}-numjobs-"
-                f"{options.get('numjobs', '1')}")
-        for kind, option in (("iops", "write_iops_log"), ("bw", "write_bw_log"),
-                             ("clat", "write_lat_log")):
-            if options.get(option):
-                prefixes[kind] = [options[option], kept]
-    found: dict[str, list[str]] = {}
-    where = None
-    for kind, candidates in prefixes.items():
-        for prefix in candidates:
-            directory, stem = os.path.split(prefix)
-            # the prefix as fio had it, else beside the report (logs moved with it)
-            for root in ([Path(directory), base] if os.path.isabs(prefix) else
-                         [base / directory, Path.cwd() / directory, base]):
-                names = _log_names(root, stem, kind, unit)
-                if names:
-                    found[kind] = [(root / n).read_text(encoding="utf-8", errors="replace")
-                                   for n in names]
-                    where = str(root / stem)
-                    break
-            if kind in found:
-                break
-    if args.logs and not found:
-        raise EbsperfError(f"--logs={args.logs}: no {os.path.basename(args.logs)}_iops/_bw/"
-                           f"_clat logs{' for ' + unit.label if unit.label else ''} there.")
-    return found, where
-
-
 # -- judging --------------------------------------------------------------------------------------
 @dataclass
 class Refused:
@@ -221,10 +179,12 @@ def judge_report(argv: Sequence[str]) -> list[Judged | Refused | Skipped]:
         files = files_in(target)
         # the blocks of a kept comparison are judged as the comparison, once
         covered: set[Path] = set()
+        for path in files:  # and the points of a kept sweep as the sweep
+            covered |= covered_runs(path, kept_verdict(path) or {}) | \
+                covered_points(path, kept_verdict(path) or {})
         for path in files:
-            covered |= covered_runs(path, kept_verdict(path) or {})
-        for path in files:
-            if path.resolve() in covered and not (kept_verdict(path) or {}).get("paired"):
+            own = kept_verdict(path) or {}
+            if path.resolve() in covered and not (own.get("paired") or own.get("sweep")):
                 continue
             try:
                 reports = _read(str(path), args.format)
@@ -330,6 +290,16 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
                          f"{kept.get('check') or 'a check'}, not the run its verdict came "
                          "from: judged as a run of its own")
             kept = {}
+        if kept.get("outcome") and kept.get("sweep"):
+            workload, _ = workload_of(result, where)
+            found = judge_sweep_again(report.path, kept, args.claim or str(kept.get("claim")),
+                                      name)
+            found = replace(found, details={**found.details, "notes": [(
+                f"the {len(kept['sweep'].get('runs') or ())} points of "
+                f"{kept.get('check') or 'a block-size sweep'} judged again from their kept "
+                f"runs, as one curve (its verdict then: {kept.get('outcome')})")]})
+            judged.append(Judged(unit, found, workload, report.path))
+            continue
         if kept.get("sweep_points"):
             notes.append(f"kept as the last of the {kept['sweep_points']} points of "
                          f"{kept.get('check') or 'a block-size sweep'} ({kept.get('claim')}: "
@@ -369,13 +339,14 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
                          + (f" ({said})" if said else ""))
         # the device's count stands for the run as a whole: one unit of a local run
         alone = len(units) == 1 and "client_stats" not in data and not args.device
-        seen = witness_of(data, result) if alone and not args.trust_fio else None
+        seen = None if args.trust_fio else kept_count(kept) or \
+            (witness_of(data, result) if alone else None)
         witnessed = False
         if seen is not None:
             result, said_seen, witnessed = apply_witness(result, workload, seen)
             notes.append(said_seen)
-        logs, logs_from = ({}, None) if witnessed else _log_texts(args, unit, result,
-                                                                   report.path)
+        logs, logs_from = ({}, None) if witnessed else log_texts(args.logs, unit, result,
+                                                                  report.path)
         if logs:
             series, said_logs = _series(logs, workload, result)
             result = replace(result, series=series)
@@ -421,17 +392,7 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
         short = found.outcome in (Outcome.FAIL, Outcome.INCONCLUSIVE)
         if ran_dry and not short:
             notes.append(ran_dry)  # recorded or passed: said, not judged
-        if short and found.measured is not None:
-            limit = ran_dry or job_limit(result.job_options, workload, found.measured,
-                                         found.unit)
-            if limit:
-                reason = f"inconclusive: {limit}, below what the volume was to show"
-                bound = "burst credits" if ran_dry else "job's own limit"
-                found = replace(found, outcome=Outcome.INCONCLUSIVE, binding=bound,
-                                reason=reason, message=(
-                                    f"{expectation.what}: {found.measured:,.0f} {found.unit} "
-                                    f"measured, {expectation.value:,.0f} {expectation.unit} "
-                                    f"expected - {reason}. Claim {expectation.claim}"))
+        found = held_back(found, result.job_options, workload, ran_dry=ran_dry)
         if notes:
             found = replace(found, details={**found.details, "notes": notes})
         judged.append(Judged(unit, found, workload, report.path))

@@ -12,6 +12,7 @@ from typing import Any
 
 from pytest_ebsperf import spec
 from pytest_ebsperf.errors import EbsperfError
+from pytest_ebsperf.fio.counted import Witness
 from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
@@ -115,7 +116,7 @@ def kept_expectation(kept: dict[str, Any], claim: str, what: str) -> Any:
         what = f"{found['what']} ({what.rsplit(' (', 1)[-1]}" if " (from " in what else \
             str(found["what"])
     return spec.Expectation(claim, what, policy, value, unit, binding, limits, low=low,
-                            high=high, duty=duty)
+                            high=high, duty=duty, source=str(found.get("source") or ""))
 
 
 def _int(value: Any) -> int | None:
@@ -211,6 +212,14 @@ def kept_judged_on(kept: dict[str, Any], result: FioResult
                  "the check's record (the check went on after fio's logs did not confirm "
                  "its stop)")
     return result, seconds, rest_s, notes
+
+
+def kept_count(kept: dict[str, Any]) -> Witness | None:
+    """The device's count the kept check read around its run (the kernel's counters, read
+    after fio ended): judge weighs fio's figure against it as the check did, rather than
+    against fio's own sample of the counters, which may lag (a run stopped early)."""
+    found = kept.get("judged_on")
+    return Witness.from_record(found.get("counted")) if isinstance(found, dict) else None
 
 
 def kept_planned_s(kept: dict[str, Any]) -> float | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from pytest_ebsperf.errors import EbsperfError
@@ -14,6 +15,7 @@ from pytest_ebsperf.fio.reports import _int, parse_seconds
 from pytest_ebsperf.fio.workload import Workload, parse_size
 from pytest_ebsperf.spec.burst import burst_plan
 from pytest_ebsperf.spec.volume_types import IO_CREDITS, volume_type
+from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 #: A last status line within this fraction of the baseline is "at the baseline".
 AT_BASELINE = 0.25
@@ -39,6 +41,26 @@ def credits_ran_out(data: Mapping[str, Any], members: Sequence[Any], measured_io
             f"{measured_iops:,.0f} IOPS; a gp2 holds its {plan.burst_rate:,.0f} IOPS burst only "
             "while its credits last (B-GP2): judge a run started on a full bucket "
             "(--burst-balance=100), or the baseline (--burst-balance=0)")
+
+
+def held_back(found: Verdict, options: Mapping[str, str], workload: Workload, *,
+              ran_dry: str = "") -> Verdict:
+    """``found``, or, when it fell short (FAIL or undecided) of a rate and the job's own
+    options (:func:`job_limit`) or a bucket that ran dry (``ran_dry``) held the run there,
+    INCONCLUSIVE naming them: a shortfall that is the job's is not the volume's. One rule for
+    a live check (your --ebsperf-fio-options) and for judge."""
+    if found.outcome not in (Outcome.FAIL, Outcome.INCONCLUSIVE) or found.measured is None \
+            or found.expected is None or found.unit not in ("IOPS", "B/s"):
+        return found
+    limit = ran_dry or job_limit(options, workload, found.measured, found.unit)
+    if not limit:
+        return found
+    reason = f"inconclusive: {limit}, below what the volume was to show"
+    return replace(found, outcome=Outcome.INCONCLUSIVE, reason=reason,
+                   binding="burst credits" if ran_dry else "job's own limit", message=(
+                       f"{found.what}: {found.measured:,.0f} {found.unit} measured, "
+                       f"{found.expected:,.0f} {found.unit} expected - {reason}. Claim "
+                       f"{found.claim}"))
 
 
 def job_limit(options: Mapping[str, str], workload: Workload, measured: float, unit: str

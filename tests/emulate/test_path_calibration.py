@@ -5,9 +5,11 @@ workers each spent about 5 s per service time measuring the same path)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -93,5 +95,79 @@ def test_an_emulated_run_names_the_folder_to_its_workers_and_removes_it(
         folders.append((pytester.path / "seen.txt").read_text())
     emulated, plain = folders
     assert plain == "", plain
-    assert "ebsperf-calibration-" in emulated, emulated  # seen by an xdist worker
+    assert "ebsperf-fio.calibration-" in emulated, emulated  # seen by an xdist worker
     assert not Path(emulated).exists()
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGKILL])
+def test_the_folder_of_a_killed_run_is_removed(pytester: pytest.Pytester,
+                                               signal_number: int) -> None:
+    # a signal to pytest's PID alone, while a test runs: SIGTERM removes the folder as the
+    # run ends; after SIGKILL nothing of the run can, and the next run's sweep of fio's
+    # folders does (its owner is dead)
+    from pytest_ebsperf.fio.process import sweep_fio_dirs
+
+    pytester.makepyfile(test_slow=textwrap.dedent(f"""
+        import os, time
+        from pathlib import Path
+        def test_slow():
+            Path("seen.txt").write_text(os.environ.get({SHARED_CALIBRATION_ENV!r}, ""))
+            time.sleep(60)
+    """))
+    env = {k: v for k, v in os.environ.items() if k != SHARED_CALIBRATION_ENV}
+    seen = pytester.path / "seen.txt"
+    run = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+                            "test_slow.py", "--emulate"], cwd=pytester.path, env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not seen.exists() and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.1)
+        folder = Path(seen.read_text())
+        assert folder.is_dir() and folder.name.startswith("ebsperf-fio.calibration-")
+        run.send_signal(signal_number)
+        run.wait(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    if signal_number == signal.SIGKILL:
+        assert folder.is_dir()  # nothing of the run could remove it
+        assert f"fio directory {folder}" in sweep_fio_dirs(str(folder.parent))
+    assert not folder.exists()
+
+
+def test_the_path_is_measured_under_the_hosts_measuring_lock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # another worker holds the host alone (a comparison, S1-09): the path's fio waits for
+    # it rather than run beside it; inside this process's own hold alone it runs at once
+    from pytest_ebsperf.device import lock
+
+    monkeypatch.setenv(SHARED_CALIBRATION_ENV, str(tmp_path))
+    started: list[float] = []
+
+    def path(device: str) -> float:
+        started.append(time.monotonic())
+        return 340.0
+
+    monkeypatch.setattr(service_time, "measure_qd1_us", path)
+    monkeypatch.setattr(service_time, "_calibrated", {})
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import sys, time
+        from pytest_ebsperf.device import lock
+        with lock.measuring(alone=True):
+            print("held", flush=True)
+            time.sleep(2.0)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        asked = time.monotonic()
+        service_time.calibrate("/dev/loop9", _Server(300.0))
+        assert started and started[0] - asked >= 1.0, started[0] - asked
+    finally:
+        holder.wait(timeout=30)
+    monkeypatch.setattr(service_time, "_calibrated", {})
+    with lock.measuring(alone=True):
+        asked = time.monotonic()
+        service_time.calibrate("/dev/loop9", _Server(500.0))
+        assert time.monotonic() - asked < 1.0

@@ -79,3 +79,29 @@ def test_a_refused_option_stops_the_run_with_a_sentence(pytester: pytest.Pyteste
     result = pytester.runpytest_subprocess("--ebsperf-fio-options=allow_mounted_write=1")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*allow_mounted_write is refused*"])
+
+
+@needs_root
+@needs_fio
+def test_a_rate_of_your_own_is_the_jobs_limit_live_and_in_judge(
+        pytester: pytest.Pytester) -> None:
+    # a gp3 check (3,000 IOPS) run with your own rate_iops=1000: the run sat at your rate, a
+    # shortfall that is the job's, not the volume's; the live check and judge of its kept
+    # run say so by the same rule (one verdict path), neither calls the volume broken
+    import subprocess
+    import sys
+
+    report, keep = pytester.path / "r.json", pytester.path / "kept"
+    pytester.runpytest_subprocess(
+        f"{ROOT}/suites/gp3/test_gp3.py::test_random_write_holds_provisioned_iops",
+        "--emulate", "--ebsperf-fio-options=rate_iops=1000", "--ebsperf-runtime=4",
+        f"--ebsperf-report={report}", f"--ebsperf-keep-fio={keep}", "-p", "no:cacheprovider")
+    (check,) = json.loads(report.read_text())["checks"]
+    assert check["outcome"] == "inconclusive", check["message"]
+    assert "the job's own rate_iops=1000" in check["message"], check["message"]
+    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(keep),
+                           "--json"], capture_output=True, text=True, timeout=120, check=False)
+    judged = json.loads(done.stdout)["verdicts"]
+    again = [v for v in judged if v["outcome"] != "pass"]
+    assert again and all(v["outcome"] == "inconclusive" and v["binding"] == "job's own limit"
+                         for v in again), judged

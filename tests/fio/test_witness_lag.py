@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ebsperf.fio.counted import DISK_STATS_LAG_S, apply_witness, witness_of
 from pytest_ebsperf.fio.parse import result_from_data
-from pytest_ebsperf.fio.reports import DISK_STATS_LAG_S, apply_witness, witness_of
 from pytest_ebsperf.fio.workload import Workload
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fio" / "randread.json"

@@ -2,8 +2,8 @@
 ``ebsperf judge`` gets the verdict the live check gave (issue: judge on unseen outputs).
 
 Real fio on kernel-throttled emulated gp3 volumes (root); each check below is one fio run
-judged as a CAP (B-GP3), at the volume's rate (PASS, stopped early once settled) and at
-75 % of it (FAIL). The kept ``STEM.ebsperf.json`` gives judge the check's claim, level,
+judged as a CAP (B-GP3), or a block-size sweep's points judged as one curve (S2-10), at the
+volume's rate (PASS, stopped early once settled) and at 75 % of it (FAIL). The kept ``STEM.ebsperf.json`` gives judge the check's claim, level,
 planned seconds and the reason fio was stopped; fio's interval logs kept beside the report
 give it the seconds."""
 
@@ -23,7 +23,8 @@ pytestmark = [needs_root, needs_fio]
 
 GP3 = f"{SUITES}/gp3/test_gp3.py"
 CHECKS = ("test_random_read_holds_provisioned_iops_99_percent_of_seconds",
-          "test_random_write_holds_provisioned_iops")
+          "test_random_write_holds_provisioned_iops",
+          "test_block_size_sweep_is_iops_bound_then_throughput_bound")
 
 
 def _kept_and_live(pytester: pytest.Pytester, *extra: str
@@ -69,9 +70,9 @@ def test_judge_of_a_kept_run_gives_the_live_check_s_verdict(
         assert check["outcome"] == outcome, check["message"]
         found = again[nodeid]
         assert found["outcome"] == check["outcome"], (found["message"], check["message"])
-        assert found["claim"] == check["claim"] == "B-GP3"
+        assert found["claim"] == check["claim"] == ("S2-10" if "sweep" in nodeid else "B-GP3")
         measured = check["measured"]["value"]  # type: ignore[index]
-        assert abs(float(found["measured"]) - measured) <= 0.05 * measured  # type: ignore[arg-type]
+        assert found["measured"] == pytest.approx(measured, rel=1e-9), found["message"]
         if check["fio"]["stopped_early"]:  # type: ignore[index]
             assert any("kept with the verdict of the check" in n for n in found["notes"])  # type: ignore[union-attr]
     if outcome == "fail":  # a FAIL is probed at a deeper queue: kept, and named as a probe
@@ -89,8 +90,8 @@ def test_every_kept_run_of_two_suites_is_judged_with_no_volume_facts_given(
         pytester: pytest.Pytester) -> None:
     # gp3 and io2 on emulated volumes, every run kept; `ebsperf judge DIR` with nothing but
     # the folder: each check of one run gets the live verdict against the expectation the
-    # check used, a latency check by its own test on its kept logs; a sweep's last point is
-    # named and judged as a run of its own, its other points skipped as parts, never refused
+    # check used, a latency check by its own test on its kept logs, a sweep by its points
+    # together; nothing refused
     keep, report = pytester.path / "kept", pytester.path / "results.json"
     pytester.runpytest_subprocess(f"{SUITES}/gp3/test_gp3.py", f"{SUITES}/io2/test_io2.py",
                                   "--emulate", f"--ebsperf-keep-fio={keep}",
@@ -100,13 +101,17 @@ def test_every_kept_run_of_two_suites_is_judged_with_no_volume_facts_given(
                            "--json"], capture_output=True, text=True, timeout=120, check=False)
     judged = json.loads(done.stdout)
     assert judged["refused"] == [], judged["refused"]
-    assert {Path(k["path"]).parent.parent.name for k in judged["skipped"]} == {"16k", "64k"}
+    # a sweep's points are judged with it, as one curve, never on their own; a run a check
+    # measured again (the host's run of a check that then ran alone, a first part it went
+    # on from) is a part, skipped with no volume facts given
+    assert not [k for k in judged["skipped"] if "sweep point" in k["reason"]], judged["skipped"]
     by_check: dict[str, dict[str, object]] = {}
     for found in judged["verdicts"]:
         path = Path(str(found["path"]))
         record = json.loads(path.with_name(path.name[:-len(".json")] + KEPT_SUFFIX)
                             .read_text())
-        by_check[record["check"]] = found
+        if record.get("outcome"):  # the run a check's verdict came from
+            by_check[record["check"]] = found
     assert set(by_check) == set(live), (sorted(by_check), sorted(live))
     single = 0
     for nodeid, check in live.items():
@@ -119,8 +124,11 @@ def test_every_kept_run_of_two_suites_is_judged_with_no_volume_facts_given(
             assert str(found["what"]).startswith(f"{check['what']} (from "), found["what"]
             assert found["measured"] == pytest.approx(check["measured"]["value"], rel=1e-9)
             assert found["expected"] == pytest.approx(check["expected"]["value"], rel=1e-9)
-        elif "sweep" in nodeid:
-            assert "points of" in notes and "judged as a run of its own" in notes, notes
+        elif "sweep" in nodeid:  # every point judged again, as the check judged the curve
+            assert "judged again from their kept runs, as one curve" in notes, notes
+            assert (found["claim"], found["outcome"]) == (check["claim"], check["outcome"])
+            assert found["measured"] == pytest.approx(check["measured"]["value"], rel=1e-9)
+            assert str(found["message"]).startswith(f"{check['what']} (from "), found
         else:  # a latency check: judged again by its own test, on its kept logs
             assert check["policy"] == "LATENCY"
             assert "judged again by its own test" in notes, notes
@@ -259,3 +267,71 @@ def test_judge_of_a_stopped_run_judges_the_windows_the_check_decided_on(
     del record["judged_on"]
     side.write_text(json.dumps(record))
     assert judged()["measured"] == pytest.approx(3000.0)
+
+
+def test_judge_of_a_stopped_run_weighs_fio_against_the_count_its_check_read(
+        tmp_path: Path) -> None:
+    # fio stopped at 2 s: its own sample of the device's counters (Disk stats) was taken a
+    # second before the end, well beyond the 250 ms it may lag, so on its own it says fio
+    # counted twice what the device served; the check read the kernel's counters after fio
+    # ended, they agreed, and it judged fio's seconds. judge weighs fio against the count
+    # the check read (kept with its verdict): the check's figure and verdict, not the half
+    from dataclasses import replace
+
+    from pytest_ebsperf.fio.counted import Witness, apply_witness
+    from pytest_ebsperf.fio.kept import keep_verdict
+    from pytest_ebsperf.fio.logs import build_series
+    from pytest_ebsperf.fio.parse import parse_result
+    from pytest_ebsperf.fio.workload import Workload
+    from pytest_ebsperf.spec import cap_expectation
+    from pytest_ebsperf.spec.volume import Volume
+    from pytest_ebsperf.verdicts import evidence, verdict
+
+    report, text = _stopped_run(tmp_path)
+    data = json.loads(text)
+    data["disk_util"] = [{"name": "loop3", "read_ios": 3000, "write_ios": 0,
+                          "read_merges": 0, "write_merges": 0, "read_sectors": 3000 * 8,
+                          "write_sectors": 0, "util": 90.0}]
+    text = json.dumps(data)
+    report.write_text(text)
+    logs = {kind: [(tmp_path / f"randread_{kind}.1.log").read_text()]
+            for kind in ("iops", "bw", "clat")}
+    workload = Workload(pattern="randread", bs=4096, iodepth=8, runtime_s=14.0, ramp_s=1.0)
+    kernel = Witness("/dev/loop3", 6000 + 3010, 0, 2.0, (6000 + 3010) * 4096.0, 0.0,
+                     lag_s=0.0, source="the kernel's counters, read before and after fio")
+    result, _, replaced = apply_witness(parse_result(text).with_series(build_series(logs)),
+                                        workload, kernel)
+    assert not replaced  # the ramp's second adds to the kernel's count, never subtracts
+    result = replace(result, stop_reason="settled at 2 s", counted=kernel.record())
+    expectation = cap_expectation("B-GP3", "gp3 random read 4 KiB", Volume("gp3", 100),
+                                  workload)
+    found = verdict.judge(expectation, result, workload, cpu_count=None,
+                          policy=evidence.Policy())
+    keep_verdict(report.with_suffix(""), claim=found.claim, policy=found.policy,
+                 outcome=found.outcome.value, measured=found.measured,
+                 expected=found.expected, unit=found.unit, planned_s=14.0,
+                 stop_reason=result.stop_reason, details=dict(found.details),
+                 level=evidence.Policy(), check="suites/gp3/x.py::read", what=found.what,
+                 volume={"type": "gp3", "size_gib": 100}, binding=found.binding,
+                 result=result)
+    assert found.measured == pytest.approx(3000.0)
+
+    def judged() -> dict[str, object]:
+        done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(report),
+                               "--json"], capture_output=True, text=True, timeout=120,
+                              check=False)
+        (again,) = json.loads(done.stdout)["verdicts"]
+        return again  # type: ignore[no-any-return]
+
+    again = judged()
+    assert (again["outcome"], again["measured"]) == (found.outcome.value, pytest.approx(
+        found.measured, rel=1e-9)), again
+    assert "(the kernel's counters, read before and after fio)" in " ".join(again["notes"])
+    # without the check's count, fio's lagging sample makes the device's figure judged
+    side = tmp_path / f"randread{KEPT_SUFFIX}"
+    record = json.loads(side.read_text())
+    del record["judged_on"]["counted"]
+    side.write_text(json.dumps(record))
+    alone = judged()
+    assert alone["measured"] == pytest.approx(1500.0), alone
+    assert "answered without device I/O" in " ".join(alone["notes"])  # type: ignore[arg-type]

@@ -460,6 +460,29 @@ def test_a_sweep_point_short_because_fio_ran_out_of_cpu_is_inconclusive() -> Non
     assert found.reason.startswith("4KiB: inconclusive: load-generator bound")
 
 
+@pytest.mark.parametrize("level, outcome", [(0.05, Outcome.FAIL),
+                                            (2e-5, Outcome.INCONCLUSIVE)])
+def test_a_sweep_whose_seconds_could_not_have_failed_is_no_pass(
+        level: float, outcome: Outcome) -> None:
+    # every point at 75 % of the model for 5 s: at a relaxed level 5 missed seconds FAIL
+    # the curve; at the main job's level, misses in 3 s spells, 5 s could not have failed
+    # (nor passed): INCONCLUSIVE "run longer", never PASS (a sweep at 75 % had passed)
+    from pytest_ebsperf.verdicts import evidence
+
+    points = []
+    for bs in (16 * KIB, 64 * KIB, 256 * KIB):
+        expected = min(3000.0, 125 * MIB / bs)
+        seconds = [0.75 * expected * (1 + 0.001 * (i % 3)) for i in range(5)]
+        points.append((bs, cap(expected, duty=0.99, claim="S2-10"),
+                       run(seconds, bs=bs), workload(bs=bs, runtime_s=5.0)))
+    found = block_sizes.judge_sweep("S2-10", "gp3 block-size sweep", points, cpu_count=4,
+                                    policy=evidence.Policy(level, 3.0))
+    assert found.outcome is outcome, found.message
+    if outcome is Outcome.INCONCLUSIVE:
+        assert found.binding == "run length" and "run longer" in found.reason, found.reason
+    assert not any(p["ok"] for p in found.details["points"])
+
+
 # -- TIME ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("measured, expected, outcome", [
     (2190, 2000, Outcome.PASS), (1810, 2000, Outcome.PASS),
