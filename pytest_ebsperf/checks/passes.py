@@ -21,10 +21,12 @@ import math
 import os
 import time
 from dataclasses import replace
+from pathlib import Path
 
 from pytest_ebsperf.checks import paired
 from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.emulate.registry import EMULATED_INSTANCE_STORE_BYTES
+from pytest_ebsperf.fio.kept import keep_part
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload, format_size
 from pytest_ebsperf.units import MIB, format_mibps, format_seconds
@@ -234,6 +236,8 @@ def check_stability(runner: CheckCore, claim: str, what: str, workload: Workload
             # CV).
             result = runner.run(workload, phase="pass" if index < stability.DROPPED_RUNS
                                 else "steady")
+            if index < runs - 1 and index >= stability.DROPPED_RUNS and result.kept_as:
+                keep_part(Path(result.kept_as), check=runner.nodeid, phase="stability run")
             means.append(result.total_iops)
     assert result is not None
     found = stability.judge_stability(claim, what, means, alpha=runner.session.policy.alpha)

@@ -313,7 +313,8 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
             # run, which fio's output does not hold; a comparison needs all its blocks
             why = {TIME: "whose verdict rests on the burst bucket's balance before it, which "
                          "the output does not hold",
-                   REL: "a comparison whose blocks were not all kept"}.get(
+                   REL: "a comparison of runs (S1-09's series, or blocks not all kept), "
+                        "which judge does not make again"}.get(
                 str(kept.get("policy")), "a claim on latencies, which judge does not judge "
                 "again (its rate is judged)")
             notes.append(f"kept as the run of {kept.get('check') or 'a check'} "
@@ -368,8 +369,8 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
         expectation = (kept_expectation(kept, claim, what) if own and kept else None) or \
             expectation_for(argparse.Namespace(**{**vars(args), "claim": claim}), members,
                             workload, what, metric)
-        if expectation.unit == "IOPS":
-            metric = "iops"  # a floor is published in IOPS only
+        if expectation.unit in ("IOPS", "B/s"):  # a floor is published in IOPS only; a
+            metric = "iops" if expectation.unit == "IOPS" else "throughput"  # kept one's own
         if args.init_rate is not None:
             found = judge_first_read(expectation, result, workload, cpu_count=None)
         elif spec.volume_type(members[0].type).family == spec.MAGNETIC:

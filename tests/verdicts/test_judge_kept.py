@@ -338,3 +338,28 @@ def test_judge_of_a_stopped_run_weighs_fio_against_the_count_its_check_read(
     alone = judged()
     assert alone["measured"] == pytest.approx(1500.0), alone
     assert "answered without device I/O" in " ".join(alone["notes"])  # type: ignore[arg-type]
+
+
+def test_a_kept_check_of_bytes_at_a_small_block_is_judged_in_bytes(tmp_path: Path) -> None:
+    # RAID0's bandwidth claim (S4-06) is judged in B/s on 16 KiB reads: judge had taken IOPS
+    # for a block under 256 KiB and refused the kept run ("metric 'iops' measures IOPS, but
+    # the expectation is in B/s") in the main job's kept folder
+    data = Path(__file__).resolve().parents[1] / "data" / "fio"
+    report = tmp_path / "randread.json"
+    report.write_text((data / "randread.json").read_text())
+    fio = json.loads(report.read_text())["jobs"][0]["read"]
+    bw = float(fio["bw_bytes"])
+    (tmp_path / f"randread{KEPT_SUFFIX}").write_text(json.dumps({
+        "format": "pytest-ebsperf kept verdict", "check": "suites/raid0/x.py::bandwidth",
+        "claim": "S4-06", "policy": "CAP", "outcome": "pass", "stop_reason": None,
+        "planned_s": 10.0, "volume": {"type": "gp3", "size_gib": 100, "count": 1},
+        "expectation": {"what": "RAID0 bandwidth", "value": bw, "unit": "B/s",
+                        "policy": "CAP", "low": 0.9, "high": 1.1, "duty": 0.99,
+                        "binding": "", "limits": []}}))
+    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(report),
+                           "--json"], capture_output=True, text=True, timeout=120, check=False)
+    judged = json.loads(done.stdout)
+    assert judged["refused"] == [], judged["refused"]
+    (found,) = judged["verdicts"]
+    assert (found["claim"], found["unit_of_measure"]) == ("S4-06", "B/s"), found
+    assert found["measured"] == pytest.approx(bw, rel=0.02), found["message"]
