@@ -18,6 +18,9 @@ import pytest
 from support.common import SUITES, needs_fio, needs_root
 
 from pytest_ebsperf.fio.kept import KEPT_SUFFIX
+from pytest_ebsperf.fio.result import FioResult
+from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.verdicts.outcome import Verdict
 
 pytestmark = [needs_root, needs_fio]
 
@@ -188,6 +191,36 @@ def test_a_kept_burst_check_is_not_judged_as_its_claim(tmp_path: Path) -> None:
                for note in found["notes"]), found["notes"]
 
 
+def _judged_and_kept(report: Path, result: FioResult, workload: Workload) -> Verdict:
+    """A gp3 4 KiB read check's verdict on ``result``, kept beside ``report`` as a live
+    check keeps it (B-GP3 at the run's level)."""
+    from pytest_ebsperf.fio.kept import keep_verdict
+    from pytest_ebsperf.spec import cap_expectation
+    from pytest_ebsperf.spec.volume import Volume
+    from pytest_ebsperf.verdicts import evidence, verdict
+
+    expectation = cap_expectation("B-GP3", "gp3 random read 4 KiB", Volume("gp3", 100),
+                                  workload)
+    found = verdict.judge(expectation, result, workload, cpu_count=None,
+                          policy=evidence.Policy())
+    keep_verdict(report.with_suffix(""), claim=found.claim, policy=found.policy,
+                 outcome=found.outcome.value, measured=found.measured,
+                 expected=found.expected, unit=found.unit, planned_s=14.0,
+                 stop_reason=result.stop_reason, details=dict(found.details),
+                 level=evidence.Policy(), check="suites/gp3/x.py::read", what=found.what,
+                 volume={"type": "gp3", "size_gib": 100}, binding=found.binding,
+                 result=result)
+    return found
+
+
+def _judged_alone(report: Path) -> dict[str, object]:
+    """``ebsperf judge REPORT --json``: its one verdict."""
+    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(report),
+                           "--json"], capture_output=True, text=True, timeout=120, check=False)
+    (again,) = json.loads(done.stdout)["verdicts"]
+    return again  # type: ignore[no-any-return]
+
+
 def _stopped_run(folder: Path) -> tuple[Path, str]:
     """A gp3 4 KiB random read that a check stopped after 3 s of 14: fio's report and its
     logs of 2 s at 3,000 IOPS (the logs leave out the window the stop cut short)."""
@@ -251,14 +284,7 @@ def test_judge_of_a_stopped_run_judges_the_windows_the_check_decided_on(
                  result=result)
     assert found.measured == pytest.approx((3010 + 2990 + 1800) / 3)
 
-    def judged() -> dict[str, object]:
-        done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(report),
-                               "--json"], capture_output=True, text=True, timeout=120,
-                              check=False)
-        (again,) = json.loads(done.stdout)["verdicts"]
-        return again  # type: ignore[no-any-return]
-
-    again = judged()
+    again = _judged_alone(report)
     assert (again["outcome"], again["claim"]) == (found.outcome.value, "B-GP3"), again
     assert again["measured"] == pytest.approx(found.measured, rel=1e-9)
     notes = " ".join(again["notes"])  # type: ignore[arg-type]
@@ -269,7 +295,7 @@ def test_judge_of_a_stopped_run_judges_the_windows_the_check_decided_on(
     record = json.loads(side.read_text())
     del record["judged_on"]
     side.write_text(json.dumps(record))
-    assert judged()["measured"] == pytest.approx(3000.0)
+    assert _judged_alone(report)["measured"] == pytest.approx(3000.0)
 
 
 def test_judge_of_a_stopped_run_weighs_fio_against_the_count_its_check_read(
@@ -282,13 +308,9 @@ def test_judge_of_a_stopped_run_weighs_fio_against_the_count_its_check_read(
     from dataclasses import replace
 
     from pytest_ebsperf.fio.counted import Witness, apply_witness
-    from pytest_ebsperf.fio.kept import keep_verdict
     from pytest_ebsperf.fio.logs import build_series
     from pytest_ebsperf.fio.parse import parse_result
     from pytest_ebsperf.fio.workload import Workload
-    from pytest_ebsperf.spec import cap_expectation
-    from pytest_ebsperf.spec.volume import Volume
-    from pytest_ebsperf.verdicts import evidence, verdict
 
     report, text = _stopped_run(tmp_path)
     data = json.loads(text)
@@ -306,27 +328,10 @@ def test_judge_of_a_stopped_run_weighs_fio_against_the_count_its_check_read(
                                         workload, kernel)
     assert not replaced  # the ramp's second adds to the kernel's count, never subtracts
     result = replace(result, stop_reason="settled at 2 s", counted=kernel.record())
-    expectation = cap_expectation("B-GP3", "gp3 random read 4 KiB", Volume("gp3", 100),
-                                  workload)
-    found = verdict.judge(expectation, result, workload, cpu_count=None,
-                          policy=evidence.Policy())
-    keep_verdict(report.with_suffix(""), claim=found.claim, policy=found.policy,
-                 outcome=found.outcome.value, measured=found.measured,
-                 expected=found.expected, unit=found.unit, planned_s=14.0,
-                 stop_reason=result.stop_reason, details=dict(found.details),
-                 level=evidence.Policy(), check="suites/gp3/x.py::read", what=found.what,
-                 volume={"type": "gp3", "size_gib": 100}, binding=found.binding,
-                 result=result)
+    found = _judged_and_kept(report, result, workload)
     assert found.measured == pytest.approx(3000.0)
 
-    def judged() -> dict[str, object]:
-        done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(report),
-                               "--json"], capture_output=True, text=True, timeout=120,
-                              check=False)
-        (again,) = json.loads(done.stdout)["verdicts"]
-        return again  # type: ignore[no-any-return]
-
-    again = judged()
+    again = _judged_alone(report)
     assert (again["outcome"], again["measured"]) == (found.outcome.value, pytest.approx(
         found.measured, rel=1e-9)), again
     assert "(the kernel's counters, read before and after fio)" in " ".join(again["notes"])
@@ -335,7 +340,7 @@ def test_judge_of_a_stopped_run_weighs_fio_against_the_count_its_check_read(
     record = json.loads(side.read_text())
     del record["judged_on"]["counted"]
     side.write_text(json.dumps(record))
-    alone = judged()
+    alone = _judged_alone(report)
     assert alone["measured"] == pytest.approx(1500.0), alone
     assert "answered without device I/O" in " ".join(alone["notes"])  # type: ignore[arg-type]
 
