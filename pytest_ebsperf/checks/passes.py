@@ -75,7 +75,7 @@ def _trim(runner: CheckCore, size: int, what: str, *, offset: int = 0
     job = runner.workload("trim", bs).replace(
         size=size, offset=offset, iodepth=1, numjobs=1, ramp_s=0.0, once=True,
         runtime_s=max(10.0, 3 * math.ceil(size / TRIM_PLANNING_BPS)))
-    result = runner.run(job, phase="pass")
+    result = runner.run(job, phase="TRIM")  # kept as a part: no claim judges rw=trim
     if result.trim.io_bytes < size:
         return result, (f"The TRIM of {what} reached {format_size(result.trim.io_bytes)} of "
                         f"{format_size(size)}: some blocks of the first pass were written "
@@ -226,6 +226,7 @@ def check_stability(runner: CheckCore, claim: str, what: str, workload: Workload
             else STABILITY_RUN_S
         workload = workload.replace(runtime_s=min(workload.runtime_s, longest))
     means: list[float] = []
+    kept: list[str] = []
     result: FioResult | None = None
     # the runs are compared with each other: like a comparison of two measurements they hold
     # the host alone (beside another worker's fio, one run of an emulated instance store
@@ -236,11 +237,22 @@ def check_stability(runner: CheckCore, claim: str, what: str, workload: Workload
             # CV).
             result = runner.run(workload, phase="pass" if index < stability.DROPPED_RUNS
                                 else "steady")
-            if index < runs - 1 and index >= stability.DROPPED_RUNS and result.kept_as:
-                keep_part(Path(result.kept_as), check=runner.nodeid, phase="stability run")
+            if index < runs - 1 and result.kept_as:
+                # a run of the series, kept with what it was judged on: judge judges the
+                # series again from them (the last run holds the verdict)
+                keep_part(Path(result.kept_as), check=runner.nodeid, result=result,
+                          planned_s=workload.runtime_s,
+                          phase="stability run" + (" (dropped)" if index <
+                                                   stability.DROPPED_RUNS else ""))
             means.append(result.total_iops)
+            kept.append(result.kept_as)
     assert result is not None
-    found = stability.judge_stability(claim, what, means, alpha=runner.session.policy.alpha)
+    alpha = runner.session.policy.alpha
+    found = stability.judge_stability(claim, what, means, alpha=alpha)
+    if all(kept):  # every run kept: their reports, for judge to judge the series again
+        found = replace(found, details={**found.details, "stability": {
+            "runs": kept, "dropped": stability.DROPPED_RUNS, "max_cv": stability.MAX_RUN_CV,
+            "alpha": alpha}})
     return runner.conclude(found, workload, result, started)
 
 

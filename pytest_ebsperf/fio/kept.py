@@ -45,11 +45,12 @@ def keep_verdict(stem: Path | None, *, claim: str, policy: str, outcome: str,
               "samples": details.get("samples"), "misses": details.get("misses")}
     if details.get("sweep_points"):  # a sweep's last point: judged over all its points
         record["sweep_points"] = details["sweep_points"]
-    sweep = details.get("sweep")
-    if isinstance(sweep, dict) and all(sweep.get("runs") or [None]):
-        # every point kept: their runs (relative to this folder) for judge to judge again
-        record["sweep"] = {**sweep, "runs": [os.path.relpath(run, stem.parent)
-                                             for run in sweep["runs"]]}
+    for key in ("sweep", "stability"):  # a sweep's points, a stability check's runs
+        series = details.get(key)
+        if isinstance(series, dict) and all(series.get("runs") or [None]):
+            # every run kept: their reports (relative to this folder) for judge to judge again
+            record[key] = {**series, "runs": [os.path.relpath(run, stem.parent)
+                                              for run in series["runs"]]}
     if isinstance(details.get("knee_facts"), dict):  # a burst's knee: the bucket before it
         record["knee"] = details["knee_facts"]
     if details.get("bound_ns") is not None and unit == "ns":  # a latency claim's bound

@@ -163,6 +163,15 @@ def _one_entry_per_job(entries: Sequence[Mapping[str, Any]], data: Mapping[str, 
         _options(data, e).get("group_reporting") is None for e in entries)
 
 
+def not_judged(result: FioResult) -> str:
+    """What fio ran when no volume claim describes it (``rw=trim`` ...: "rw=trim (TRIM
+    only)"), else ""."""
+    given = str(result.job_options.get("rw") or result.job_options.get("readwrite") or "")
+    pattern = given.strip().lower().partition(":")[0]
+    pattern = PATTERN_ALIASES.get(pattern, pattern)
+    return f"rw={given} ({NOT_JUDGED[pattern]})" if pattern in NOT_JUDGED else ""
+
+
 def workload_of(result: FioResult, where: str, *, rw: str | None = None,
                 bs: str | None = None, iodepth: int | None = None) -> tuple[Workload, list[str]]:
     """The workload fio ran, from its report's job options (``rw``, ``bs``, ``iodepth``

@@ -59,6 +59,7 @@ from pytest_ebsperf.fio.reports import (
     _series,
     files_in,
     log_texts,
+    not_judged,
     read_reports,
     stopped_early,
     units_of,
@@ -82,7 +83,11 @@ from pytest_ebsperf.verdicts.judge_facts import (
     volumes_of,
 )
 from pytest_ebsperf.verdicts.judge_pairs import covered_runs, judge_pairs
-from pytest_ebsperf.verdicts.judge_sweep import covered_points, judge_sweep_again
+from pytest_ebsperf.verdicts.judge_sweep import (
+    covered_points,
+    judge_stability_again,
+    judge_sweep_again,
+)
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 from pytest_ebsperf.verdicts.run_bounds import credits_ran_out, held_back
 
@@ -184,7 +189,8 @@ def judge_report(argv: Sequence[str]) -> list[Judged | Refused | Skipped]:
                 covered_points(path, kept_verdict(path) or {})
         for path in files:
             own = kept_verdict(path) or {}
-            if path.resolve() in covered and not (own.get("paired") or own.get("sweep")):
+            if path.resolve() in covered and not (own.get("paired") or own.get("sweep")
+                                                  or own.get("stability")):
                 continue
             try:
                 reports = _read(str(path), args.format)
@@ -253,6 +259,13 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
             judged.append(Refused(where, f"fio reported error {', '.join(map(str, result.errors))} "
                                   f"and measured nothing: {said}"))
             continue
+        kept = kept_verdict(report.path) or {}
+        if kept and not kept.get("outcome") and not_judged(result):
+            # a TRIM between a check's passes (S1-08): kept as what it was, judged by nothing
+            judged.append(Skipped(where, f"a {kept.get('phase') or 'part'} run of "
+                                  f"{kept.get('check') or 'a check'} (fio's "
+                                  f"{not_judged(result)}, which no volume claim describes)"))
+            continue
         workload, notes = workload_of(result, where, rw=args.rw, bs=args.bs,
                                       iodepth=args.iodepth)
         notes = [*unit.notes, *notes]
@@ -263,7 +276,6 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
             kind = unit.label.split()[0]
             notes.insert(0, f"the report holds {len(units)} {kind}s, each judged on its own "
                          f"against the same volume facts (--{kind} judges one)")
-        kept = kept_verdict(report.path) or {}
         if kept.get("outcome") and kept.get("paired"):
             workload, _ = workload_of(result, where)
             found = judge_pairs(report.path, kept, args.claim or str(kept.get("claim")))
@@ -300,6 +312,16 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
                 f"runs, as one curve (its verdict then: {kept.get('outcome')})")]})
             judged.append(Judged(unit, found, workload, report.path))
             continue
+        if kept.get("outcome") and kept.get("stability"):
+            workload, _ = workload_of(result, where)
+            found = judge_stability_again(report.path, kept,
+                                          args.claim or str(kept.get("claim")), name)
+            found = replace(found, details={**found.details, "notes": [(
+                f"the {len(kept['stability'].get('runs') or ())} runs of "
+                f"{kept.get('check') or 'a stability check'} judged again from their kept "
+                f"reports, as one series (its verdict then: {kept.get('outcome')})")]})
+            judged.append(Judged(unit, found, workload, report.path))
+            continue
         if kept.get("sweep_points"):
             notes.append(f"kept as the last of the {kept['sweep_points']} points of "
                          f"{kept.get('check') or 'a block-size sweep'} ({kept.get('claim')}: "
@@ -313,8 +335,8 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
             # run, which fio's output does not hold; a comparison needs all its blocks
             why = {TIME: "whose verdict rests on the burst bucket's balance before it, which "
                          "the output does not hold",
-                   REL: "a comparison of runs (S1-09's series, or blocks not all kept), "
-                        "which judge does not make again"}.get(
+                   REL: "a comparison of runs not all kept, which judge does not make "
+                        "again"}.get(
                 str(kept.get("policy")), "a claim on latencies, which judge does not judge "
                 "again (its rate is judged)")
             notes.append(f"kept as the run of {kept.get('check') or 'a check'} "

@@ -1,5 +1,6 @@
 """``ebsperf judge`` of a kept block-size sweep (S2-08, S2-10): every point the check ran,
-judged again as one curve, as the check judged it.
+judged again as one curve, as the check judged it; and of a kept run-to-run stability check
+(S1-09): every run's figure, the spread judged again as the check judged it.
 
 The check's kept verdict (``STEM.ebsperf.json`` beside its last point) names every point's
 kept run and the expectation each point was judged against; each point's own record says
@@ -33,16 +34,17 @@ from pytest_ebsperf.verdicts.judge_facts import (
     kept_planned_s,
 )
 from pytest_ebsperf.verdicts.outcome import Verdict
+from pytest_ebsperf.verdicts.stability import judge_stability
 
 
 def covered_points(verdict_file: Path, kept: Mapping[str, Any]) -> set[Path]:
-    """The reports of the points a kept sweep's verdict covers (resolved paths), its own
-    included."""
-    sweep = kept.get("sweep")
-    if not isinstance(sweep, dict) or not kept.get("outcome"):
+    """The reports of the points a kept sweep's verdict covers, or of the runs a kept
+    stability check's verdict covers (resolved paths), its own included."""
+    if not kept.get("outcome"):
         return set()
     here = verdict_file.parent
-    return {(here / f"{run}.json").resolve() for run in sweep.get("runs") or ()}
+    return {(here / f"{run}.json").resolve() for key in ("sweep", "stability")
+            if isinstance(kept.get(key), dict) for run in kept[key].get("runs") or ()}
 
 
 def kept_point(report: Path, record: Mapping[str, Any]) -> tuple[FioResult, Workload]:
@@ -112,3 +114,31 @@ def judge_sweep_again(report: str, kept: Mapping[str, Any], claim: str, name: st
         found = replace(found, message=f"{found.message} The sweep stopped there; "
                         f"{planned - len(points)} of its {planned} block sizes not measured.")
     return found
+
+
+def judge_stability_again(report: str, kept: Mapping[str, Any], claim: str, name: str
+                          ) -> Verdict:
+    """The kept stability check whose verdict sits beside ``report`` (its last run, in file
+    ``name``), judged again from every run's kept report: each run's figure as the check
+    read it, their spread against the same allowance at the same level."""
+    series = kept["stability"]
+    here = Path(report).resolve().parent
+    try:
+        runs = [str(run) for run in series["runs"]]
+        dropped, max_cv = int(series["dropped"]), float(series["max_cv"])
+        alpha = float(series["alpha"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise EbsperfError(f"{report}: its kept series of runs cannot be read ({exc}); pass "
+                           "the folder --ebsperf-keep-fio wrote, unedited.") from None
+    means: list[float] = []
+    for run in runs:
+        path = here / f"{run}.json"
+        if not path.exists():
+            raise EbsperfError(f"{report}: the series' run {run}.json is not beside it; "
+                               "pass the whole folder --ebsperf-keep-fio wrote.")
+        record = kept if path.resolve() == Path(report).resolve() else \
+            kept_verdict(path) or {}
+        means.append(kept_point(path, record)[0].total_iops)
+    what = str((kept.get("expectation") or {}).get("what") or kept.get("check") or "runs")
+    return judge_stability(claim, f"{what.split(' (from ')[0]} (from {name})", means,
+                           max_cv=max_cv, dropped=dropped, alpha=alpha)

@@ -368,3 +368,36 @@ def test_a_kept_check_of_bytes_at_a_small_block_is_judged_in_bytes(tmp_path: Pat
     (found,) = judged["verdicts"]
     assert (found["claim"], found["unit_of_measure"]) == ("S4-06", "B/s"), found
     assert found["measured"] == pytest.approx(bw, rel=0.02), found["message"]
+
+
+def test_judge_of_a_kept_stability_check_judges_its_runs_again_as_one_series(
+        pytester: pytest.Pytester) -> None:
+    # S1-09 on an emulated instance store, 5 runs kept: judge reads every run's report and
+    # gives the check's CV and outcome, whatever the host made of the runs; the runs are
+    # judged as the series, never one by one; a series with a run missing is refused
+    keep, report = pytester.path / "kept", pytester.path / "results.json"
+    pytester.runpytest_subprocess(
+        f"{SUITES}/instance_store/test_instance_store.py::test_run_to_run_variation_is_small",
+        "--emulate", "--ebsperf-destructive", "--ebsperf-runs=5", f"--ebsperf-keep-fio={keep}",
+        f"--ebsperf-report={report}", "-p", "no:cacheprovider")
+    [check] = json.loads(report.read_text())["checks"]
+    judged = _judge(keep)
+    assert judged["refused"] == [] and judged["skipped"] == [], judged
+    [found] = judged["verdicts"]
+    assert (found["claim"], found["outcome"]) == ("S1-09", check["outcome"]), found
+    assert found["measured"] == pytest.approx(check["measured"]["value"], rel=1e-9)
+    assert "the 5 runs of" in " ".join(found["notes"]), found["notes"]
+    assert "judged again from their kept reports, as one series" in " ".join(found["notes"])
+    live_runs = str(check["message"]).split(": ", 1)[1]
+    assert str(found["message"]).split(": ", 1)[1] == live_runs, (found["message"], live_runs)
+    record = json.loads(Path(str(found["path"])[:-len(".json")] + KEPT_SUFFIX).read_text())
+    first = Path(found["path"]).parent / f"{record['stability']['runs'][0]}.json"
+    first.unlink()
+    refused = _judge(keep)["refused"]
+    assert [r["reason"] for r in refused if "is not beside it" in r["reason"]], refused
+
+
+def _judge(keep: Path) -> dict[str, list[dict[str, object]]]:
+    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(keep),
+                           "--json"], capture_output=True, text=True, timeout=120, check=False)
+    return json.loads(done.stdout)  # type: ignore[no-any-return]

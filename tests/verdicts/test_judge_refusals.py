@@ -251,3 +251,29 @@ def test_a_pattern_given_against_the_direction_that_ran_is_refused(
            "reads: pass the --rw the job ran (randread or read)" in said.err
     assert main([report, *given, "--rw=randread"]) == 2  # judged: INCONCLUSIVE (QD bound)
     assert "randread 4KiB QD1x4" in capsys.readouterr().out
+
+
+def test_a_kept_trim_between_passes_is_a_part_and_a_bare_trim_is_refused(tmp_path: Path
+                                                                         ) -> None:
+    # S1-08's TRIM between its passes (real fio rw=trim on a loop device) is kept as a part
+    # of the check: judge of the kept folder skips it naming what it was; the same output
+    # given alone is refused with the sentence that no claim describes rw=trim
+    from pytest_ebsperf.fio.kept import keep_part
+
+    bare = HERE / "fio-3.33_trim_loop.json"
+    done = ebsperf("judge", str(bare), *IO1)
+    assert done.returncode == 4 and "rw=trim (TRIM only); no volume claim" in done.stderr, \
+        done.stderr
+    assert "Traceback" not in done.stderr
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "trim-1-1.json").write_text(bare.read_text())
+    keep_part(kept / "trim-1-1", check="suites/instance_store/test_instance_store.py::"
+              "test_writes_after_trim_are_not_slower", phase="TRIM")
+    done = ebsperf("judge", str(kept), "--json")
+    judged = json.loads(done.stdout)
+    assert judged["refused"] == [] and judged["verdicts"] == [], judged
+    [skipped] = judged["skipped"]
+    assert skipped["reason"] == (
+        "a TRIM run of suites/instance_store/test_instance_store.py::test_writes_after_trim_"
+        "are_not_slower (fio's rw=trim (TRIM only), which no volume claim describes)"), skipped
