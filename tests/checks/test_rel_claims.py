@@ -30,6 +30,11 @@ ENCRYPTION = f"{ROOT}/suites/encryption/test_encryption.py"
 #: 1 s blocks after a 0.25 s ramp (the emulated default: 2 s after 0.5 s); the looks take the
 #: same pairs, in 60 % of the seconds
 BLOCKS = ("--ebsperf-block=1", "--ebsperf-ramp=0.25")
+#: A twin made slower fails at any level: these tests are about the slowness reaching the
+#: check and the message, so they spend a run's false-red budget of 5 % (the default 0.1 %
+#: took 16 pairs and a fresh 16 to confirm, up to 111 s); the comparison's levels are
+#: simulated in benchmarks/bench_verdicts.py
+RELAXED = "--ebsperf-false-alarm=0.05"
 
 
 def _run(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], list[dict]]:
@@ -62,7 +67,7 @@ def test_a_gp2_slow_per_io_fails_against_the_magnetic_twin(tmp_path: Path) -> No
     # 10 ms per I/O at 4 jobs of one I/O: 400 IOPS against the twin's 200, a ratio of 2.0;
     # its bucket is full (the ledger says so), so the slowness is the volume's own: judged,
     # and the message says no burst came where the balance says there must be one
-    done, checks = _run(tmp_path, S0_08, *BLOCKS, "--emulate-device-latency=10")
+    done, checks = _run(tmp_path, S0_08, *BLOCKS, RELAXED, "--emulate-device-latency=10")
     assert done.returncode == 1, done.stdout[-3000:]
     (check,) = checks
     assert check["outcome"] == "fail", check["message"]
@@ -80,7 +85,7 @@ def test_an_encrypted_twin_ten_percent_slower_fails(tmp_path: Path) -> None:
     # S2-17 within 5 %: the encrypted twin at 0.9 of its rates. The factor holds through every
     # run's pacing (it was once set at the start only, and each block's pacing undid it:
     # 3,998 vs 3,997 IOPS, PASS)
-    done, checks = _run(tmp_path, ENCRYPTION, *BLOCKS, "--emulate-device-factor=0.9")
+    done, checks = _run(tmp_path, ENCRYPTION, *BLOCKS, RELAXED, "--emulate-device-factor=0.9")
     assert done.returncode == 1, done.stdout[-3000:]
     iops = checks[0]
     assert iops["outcome"] == "fail", iops["message"]

@@ -96,21 +96,19 @@ def test_every_kept_run_of_two_suites_is_judged_with_no_volume_facts_given(
         pytester: pytest.Pytester) -> None:
     # gp3 and io2 on emulated volumes, every run kept; `ebsperf judge DIR` with nothing but
     # the folder: each check of one run gets the live verdict against the expectation the
-    # check used, a latency check by its own test on its kept logs, a sweep by its points
-    # together; nothing refused
+    # check used, a latency check by its own test on its kept logs; nothing refused (a
+    # sweep's points judged together: the test above, on gp3)
     keep, report = pytester.path / "kept", pytester.path / "results.json"
     pytester.runpytest_subprocess(f"{SUITES}/gp3/test_gp3.py", f"{SUITES}/io2/test_io2.py",
-                                  "--emulate", f"--ebsperf-keep-fio={keep}",
+                                  "--emulate", f"--ebsperf-keep-fio={keep}", "-k", "not sweep",
                                   f"--ebsperf-report={report}", "-p", "no:cacheprovider")
     live = {c["nodeid"]: c for c in json.loads(report.read_text())["checks"]}
     done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(keep),
                            "--json"], capture_output=True, text=True, timeout=120, check=False)
     judged = json.loads(done.stdout)
     assert judged["refused"] == [], judged["refused"]
-    # a sweep's points are judged with it, as one curve, never on their own; a run a check
-    # measured again (the host's run of a check that then ran alone, a first part it went
-    # on from) is a part, skipped with no volume facts given
-    assert not [k for k in judged["skipped"] if "sweep point" in k["reason"]], judged["skipped"]
+    # a run a check measured again (the host's run of a check that then ran alone, a first
+    # part it went on from) is a part, skipped with no volume facts given
     by_check: dict[str, dict[str, object]] = {}
     for found in judged["verdicts"]:
         path = Path(str(found["path"]))
@@ -123,18 +121,13 @@ def test_every_kept_run_of_two_suites_is_judged_with_no_volume_facts_given(
     for nodeid, check in live.items():
         found = by_check[nodeid]
         notes = " ".join(found["notes"])  # type: ignore[arg-type]
-        if check["policy"] == "CAP" and "sweep" not in nodeid:
+        if check["policy"] == "CAP":
             single += 1
             assert (found["claim"], found["outcome"]) == (check["claim"], check["outcome"]), \
                 (found, check["message"])
             assert str(found["what"]).startswith(f"{check['what']} (from "), found["what"]
             assert found["measured"] == pytest.approx(check["measured"]["value"], rel=1e-9)
             assert found["expected"] == pytest.approx(check["expected"]["value"], rel=1e-9)
-        elif "sweep" in nodeid:  # every point judged again, as the check judged the curve
-            assert "judged again from their kept runs, as one curve" in notes, notes
-            assert (found["claim"], found["outcome"]) == (check["claim"], check["outcome"])
-            assert found["measured"] == pytest.approx(check["measured"]["value"], rel=1e-9)
-            assert str(found["message"]).startswith(f"{check['what']} (from "), found
         else:  # a latency check: judged again by its own test, on its kept logs
             assert check["policy"] == "LATENCY"
             assert "judged again by its own test" in notes, notes
