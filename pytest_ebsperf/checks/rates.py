@@ -154,7 +154,6 @@ class RateChecks:
         volume = self.core.volume
         waited = ""
         if spec.has_burst(volume) and credits is not False:
-
             wait = self.core.session.credits.credit_wait_s(volume, needed + workload.ramp_s)
             if wait > evidence.MAX_DECIDING_WAIT_S:
                 return found, workload, result
@@ -168,6 +167,7 @@ class RateChecks:
         again, again_result = self._measure(expectation, longer, metric)
         again, longer, again_result = self._confirm_shortfall(again, expectation, longer,
                                                               metric, again_result)
+        self._kept_as_part(result, "too-short")  # only chose to run the fresh one
         note = (f"The first run ({details.get('samples')} s) missed {details.get('misses')} "
                 f"s: too few seconds for the test ever to be evidence ({critical} misses "
                 f"would be); this verdict is a fresh run's, planned for {needed:g} s{waited}.")

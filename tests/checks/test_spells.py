@@ -181,11 +181,21 @@ def test_a_burst_check_too_short_to_decide_runs_again_after_its_bucket_earned_it
         [sys.executable, "-m", "pytest", gp2_read, "-p", "no:cacheprovider", "--emulate",
          "--volume-size=500", "--burst-balance=60", "--emulate-timescale=180",
          "--emulate-misses=dip:3-5",
-         "--ebsperf-false-alarm=1.9e-5", f"--ebsperf-report={report}"], cwd=tmp_path,
+         "--ebsperf-false-alarm=1.9e-5", f"--ebsperf-report={report}",
+         f"--ebsperf-keep-fio={tmp_path / 'kept'}"], cwd=tmp_path,
         capture_output=True, text=True, timeout=300, check=False)
     assert report.exists(), done.stdout[-3000:] + done.stderr[-2000:]
     check = json.loads(report.read_text())["checks"][0]
     assert "first_run" in check["details"], check["message"]
+    # both runs kept: the fresh one with the verdict, the first as a part of the check, which
+    # judge of the folder skips with what it was rather than refuse for want of facts
+    judged = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge",
+                             str(tmp_path / "kept"), "--json"], capture_output=True,
+                            text=True, timeout=120, check=False)
+    found = json.loads(judged.stdout)
+    assert found["refused"] == [], found["refused"]
+    assert [s["reason"][:26] for s in found["skipped"]] == ["a too-short run of suites/"], found
+    assert [v["outcome"] for v in found["verdicts"]] == [check["outcome"]], found
     first = check["details"]["first_run"]
     assert first["samples"] <= 6 and 1 <= first["misses"] <= 3, first
     # 19 s planned for the 18 windows the count needs at its share of the level (80 %):
