@@ -115,6 +115,9 @@ def test_the_folder_of_a_killed_run_is_removed(pytester: pytest.Pytester,
             time.sleep(60)
     """))
     env = {k: v for k, v in os.environ.items() if k != SHARED_CALIBRATION_ENV}
+    # a temporary folder of its own: another run on this machine sweeps the folders of dead
+    # owners in its own (it had swept this one after SIGKILL, before the test looked)
+    env["TMPDIR"] = str(pytester.mkdir("tmp"))
     seen = pytester.path / "seen.txt"
     run = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
                             "test_slow.py", "--emulate"], cwd=pytester.path, env=env,
@@ -125,6 +128,7 @@ def test_the_folder_of_a_killed_run_is_removed(pytester: pytest.Pytester,
             time.sleep(0.1)
         folder = Path(seen.read_text())
         assert folder.is_dir() and folder.name.startswith("ebsperf-fio.calibration-")
+        assert folder.parent == pytester.path / "tmp"
         run.send_signal(signal_number)
         run.wait(timeout=60)
     finally:
