@@ -195,6 +195,7 @@ def rule_cells(runs: int, alpha: float, processes: int = 2, only: str | None = N
 #: A real volume's block: 10 s measured after a 2 s ramp, about 1 s to start fio.
 BLOCK_S, RAMP_S, START_S = 10, 2, 1
 PAIR_CELLS = CELLS  # the one-volume rules' cells, so both tables read alike
+PAIR_S = BLOCK_S + RAMP_S + START_S  # one block's seconds in the pairs' simulated time
 
 
 def pair_differences(rng: Any, runs: int, pairs: int, ratio: float, cell: dict[str, Any]
@@ -280,6 +281,8 @@ def _pair_row(job: tuple[int, int, dict[str, Any], int, float]) -> dict[str, Any
                            "undecided": float((fine == 0).mean()), "median_needed_s": None,
                            "median_pairs": float(np.median(used[fine == 1])) if passes
                            else None}
+    if passes / runs < 0.99:  # how many pairs a check would need to pass 99 % of the time
+        row["healthy_pass"]["pairs_for_99"] = _pairs_for_99(rng, design, healthy, cell)
     if design.kind == comparison.WITHIN:  # TOST's own error: a PASS at the band's edge
         wrong = int((at_bar == 1).sum())
         wlow, whigh = _wilson(wrong, runs)
@@ -288,6 +291,29 @@ def _pair_row(job: tuple[int, int, dict[str, Any], int, float]) -> dict[str, Any
                                                    whigh / design.pass_alpha]}
     print(json.dumps(row), file=sys.stderr, flush=True)
     return row
+
+
+#: The longest check :func:`_pairs_for_99` tries: looks doubling up to this many pairs.
+LONGEST_LOOK = 512
+
+
+def _pairs_for_99(rng: Any, design: Any, healthy: float, cell: dict[str, Any],
+                  runs: int = 3000) -> int | None:
+    """The fewest pairs at which the same design with more looks (4, 8, ... up to
+    :data:`LONGEST_LOOK`, its PASS level spread over all of them) passes healthy pairs 99 %
+    of the time; None when even the longest does not."""
+    from dataclasses import replace
+
+    from bench_verdicts import decide_vectorized
+
+    looks = tuple(2 ** i for i in range(2, LONGEST_LOOK.bit_length()))
+    longer = replace(design, looks=looks)
+    outcome, used = decide_vectorized(np, longer, pair_differences(
+        rng, runs, 2 * looks[-1], healthy, cell))
+    for look in looks:
+        if ((outcome == 1) & (used <= look)).mean() >= 0.99:
+            return look
+    return None
 
 
 def pair_cells(runs: int, fail_alpha: float, processes: int = 2) -> list[dict[str, Any]]:
@@ -332,6 +358,10 @@ def table(found: dict[str, Any]) -> str:
             end = (f"{fp['rate_over_level']:.2f} ({fp['wilson_over_level'][0]:.2f}-"
                    f"{fp['wilson_over_level'][1]:.2f})" if fp else "-")
             end += f" | {ok['median_pairs']:g}" if ok.get("median_pairs") else " | -"
+            if "pairs_for_99" in ok:
+                need = ok["pairs_for_99"]
+                end += (f"; 99 % at {need} pairs ({need * 2 * PAIR_S:,} s)" if need else
+                        f"; not 99 % within {LONGEST_LOOK} pairs")
         else:
             need = ok.get("median_needed_s")
             end = f"{need:,} s" if need else "-"

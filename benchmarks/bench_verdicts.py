@@ -295,7 +295,14 @@ def decide_vectorized(np: Any, design: Any, d: Any) -> tuple[Any, Any]:
     def bounds(sample: Any, level: float) -> tuple[Any, Any]:
         k = sample.shape[1]
         mean = sample.mean(axis=1)
-        half = core.t_quantile(1.0 - level, k - 1) * sample.std(axis=1, ddof=1) / math.sqrt(k)
+        dev = sample - mean[:, None]
+        var = (dev * dev).sum(axis=1)
+        lag1 = (dev[:, 1:] * dev[:, :-1]).sum(axis=1)
+        r = np.where(var > 0, lag1 / np.where(var > 0, var, 1.0), 0.0) if k >= 3 else 0.0
+        r = r + (1.0 + 3.0 * r) / k if k >= 3 else 0.0  # stats.lag1_unbiased
+        inflation = 1.0 + 2.0 * np.maximum(r, 0.0) * (k - 1) / k  # comparison.paired
+        half = (core.t_quantile(1.0 - level, k - 1) * sample.std(axis=1, ddof=1)
+                * np.sqrt(inflation / k))
         return mean - half, mean + half
 
     def beyond(low: Any, high: Any) -> Any:
@@ -407,7 +414,7 @@ def aa(checks: int = 200, pairs: int = 4) -> dict[str, Any]:
 
     Twins sit exactly at the bar of "A at least as fast as B" and of "A at most as fast as
     B". At each relaxed level the project's own decision (:meth:`comparison.Design.beyond`
-    on :func:`stats.paired`) is asked whether the pairs are evidence against either: the
+    on :func:`comparison.paired`) is asked whether the pairs are evidence against either: the
     share of checks it says so must be the level (a Wilson 95 % interval around the rate).
     The studentized statistic must follow Student's t on K - 1 (Kolmogorov-Smirnov), and
     the S2-17 rule (within 5 %, the suite's TOST at its PASS level) must PASS twins."""
@@ -419,7 +426,6 @@ def aa(checks: int = 200, pairs: int = 4) -> dict[str, Any]:
     from pytest_ebsperf.config.consistency import validate
     from pytest_ebsperf.config.settings import Settings
     from pytest_ebsperf.verdicts import comparison
-    from pytest_ebsperf.verdicts import stats as ebs_stats
 
     settings = Settings(emulate=True, volume_type="io1", volume_size=100, volume_iops=4000)
     validate(settings)
@@ -452,13 +458,13 @@ def aa(checks: int = 200, pairs: int = 4) -> dict[str, Any]:
     for level in AA_LEVELS:
         for kind, bar in ((comparison.AT_LEAST, "low"), (comparison.AT_MOST, "high")):
             design = comparison.Design(kind, **{bar: 0.0})
-            said = sum(design.beyond(ebs_stats.paired(d), level) for d in samples)
+            said = sum(design.beyond(comparison.paired(d), level) for d in samples)
             low, high = _wilson(said, checks)
             rates.append({"level": level, "claim": kind, "said_beyond": said,
                           "rate": said / checks, "wilson_95": [round(low, 4), round(high, 4)],
                           "rate_over_level": round(said / checks / level, 2)})
     within = comparison.ratio_design(comparison.WITHIN, 0.05, fail_alpha=1e-3)
-    passed = sum(within.passes(ebs_stats.paired(d)) for d in samples)
+    passed = sum(within.passes(comparison.paired(d)) for d in samples)
     ks = scipy_stats.kstest(statistic, "t", args=(pairs - 1,))
     cv = statistics.fmean(statistics.stdev(d) for d in samples) / math.sqrt(2)
     return {"checks": checks, "pairs": pairs, "block_s": block.runtime_s,

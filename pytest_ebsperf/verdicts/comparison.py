@@ -10,8 +10,9 @@ and again (A B A B ...; ramp dropped), and each pair ``j`` gives one difference 
 * ``log(A_j) - log(B_j)`` for a ratio (the bar ``log(ratio)``),
 * ``A_j - (factor x B_j + slack)`` for an affine bound (S2-17's latency: 1.10 x + 50 µs).
 
-The pairs' mean ``d`` is judged with Student's t on ``K - 1`` degrees of freedom. Whatever
-moves both halves of a pair alike (the host's drift, a neighbour's slow step) cancels in ``d``.
+The pairs' mean ``d`` is judged with Student's t on ``K - 1`` degrees of freedom, its variance
+allowing for the correlation of neighbouring pairs (:func:`paired`). Whatever moves both
+halves of a pair alike (the host's drift, a neighbour's slow step) cancels in ``d``.
 
 **Looks.** The mean is judged after 4, 8, 16 and 32 pairs (:data:`LOOKS`):
 
@@ -36,6 +37,7 @@ feeds it simulated ones, and both get the same decisions.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -57,6 +59,95 @@ WITHIN = "within"
 #: A design's outcomes are the verdict's words; "more" while it wants more pairs.
 PASS, FAIL = Outcome.PASS.value, Outcome.FAIL.value
 INCONCLUSIVE, MORE = Outcome.INCONCLUSIVE.value, "more"
+
+
+@dataclass(frozen=True)
+class PairedDifferences:
+    """The mean of ``K`` paired differences ``d_j`` with its t interval on ``K - 1``.
+
+    ``inflation`` multiplies the variance of the mean for the correlation of neighbouring
+    pairs (:func:`paired`): ``se = sd x sqrt(inflation / K)``."""
+
+    k: int
+    mean: float
+    sd: float
+    inflation: float = 1.0
+
+    @property
+    def se(self) -> float:
+        return self.sd * math.sqrt(self.inflation / self.k) if self.k >= 2 else math.inf
+
+    @property
+    def df(self) -> float:
+        return float(self.k - 1)
+
+    def lower(self, alpha: float) -> float:
+        """One-sided lower bound at ``1 - alpha``."""
+        return self.mean - self._half(alpha)
+
+    def upper(self, alpha: float) -> float:
+        """One-sided upper bound at ``1 - alpha``."""
+        return self.mean + self._half(alpha)
+
+    def _half(self, alpha: float) -> float:
+        if self.k < 2:
+            return math.inf
+        if self.sd == 0:
+            return 0.0
+        return stats.t_quantile(1.0 - alpha, self.df) * self.se
+
+    def t_against(self, value: float) -> float:
+        """The studentized distance of the mean from ``value``."""
+        if self.k < 2:
+            return math.nan
+        if self.sd == 0:
+            return math.copysign(math.inf, self.mean - value) if self.mean != value else 0.0
+        return (self.mean - value) / self.se
+
+    def p_below(self, value: float) -> float:
+        """One-sided p-value of "the true mean is at least ``value``" (small: below it)."""
+        t = self.t_against(value)
+        return 1.0 - stats.t_sf(t, self.df) if math.isfinite(t) else (0.0 if t < 0 else 1.0)
+
+    def p_above(self, value: float) -> float:
+        """One-sided p-value of "the true mean is at most ``value``" (small: above it)."""
+        t = self.t_against(value)
+        return stats.t_sf(t, self.df) if math.isfinite(t) else (0.0 if t > 0 else 1.0)
+
+
+def paired(differences: Sequence[float]) -> PairedDifferences:
+    """The paired differences' mean, sd and variance inflation (sd 0 with one pair: no
+    interval then).
+
+    In the balanced order (A B, then B A, ...) a pair's last block and the next pair's first
+    are the same device, back to back: a device whose seconds are correlated over longer
+    than a block makes neighbouring ``d_j`` correlated (lag 1 only; 0.06-0.08 for AR(1)
+    seconds at lag-1 correlation 0.8 in 10 s blocks), and a t interval on independent pairs
+    too narrow (the TOST's false PASS at 1.6 x its level there, docs/benchmarks.md). The
+    variance of the mean is taken as for a moving average of order 1, Newey and West's
+    estimator with one lag and the truncated kernel: ``s^2 / K x (1 + 2 r (K - 1) / K)``,
+    ``r`` the pairs' lag-1 correlation corrected for its bias on few pairs
+    (:func:`stats.lag1_unbiased`: without it the correction fell short at 8-16 pairs) and
+    floored at 0 (a negative estimate never narrows the interval)."""
+    k = len(differences)
+    if k == 0:
+        raise ValueError("no pairs")
+    mean = math.fsum(differences) / k
+    sd = statistics.stdev(differences) if k > 1 else 0.0
+    r = max(0.0, stats.lag1_unbiased(differences))
+    return PairedDifferences(k, mean, sd, 1.0 + 2.0 * r * (k - 1) / k)
+
+
+def log_ratios(a: Sequence[float], b: Sequence[float]) -> list[float]:
+    """``log(a_j) - log(b_j)`` of paired positive block figures."""
+    if len(a) != len(b):
+        raise ValueError(f"{len(a)} blocks of one side against {len(b)} of the other")
+    out = []
+    for x, y in zip(a, b):
+        if not (x > 0 and y > 0):
+            raise ValueError(f"a block measured {x if not x > 0 else y}: no ratio")
+        out.append(math.log(x) - math.log(y))
+    return out
 
 
 @dataclass(frozen=True)
@@ -114,7 +205,7 @@ class Design:
         return 2 * self.looks[-1]
 
     # -- one sample's verdict at one level -------------------------------------------------
-    def passes(self, sample: stats.PairedDifferences) -> bool:
+    def passes(self, sample: PairedDifferences) -> bool:
         level = self.pass_level
         if sample.k < 2:
             return False
@@ -134,7 +225,7 @@ class Design:
         """Above this a FAIL's interval must lie (the bar plus the FAIL margin)."""
         return self.high + self.fail_margin
 
-    def beyond(self, sample: stats.PairedDifferences, level: float) -> bool:
+    def beyond(self, sample: PairedDifferences, level: float) -> bool:
         """The whole interval at ``level`` lies on the wrong side of the bar, by the FAIL
         margin."""
         if sample.k < 2:
@@ -197,7 +288,7 @@ class Sequential:
             return MORE
         d = self.design
         if self.confirming is not None:
-            sample = stats.paired(self.confirming)
+            sample = paired(self.confirming)
             beyond = d.beyond(sample, d.confirm_level)
             self._record("confirm", sample, d.confirm_level, FAIL if beyond else MORE)
             if beyond:
@@ -213,7 +304,7 @@ class Sequential:
                 self.outcome = INCONCLUSIVE
                 return INCONCLUSIVE
             return self.judge() if not self.wanted() else MORE
-        sample = stats.paired(self.pairs)
+        sample = paired(self.pairs)
         if d.passes(sample):
             self._record("first", sample, d.pass_level, PASS)
             self.outcome = PASS
@@ -229,7 +320,7 @@ class Sequential:
             return INCONCLUSIVE
         return MORE
 
-    def _record(self, stage: str, sample: stats.PairedDifferences, level: float,
+    def _record(self, stage: str, sample: PairedDifferences, level: float,
                 said: str) -> None:
         self.looks.append(Look(stage, sample.k, sample.mean, sample.lower(level),
                                sample.upper(level), level, said))
@@ -238,10 +329,10 @@ class Sequential:
     def all_pairs(self) -> list[float]:
         return [*self.pairs, *(self.confirming or [])]
 
-    def summary(self) -> stats.PairedDifferences | None:
+    def summary(self) -> PairedDifferences | None:
         """The statistic over every pair measured (what the verdict reports)."""
         pairs = self.all_pairs
-        return stats.paired(pairs) if pairs else None
+        return paired(pairs) if pairs else None
 
     def last_bounds(self) -> tuple[float, float, float] | None:
         """(low, high, level) of the judgement that decided (or the last one)."""
@@ -348,6 +439,7 @@ def evidence_details(seq: Sequential, blocks: Blocks) -> dict[str, object]:
                        "false_fail_bound": d.false_fail_bound, "fail_share": d.fail_alpha},
             "mean": summary.mean if summary else None,
             "sd": summary.sd if summary else None,
+            "variance_inflation": summary.inflation if summary else None,
         }
     }
 

@@ -9,9 +9,8 @@
   several seconds are nearly independent, so the interval holds its level without
   estimating a lag-1 correlation from a handful of seconds (which is biased low on short
   series and made intervals of the earlier method too narrow at the bar, 6-67 x their level).
-* **Paired blocks** compare two devices (or two passes): fresh runs alternate A B A B ...,
-  and each pair gives ``d = log(A) - log(B)``. The pairs' mean is Student's t on ``K - 1``
-  degrees of freedom; a drift of the host hits both halves of a pair alike and cancels.
+* **Paired blocks** (:mod:`pytest_ebsperf.verdicts.comparison`) compare two devices or two
+  passes: fresh runs alternate, each pair gives ``d = log(A) - log(B)``, judged with t.
 * **Trends**: Mann-Kendall's test (Kendall's tau against run order) with Theil-Sen's slope.
 
 scipy is imported on first use, so a pytest start that runs no check does not pay for it. The
@@ -225,6 +224,13 @@ def lag1_correlation(values: Sequence[float]) -> float:
     return math.fsum(a * b for a, b in zip(dev, dev[1:])) / var
 
 
+def lag1_unbiased(values: Sequence[float]) -> float:
+    """:func:`lag1_correlation` corrected for its bias on short series: the estimate of an
+    AR(1) series' lag-1 correlation is low by about ``(1 + 3 rho) / n``."""
+    r = lag1_correlation(values)
+    return r + (1.0 + 3.0 * r) / len(values) if len(values) >= 3 else 0.0
+
+
 def long_run_summary(values: Sequence[float], margin_se: float = RHO_MARGIN_SE
                      ) -> SampleSummary:
     """Mean of a series of seconds with a standard error that holds under autocorrelation.
@@ -247,8 +253,7 @@ def long_run_summary(values: Sequence[float], margin_se: float = RHO_MARGIN_SE
     if n < 3:
         return SampleSummary(n, mean, sd, n, 1, math.inf if n < 2 or sd else 0.0,
                              float(max(n - 1, 0)), RHO_CAP)
-    r = lag1_correlation(values)
-    r = r + (1.0 + 3.0 * r) / n
+    r = lag1_unbiased(values)
     rho = r + margin_se * math.sqrt(max(1.0 - r * r, 0.01) / n)
     rho = min(RHO_CAP, max(-0.5, rho))
     factor = (1.0 + rho) / (1.0 - rho)
@@ -389,79 +394,6 @@ def relative_change(current: SampleSummary, baseline: SampleSummary, test: TTest
     se = math.sqrt(test.var_a / b2 + current.mean ** 2 * test.var_b / b2 ** 2)
     half = t_quantile(0.5 + level / 2.0, test.df) * se if se else 0.0
     return RelativeChange(change, change - half, change + half, level)
-
-
-# -- paired blocks ----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class PairedDifferences:
-    """The mean of ``K`` paired differences ``d_j`` with its t interval on ``K - 1``."""
-
-    k: int
-    mean: float
-    sd: float
-
-    @property
-    def se(self) -> float:
-        return self.sd / math.sqrt(self.k) if self.k >= 2 else math.inf
-
-    @property
-    def df(self) -> float:
-        return float(self.k - 1)
-
-    def lower(self, alpha: float) -> float:
-        """One-sided lower bound at ``1 - alpha``."""
-        return self.mean - self._half(alpha)
-
-    def upper(self, alpha: float) -> float:
-        """One-sided upper bound at ``1 - alpha``."""
-        return self.mean + self._half(alpha)
-
-    def _half(self, alpha: float) -> float:
-        if self.k < 2:
-            return math.inf
-        if self.sd == 0:
-            return 0.0
-        return t_quantile(1.0 - alpha, self.df) * self.se
-
-    def t_against(self, value: float) -> float:
-        """The studentized distance of the mean from ``value``."""
-        if self.k < 2:
-            return math.nan
-        if self.sd == 0:
-            return math.copysign(math.inf, self.mean - value) if self.mean != value else 0.0
-        return (self.mean - value) / self.se
-
-    def p_below(self, value: float) -> float:
-        """One-sided p-value of "the true mean is at least ``value``" (small: below it)."""
-        t = self.t_against(value)
-        return 1.0 - t_sf(t, self.df) if math.isfinite(t) else (0.0 if t < 0 else 1.0)
-
-    def p_above(self, value: float) -> float:
-        """One-sided p-value of "the true mean is at most ``value``" (small: above it)."""
-        t = self.t_against(value)
-        return t_sf(t, self.df) if math.isfinite(t) else (0.0 if t > 0 else 1.0)
-
-
-def paired(differences: Sequence[float]) -> PairedDifferences:
-    """The paired differences' mean and sd (sd 0 with one pair: no interval then)."""
-    k = len(differences)
-    if k == 0:
-        raise ValueError("no pairs")
-    mean = math.fsum(differences) / k
-    sd = statistics.stdev(differences) if k > 1 else 0.0
-    return PairedDifferences(k, mean, sd)
-
-
-def log_ratios(a: Sequence[float], b: Sequence[float]) -> list[float]:
-    """``log(a_j) - log(b_j)`` of paired positive block figures."""
-    if len(a) != len(b):
-        raise ValueError(f"{len(a)} blocks of one side against {len(b)} of the other")
-    out = []
-    for x, y in zip(a, b):
-        if not (x > 0 and y > 0):
-            raise ValueError(f"a block measured {x if not x > 0 else y}: no ratio")
-        out.append(math.log(x) - math.log(y))
-    return out
 
 
 # -- trends ----------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ def _pairs(claim: str, a_label: str, a: list[float], b_label: str, b: list[float
            bar: float = stability.MIN_PASS_RATIO, fail_alpha: float = 1e-3 / 40):
     """The paired verdict on pre-measured blocks (as the checks make it)."""
     design = comparison.ratio_design(comparison.AT_LEAST, bar, fail_alpha=fail_alpha)
-    seq = comparison.run(design, stats.log_ratios(a, b))
+    seq = comparison.run(design, comparison.log_ratios(a, b))
     k = len(seq.all_pairs)
     blocks = comparison.Blocks(tuple(a[:k]), tuple(b[:k]), 2.0, 0.5)
     return paired.ratio_verdict(seq, blocks, claim=claim, what=f"{a_label} vs {b_label}",

@@ -12,7 +12,7 @@ import statistics
 
 import pytest
 
-from pytest_ebsperf.verdicts import stats
+from pytest_ebsperf.verdicts import comparison, stats
 
 
 @pytest.mark.parametrize("t", [0.3, 1.0, 2.5, 12.706, 100.0])
@@ -110,13 +110,29 @@ def test_batch_means_intervals_hold_their_level_on_autocorrelated_seconds() -> N
 
 
 def test_paired_differences_give_one_sided_bounds_on_k_minus_one() -> None:
-    d = stats.paired([0.10, 0.12, 0.08, 0.11])
+    d = comparison.paired([0.10, 0.12, 0.08, 0.11])
     assert d.df == 3.0
+    assert d.inflation == 1.0  # neighbouring pairs anti-correlated: never narrower
     half = stats.t_quantile(0.999, 3) * d.sd / 2.0
     assert d.lower(0.001) == pytest.approx(d.mean - half)
     assert d.upper(0.001) == pytest.approx(d.mean + half)
     assert d.p_below(0.2) < 0.01 and d.p_above(0.0) < 0.01
-    assert stats.log_ratios([200.0, 100.0], [100.0, 100.0]) == pytest.approx([math.log(2), 0.0])
+    assert comparison.log_ratios([200.0, 100.0], [100.0, 100.0]) == pytest.approx(
+        [math.log(2), 0.0])
+
+
+def test_correlated_neighbouring_pairs_widen_the_interval_as_a_moving_average_would() -> None:
+    # pairs in the A B, B A order share a device at their boundary: a slow device spell
+    # that spans it moves two neighbouring d's alike
+    pairs = [0.10, 0.11, 0.12, 0.12, 0.10, 0.09, 0.09, 0.11]
+    d = comparison.paired(pairs)
+    r = stats.lag1_correlation(pairs)
+    assert r > 0.3
+    # the estimate of 8 pairs is biased low by about (1 + 3 r) / 8: corrected
+    assert d.inflation == pytest.approx(1.0 + 2.0 * (r + (1 + 3 * r) / 8) * 7 / 8)
+    assert d.se == pytest.approx(statistics.stdev(pairs) * math.sqrt(d.inflation / 8))
+    plain = stats.t_quantile(0.999, 7) * d.sd / math.sqrt(8)
+    assert d.mean - d.lower(0.001) == pytest.approx(plain * math.sqrt(d.inflation))
 
 
 def test_the_distributions_are_scipys() -> None:
