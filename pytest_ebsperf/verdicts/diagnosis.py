@@ -223,6 +223,9 @@ def _queue_depth_diagnosis(result: FioResult, workload: Workload, *, need: float
     qd = workload.queue_depth
     if service is None:
         sentence = "Queue depth not checked (fio reported no completion latency)."
+        if _mean_total_latency_ns(result):  # a part of a run: fio's percentiles are the run's
+            sentence = ("Queue depth not checked by percentiles (fio reports them for a whole "
+                        "run, not for the part judged).")
         return Diagnosis(None, "", (sentence,), {"qd": qd})
     service_ns, stat = service
     per_io = workload.bs if unit == "B/s" else 1.0

@@ -3,6 +3,7 @@ on emulated volumes (tests/data/credits, see capture.py there)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from typing import Any
@@ -226,3 +227,42 @@ def test_a_knee_not_yet_seen_at_a_short_level_is_not_a_failure() -> None:
     from pytest_ebsperf.verdicts.outcome import Outcome
     assert _judge(None, 377.0, observed_s=12.0).outcome is Outcome.INCONCLUSIVE
     assert _judge(None, 495.0, observed_s=12.0).outcome is Outcome.FAIL
+
+
+def test_after_the_knee_a_shortfall_is_diagnosed_on_that_part_s_own_latency() -> None:
+    # st1 at 85 %: 425 MiB/s of 1 MiB reads at 18 ms for 30 s, then 68 MiB/s paced by the
+    # throttle at QD 8 (8 / 68 = 118 ms an I/O). fio's whole-run mean (22 ms) with the
+    # baseline's rate said fio kept 1.5 of 8 I/Os in flight: "queue-depth bound, raise
+    # --ebsperf-iodepth". The part after the knee has its own mean latency: the queue was full
+    # and the volume, not the depth, set the pace (B-HDD).
+    from pytest_ebsperf.fio.result import DirectionStats, FioResult, Latency, Series
+    from pytest_ebsperf.fio.workload import Workload
+    from pytest_ebsperf.verdicts import diagnosis
+    from pytest_ebsperf.verdicts.burst_time import trim_result
+
+    mib = 1024 * 1024
+    t = tuple(float(s) for s in range(1, 41))
+    iops = tuple([425.0] * 30 + [68.0] * 10)
+    clat = tuple([18.8e6] * 30 + [117.6e6] * 10)
+    whole = FioResult("fio-3.33", DirectionStats(
+        iops=sum(iops) / 40, bw_bytes=sum(iops) / 40 * mib, total_ios=int(sum(iops)),
+        clat=Latency(mean_ns=22.0e6, min_ns=0.36e6, percentiles={5.0: 1.0e6, 50.0: 8.0e6}),
+        lat=Latency(mean_ns=22.0e6, min_ns=0.36e6, percentiles={5.0: 1.0e6})),
+        DirectionStats(), series={"read_iops": Series(t, iops),
+                "read_bw": Series(t, tuple(i * mib for i in iops)),
+                "read_clat": Series(t, clat)})
+    after = trim_result(whole, 31.0)
+    assert after.read.iops == pytest.approx(68.0)
+    assert after.read.clat.mean_ns == pytest.approx(117.6e6)
+    assert after.read.clat.percentiles == {} and after.read.lat.mean_ns == pytest.approx(117.6e6)
+    job = Workload("read", bs=mib, iodepth=8)
+    found = diagnosis.diagnose_shortfall(after, job, need=72 * mib, expected=80 * mib,
+                                         unit="B/s", cpu_count=2)
+    assert found.binding is None, found.reason
+    assert any("whole run, not for the part judged" in s for s in found.sentences)
+    # the whole run's figures (what the check used before) blamed the queue depth
+    mixed = diagnosis.diagnose_shortfall(
+        FioResult("fio-3.33", dataclasses.replace(whole.read, iops=68.0, bw_bytes=68.0 * mib),
+                  DirectionStats()),
+        job, need=72 * mib, expected=80 * mib, unit="B/s", cpu_count=2)
+    assert mixed.binding == "queue depth" and "1.50 of QD 8" in mixed.reason
