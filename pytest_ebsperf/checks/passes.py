@@ -125,11 +125,7 @@ def check_first_write(runner: CheckCore, claim: str, what: str, workload: Worklo
         second = runner.run(at, phase="pair")  # same seed: the same offsets, written before
         return first.total_iops, second.total_iops, first, second
 
-    design = comparison.ratio_design(comparison.AT_LEAST, stability.MIN_PASS_RATIO,
-                                     fail_alpha=runner.session.policy.alpha,
-                                     pass_alpha=runner.session.policy.pass_alpha)
-    with runner.measuring_alone():
-        seq, blocks, last = paired.measure(design, one_round, paired.log_ratio, block=job)
+    seq, blocks, last = _rounds_at_least(runner, one_round, job)
     found = paired.ratio_verdict(
         seq, blocks, claim=claim, what=what, a_label="first write", b_label="second write",
         notes=[n for n in ((f"Each round TRIMs a region of {format_size(region)} "
@@ -195,11 +191,7 @@ def check_write_after_trim(runner: CheckCore, claim: str, what: str, workload: W
         after = runner.run(at, phase="pair")
         return after.total_iops, full.total_iops, after, full
 
-    design = comparison.ratio_design(comparison.AT_LEAST, stability.MIN_PASS_RATIO,
-                                     fail_alpha=runner.session.policy.alpha,
-                                     pass_alpha=runner.session.policy.pass_alpha)
-    with runner.measuring_alone():
-        seq, blocks, last = paired.measure(design, one_round, paired.log_ratio, block=job)
+    seq, blocks, last = _rounds_at_least(runner, one_round, job)
     found = paired.ratio_verdict(
         seq, blocks, claim=claim, what=what, a_label="after TRIM", b_label="full device",
         notes=[n for n in ((f"The whole device ({format_size(capacity)}) was written first; "
@@ -302,3 +294,14 @@ class PassChecks:
         value = int(text) if text.isdigit() else 0
         found = plain.judge_discard(claim, what, self.core.target.path, value)
         return self.core.conclude_plain(found)
+
+
+def _rounds_at_least(runner: CheckCore, one_round: paired.PairRun, job: Workload
+                     ) -> tuple[comparison.Sequential, comparison.Blocks, FioResult | None]:
+    """S1-03's and S1-08's rounds as one comparison (the first of each round at least
+    :data:`stability.MIN_PASS_RATIO` x the second), measured with the host alone."""
+    design = comparison.ratio_design(comparison.AT_LEAST, stability.MIN_PASS_RATIO,
+                                     fail_alpha=runner.session.policy.alpha,
+                                     pass_alpha=runner.session.policy.pass_alpha)
+    with runner.measuring_alone():
+        return paired.measure(design, one_round, paired.log_ratio, block=job)

@@ -245,14 +245,9 @@ def test_judge_of_a_stopped_run_judges_the_windows_the_check_decided_on(
     # figure and verdict from them, not the logs' 3,000 IOPS
     from dataclasses import replace
 
-    from pytest_ebsperf.fio.kept import keep_verdict
     from pytest_ebsperf.fio.live import LiveSeries
     from pytest_ebsperf.fio.logs import build_series
     from pytest_ebsperf.fio.parse import parse_result
-    from pytest_ebsperf.fio.workload import Workload
-    from pytest_ebsperf.spec import cap_expectation
-    from pytest_ebsperf.spec.volume import Volume
-    from pytest_ebsperf.verdicts import evidence, verdict
 
     report, text = _stopped_run(tmp_path)
     logs = {kind: [(tmp_path / f"randread_{kind}.1.log").read_text()]
@@ -263,18 +258,8 @@ def test_judge_of_a_stopped_run_judges_the_windows_the_check_decided_on(
                       window_s=[1.0, 1.0, 1.0])
     result = replace(parse_result(text).with_series(build_series(logs)),
                      stop_reason="settled at 3 s", live=live, emulator_behind=behind)
-    volume = Volume("gp3", size_gib=100)
     workload = Workload(pattern="randread", bs=4096, iodepth=8, runtime_s=14.0, ramp_s=1.0)
-    expectation = cap_expectation("B-GP3", "gp3 random read 4 KiB", volume, workload)
-    found = verdict.judge(expectation, result, workload, cpu_count=None,
-                          policy=evidence.Policy())
-    keep_verdict(report.with_suffix(""), claim=found.claim, policy=found.policy,
-                 outcome=found.outcome.value, measured=found.measured,
-                 expected=found.expected, unit=found.unit, planned_s=14.0,
-                 stop_reason=result.stop_reason, details=dict(found.details),
-                 level=evidence.Policy(), check="suites/gp3/x.py::read", what=found.what,
-                 volume={"type": "gp3", "size_gib": 100}, binding=found.binding,
-                 result=result)
+    found = _judged_and_kept(report, result, workload)
     assert found.measured == pytest.approx((3010 + 2990 + 1800) / 3)
 
     again = _judged_alone(report)
