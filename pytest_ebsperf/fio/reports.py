@@ -351,6 +351,12 @@ def _log_names(root: Path, stem: str, kind: str, unit: Unit) -> list[str]:
     return [name for _, name in sorted(numbered)]
 
 
+def _stated_window_ms(result: FioResult) -> int | None:
+    """``log_avg_msec`` as fio's report states the job's options, or None."""
+    stated = str(result.job_options.get("log_avg_msec", "")).strip()
+    return int(stated) if stated.isdigit() and int(stated) > 0 else None
+
+
 def _series(logs: dict[str, list[str]], workload: Workload, result: FioResult
             ) -> tuple[dict[str, Any], list[str]]:
     """Per-second (or per-window) series from logs of any window, and what was done."""
@@ -358,7 +364,9 @@ def _series(logs: dict[str, list[str]], workload: Workload, result: FioResult
     notes: list[str] = []
     first = next((texts[0] for texts in logs.values() if texts), "")
     shape = log_shape(first)
-    window = shape.window_ms or 1000
+    # the job's own log_avg_msec when fio's report states it: the steps between rows only
+    # estimate it, and a stopped run's 2 rows stamped 1,001 and 2,100 ms made it 1.1 s
+    window = _stated_window_ms(result) or shape.window_ms or 1000
     if shape.per_io:
         logs = {kind: [per_io_to_seconds(t, kind) for t in texts]
                 for kind, texts in logs.items()}

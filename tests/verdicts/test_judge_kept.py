@@ -379,3 +379,21 @@ def _judge(keep: Path) -> dict[str, list[dict[str, object]]]:
     done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(keep),
                            "--json"], capture_output=True, text=True, timeout=120, check=False)
     return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def test_a_stopped_run_whose_last_log_row_came_late_is_judged_on_the_job_s_windows() -> None:
+    # recorded in a run of the test above on a busy host: gp3 stopped after 3 s, its log's
+    # two rows stamped 1,001 and 2,100 ms (fio's second sample 0.1 s late), the third window
+    # only in the status reports. The check judged the 2 logged seconds and the reports'
+    # third (2,916 IOPS); judge took the rows' step for the window (1.1 s, not the job's
+    # log_avg_msec=1000), found it 10 % off the reports' and judged the reports alone
+    # (3,014 IOPS). It reads the job's own window from fio's report now.
+    data = Path(__file__).resolve().parents[1] / "data" / "fio" / "kept_late_log_row"
+    kept = json.loads((data / f"randread-15-1{KEPT_SUFFIX}").read_text())
+    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge",
+                           str(data / "randread-15-1.json"), "--json"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    (found,) = json.loads(done.stdout)["verdicts"]
+    assert (found["claim"], found["outcome"]) == (kept["claim"], kept["outcome"]), found
+    assert found["measured"] == pytest.approx(kept["measured"], rel=1e-9)
+    assert not any("1.1 s" in note for note in found["notes"]), found["notes"]
