@@ -131,6 +131,7 @@ def check_first_write(runner: CheckCore, claim: str, what: str, workload: Worklo
         notes=[n for n in ((f"Each round TRIMs a region of {format_size(region)} "
                             f"({regions} region(s) in turn) before its first write."), note,
                            *trim_notes) if n])
+    found = paired.emulator_spoiled(found, blocks, "first write", "second write")
     if last is None:
         return runner.conclude_plain(found)
     return runner.conclude(found, job, last, started)
@@ -197,6 +198,7 @@ def check_write_after_trim(runner: CheckCore, claim: str, what: str, workload: W
         notes=[n for n in ((f"The whole device ({format_size(capacity)}) was written first; "
                             f"each round writes into a full region of {format_size(region)}, "
                             "TRIMs it and writes again."), note, *trim_notes) if n])
+    found = paired.emulator_spoiled(found, blocks, "after TRIM", "full device")
     found = replace(found, message=f"{found.message} {trim_help(found)}")
     if last is None:
         verdicts.append(runner.conclude_plain(found))

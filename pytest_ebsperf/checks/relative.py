@@ -62,6 +62,7 @@ def _check_same(runner: CheckCore, claim: str, what: str, workload: Workload,
     seq, blocks, last = paired.measure(design, iops_pair, paired.log_ratio, block=block)
     found = paired.ratio_verdict(seq, blocks, claim=claim, what=f"{what}, IOPS",
                                  a_label=mine_label, b_label=theirs_label)
+    found = paired.emulator_spoiled(found, blocks, mine_label, theirs_label)
     verdicts = [_conclude(runner, found, block, last, started)]
     # Latency at the cap is the queue's wait (QD / IOPS) on both twins alike: what one
     # I/O costs is measured with one I/O outstanding, on both twins in turn.
@@ -85,6 +86,7 @@ def _check_same(runner: CheckCore, claim: str, what: str, workload: Workload,
         seq, blocks, claim=claim, what=f"{what}, median latency at QD 1", a_label=mine_label,
         b_label=theirs_label, factor=verdict.REL_LATENCY_FACTOR,
         slack_ns=verdict.REL_LATENCY_SLACK_NS)
+    latency = paired.emulator_spoiled(latency, blocks, mine_label, theirs_label)
     verdicts.append(_conclude(runner, latency, single, last, started))
     return verdicts
 
@@ -163,6 +165,7 @@ def check_faster_than(runner: CheckCore, claim: str, what: str, workload: Worklo
     found = paired.ratio_verdict(seq, blocks, claim=claim, what=what,
                                  a_label=runner.target.label, b_label=reference.label,
                                  notes=[*said, pair.sentence + ".", *notes])
+    found = paired.emulator_spoiled(found, blocks, runner.target.label, reference.label)
     return _conclude(runner, found, block, last, started)
 
 

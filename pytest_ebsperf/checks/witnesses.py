@@ -141,6 +141,6 @@ class Witnesses:
                                started + max(workload.ramp_s, 0.0), bs=workload.bs,
                                outstanding=workload.iodepth * workload.numjobs)
         if not found.seconds:
-            return result
+            return replace(result, emulator_share=found.share)
         return replace(result, emulator_behind=found.seconds,
-                       emulator_said=found.sentence(volume_type))
+                       emulator_said=found.sentence(volume_type), emulator_share=found.share)

@@ -37,6 +37,14 @@ class Behind:
     allowed: tuple[float | None, ...]
     seen: tuple[float, ...]
 
+    @property
+    def share(self) -> float | None:
+        """What fio saw over what the emulator was set to deliver, over the seconds whose
+        setting is known (None: none is)."""
+        pairs = [(seen, owed) for seen, owed in zip(self.seen, self.allowed) if owed]
+        owed_total = sum(owed for _, owed in pairs)
+        return sum(seen for seen, _ in pairs) / owed_total if owed_total > 0 else None
+
     def sentence(self, what: str) -> str:
         """``this host could not emulate io1 at 4,000 IOPS in 12 of 18 s: ...``."""
         if not self.seconds:

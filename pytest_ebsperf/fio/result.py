@@ -123,6 +123,9 @@ class FioResult:
     #: (:mod:`pytest_ebsperf.emulate.witness`); and the sentence that says so.
     emulator_behind: tuple[int, ...] = ()
     emulator_said: str = ""
+    #: What fio saw over what the emulated volume was set to deliver, over the run's
+    #: seconds (1.0: the emulator kept up; None: not an emulated volume with a service time).
+    emulator_share: float | None = None
     #: Where --ebsperf-keep-fio kept this run: its report's path without ``.json`` ("" when
     #: not kept); the check keeps its verdict beside it (:mod:`pytest_ebsperf.fio.kept`).
     kept_as: str = ""

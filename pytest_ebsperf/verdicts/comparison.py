@@ -412,6 +412,9 @@ class Blocks:
     stopped: str = ""
     #: Where each pair's A and B runs were kept (``--ebsperf-keep-fio``; "" when not kept).
     kept: tuple[tuple[str, str], ...] = ()
+    #: Each pair's A and B emulator shares (what fio saw over what an emulated volume was
+    #: set to deliver; None: not emulated with a service time).
+    shares: tuple[tuple[float | None, float | None], ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         found: dict[str, object] = {"a": list(self.a), "b": list(self.b),
@@ -419,7 +422,16 @@ class Blocks:
                                     "stopped": self.stopped}
         if any(a or b for a, b in self.kept):
             found["kept"] = [list(pair) for pair in self.kept]
+        if any(a is not None or b is not None for a, b in self.shares):
+            found["emulator_shares"] = [list(pair) for pair in self.shares]
         return found
+
+    def emulator_shares(self) -> tuple[float | None, float | None]:
+        """Each side's mean emulator share over its blocks (None: none known)."""
+        def mean(values: list[float | None]) -> float | None:
+            known = [value for value in values if value is not None]
+            return sum(known) / len(known) if known else None
+        return (mean([a for a, _ in self.shares]), mean([b for _, b in self.shares]))
 
 
 def evidence_details(seq: Sequential, blocks: Blocks) -> dict[str, object]:

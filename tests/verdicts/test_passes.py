@@ -177,3 +177,62 @@ def test_s1_08_says_what_it_can_show_and_whether_trim_helped() -> None:
     faster = _pairs("S1-08", "after TRIM", [1500.0, 1510.0, 1490.0, 1500.0], "full device",
                     [1000.0, 995.0, 1005.0, 1000.0])
     assert "TRIM helped: at least +39 %" in trim_help(faster)  # paired: tighter than +4 %
+
+
+def _twins(a: list[float], b: list[float], shares: tuple[float, float]):
+    """S2-17's IOPS term on pre-measured blocks of emulated twins, each side having
+    delivered ``shares`` of what its emulator was set to."""
+    design = comparison.ratio_design(comparison.WITHIN, 0.05, fail_alpha=1e-3 / 80,
+                                     pass_alpha=1e-3 / 80)
+    seq = comparison.run(design, comparison.log_ratios(a, b))
+    k = len(seq.all_pairs)
+    blocks = comparison.Blocks(tuple(a[:k]), tuple(b[:k]), 1.0, 0.5,
+                               shares=tuple((shares[0], shares[1]) for _ in range(k)))
+    found = paired.ratio_verdict(seq, blocks, claim="S2-17", what="encrypted vs plain, IOPS",
+                                 a_label="encrypted", b_label="plain")
+    return found, paired.emulator_spoiled(found, blocks, "encrypted", "plain")
+
+
+def test_twins_apart_because_one_emulator_fell_behind_are_inconclusive_naming_the_host():
+    # S2-17 beside a memory-streaming neighbour: both twins set to 4,000 IOPS, the encrypted
+    # one's emulator delivered 3,830 (95.7 %), the plain one 3,993
+    found, spoiled = _twins(_seconds(3_830, 0.01, n=64), _seconds(3_993, 0.01, n=64, seed=2),
+                            (0.957, 0.998))
+    assert found.outcome is not Outcome.PASS  # the pairs alone would not decide for the twins
+    assert spoiled.outcome is Outcome.INCONCLUSIVE
+    assert spoiled.reason == "inconclusive: this host could not emulate the twins evenly"
+    assert "encrypted delivered 95.7 %" in spoiled.message and "plain 99.8 %" in spoiled.message
+    assert found.message in spoiled.message  # what the pairs showed is kept
+    assert spoiled.details["emulator_share"] == pytest.approx({"a": 0.957, "b": 0.998})
+
+
+def test_a_twin_set_ten_percent_slower_that_delivers_its_setting_still_fails():
+    found, spoiled = _twins(_seconds(3_600, 0.01, n=64), _seconds(4_000, 0.01, n=64, seed=2),
+                            (0.995, 0.998))
+    assert found.outcome is Outcome.FAIL
+    assert spoiled.outcome is Outcome.FAIL and spoiled.message == found.message
+
+
+def test_twins_that_pass_keep_their_pass_and_the_shares_go_to_the_results_file():
+    found, spoiled = _twins(_seconds(3_990, 0.01, n=64), _seconds(3_993, 0.01, n=64, seed=2),
+                            (0.96, 0.998))
+    assert found.outcome is Outcome.PASS and spoiled.outcome is Outcome.PASS
+    assert spoiled.details["emulator_share"]["a"] == pytest.approx(0.96)
+
+
+def test_a_device_behind_its_emulator_against_a_twin_it_must_beat_is_not_failed():
+    # S0-08's sides: gp2 at least 3 x Magnetic; the gp2's emulator fell 8 % behind its
+    # setting while the Magnetic twin's kept up: INCONCLUSIVE naming the host; the other way
+    # round (the Magnetic twin held back, as its QD-1 path does on a quiet host) favours gp2
+    # and changes nothing
+    design = comparison.ratio_design(comparison.AT_LEAST, 3.0, fail_alpha=1e-3 / 40)
+    a, b = _seconds(500, 0.02, n=64), _seconds(200, 0.02, n=64, seed=2)
+    seq = comparison.run(design, comparison.log_ratios(a, b))
+    k = len(seq.all_pairs)
+    for shares, outcome in (((0.92, 1.0), Outcome.INCONCLUSIVE), ((1.01, 0.93), Outcome.FAIL)):
+        blocks = comparison.Blocks(tuple(a[:k]), tuple(b[:k]), 1.0, 0.5,
+                                   shares=tuple(shares for _ in range(k)))
+        found = paired.ratio_verdict(seq, blocks, claim="S0-08", what="gp2 vs Magnetic",
+                                     a_label="gp2", b_label="standard")
+        assert found.outcome is Outcome.FAIL
+        assert paired.emulator_spoiled(found, blocks, "gp2", "standard").outcome is outcome
