@@ -31,7 +31,7 @@ from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload, format_size
 from pytest_ebsperf.units import MIB, format_mibps, format_seconds
 from pytest_ebsperf.verdicts import comparison, plain, stability, verdict
-from pytest_ebsperf.verdicts.outcome import Verdict
+from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 #: A pass writes into a region this many times larger than it can cover in its runtime, so
 #: fio's random map never brings it back to a block it wrote in the same pass.
@@ -221,6 +221,7 @@ def check_stability(runner: CheckCore, claim: str, what: str, workload: Workload
         workload = workload.replace(runtime_s=min(workload.runtime_s, longest))
     means: list[float] = []
     kept: list[str] = []
+    shares: list[float | None] = []
     result: FioResult | None = None
     # the runs are compared with each other: like a comparison of two measurements they hold
     # the host alone (beside another worker's fio, one run of an emulated instance store
@@ -240,14 +241,48 @@ def check_stability(runner: CheckCore, claim: str, what: str, workload: Workload
                                                    stability.DROPPED_RUNS else ""))
             means.append(result.total_iops)
             kept.append(result.kept_as)
+            shares.append(_emulator_share(runner, workload, result))
     assert result is not None
     alpha = runner.session.policy.alpha
     found = stability.judge_stability(claim, what, means, alpha=alpha)
+    found = _runs_spoiled(runner, found, shares[stability.DROPPED_RUNS:])
     if all(kept):  # every run kept: their reports, for judge to judge the series again
         found = replace(found, details={**found.details, "stability": {
             "runs": kept, "dropped": stability.DROPPED_RUNS, "max_cv": stability.MAX_RUN_CV,
             "alpha": alpha}})
     return runner.conclude(found, workload, result, started)
+
+
+def _emulator_share(runner: CheckCore, workload: Workload, result: FioResult
+                    ) -> float | None:
+    """What a run of an emulated volume delivered over what its throttle was set to
+    deliver over the run's measured seconds; None on a real volume (or a set)."""
+    device, started = runner.target.emulated, runner.session.runner.last_started
+    if device is None or started is None or result.total_iops <= 0:
+        return None
+    from pytest_ebsperf.emulate import witness  # only where a volume is emulated
+
+    begin = started + max(workload.ramp_s, 0.0)
+    owed = witness.allowed_iops(device, begin, begin + workload.runtime_s, workload.bs,
+                                workload.iodepth * workload.numjobs)
+    return result.total_iops / owed if owed else None
+
+
+def _runs_spoiled(runner: CheckCore, found: Verdict, shares: list[float | None]) -> Verdict:
+    """S1-09 on an emulated volume that did not PASS, whose runs kept up with their common
+    setting unevenly: INCONCLUSIVE naming the host (:func:`witness.uneven_runs`)."""
+    if runner.target.emulated is None:
+        return found
+    from pytest_ebsperf.emulate import witness  # only where a volume is emulated
+
+    said = witness.uneven_runs(shares, runner.volume.type)
+    if found.passed or not said:
+        return replace(found, details={**found.details, "emulator_shares": shares})
+    reason = "inconclusive: this host could not emulate the runs evenly"
+    return replace(found, outcome=Outcome.INCONCLUSIVE, reason=reason, binding="emulator",
+                   message=f"{found.what}: {reason}. {said[0].upper()}{said[1:]}. What the runs "
+                   f"showed: {found.message}",
+                   details={**found.details, "emulator_shares": shares})
 
 
 def trim_help(found: Verdict) -> str:

@@ -158,3 +158,22 @@ def test_a_check_the_emulator_spoiled_is_measured_again_alone() -> None:
     kept, _ = checks._alone_if_spoiled(busy, None, Workload("randwrite"), "iops",  # type: ignore[arg-type]
                                        _result([5019.0] * 5))
     assert kept is busy and held == ["alone", "alone"]
+
+
+def test_runs_of_an_instance_store_set_alike_that_kept_up_unevenly_name_the_host() -> None:
+    """S1-09 beside a memory-streaming neighbour: ten runs of an emulated instance store set
+    to 27,500 IOPS gave 22,756-27,474 (CV 7.7 %, undecided); the runs' shares of their
+    setting say the spread was the host's. A quiet host's runs (99-101 %) and a volume whose
+    runs were set apart (each at its own setting) say nothing."""
+    seen = [23_596, 22_756, 23_715, 23_690, 26_968, 27_445, 27_309, 27_474, 27_474, 27_456]
+    said = witness.uneven_runs([s / 27_500 for s in seen[1:]], "instance-store")
+    assert said.startswith("this host could not emulate instance-store evenly")
+    assert "delivered 83-100 % of it" in said
+    quiet = [27_234, 27_822, 27_500, 27_410]
+    assert witness.uneven_runs([s / 27_500 for s in quiet], "instance-store") == ""
+    assert witness.uneven_runs([1.0, 0.99, 1.0], "io1") == ""
+    # one run's setting unknown (a real volume's, or a set's): nothing is said
+    assert witness.uneven_runs([0.83, None, 1.0], "instance-store") == ""
+    # a device whose throttle was set lower for one run owes less there: its share is full
+    device = _device((-5.0, 27_500.0), (100.0, 20_000.0), latency_us=None)
+    assert witness.allowed_iops(device, T0 + 101, T0 + 102, 16384, 32) == 20_000.0
