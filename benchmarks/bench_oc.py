@@ -5,6 +5,8 @@
                                                       # RULE: floor, cap or duty (default all)
     python3 benchmarks/bench_oc.py pairs [RUNS] [ALPHA]  # comparisons (100000, 0.01)
     python3 benchmarks/bench_oc.py table RESULT.json  # the Markdown table of a result
+    python3 benchmarks/bench_oc.py longer [RUNS] [ALPHA]  # seconds for a 99 % healthy PASS
+    python3 benchmarks/bench_oc.py longer-table RESULT.json...  # one pair of columns each
 
 Each simulated check is a 60 s per-second series judged the way a live check judges it: the
 project's own live stop (:func:`pytest_ebsperf.verdicts.stop_rule.settled`) is asked after
@@ -60,39 +62,40 @@ SPELL_CELLS = [{"spell": 3.0}, {"spell": 5.0}]
 
 
 def _noise(rng: Any, runs: int, phi: float, cv: float, neighbour: bool = False,
-           stalls: float = 0.0, drift: float = 0.0) -> Any:
-    """Relative seconds (mean 1): AR(1) of stationary CV ``cv``, times the cell's extras."""
-    x = np.empty((runs, PLANNED))
+           stalls: float = 0.0, drift: float = 0.0, planned: int = PLANNED) -> Any:
+    """Relative seconds (mean 1): AR(1) of stationary CV ``cv``, times the cell's extras
+    (``planned`` of them a run)."""
+    x = np.empty((runs, planned))
     x[:, 0] = rng.normal(0.0, cv, runs)
     innovation = cv * math.sqrt(1.0 - phi * phi)
-    for t in range(1, PLANNED):
+    for t in range(1, planned):
         x[:, t] = phi * x[:, t - 1] + rng.normal(0.0, innovation, runs)
     v = 1.0 + x
     if neighbour:
         state = rng.random(runs) < 0.5
-        level = np.empty((runs, PLANNED))
-        for t in range(PLANNED):
+        level = np.empty((runs, planned))
+        for t in range(planned):
             state = np.where(rng.random(runs) < 1 / 20, ~state, state)
             level[:, t] = np.where(state, 1.075, 0.925)
         v *= level
     if stalls:
-        begins = rng.random((runs, PLANNED)) < stalls
-        stalled = begins | np.roll(begins, 1, axis=1) & (np.arange(PLANNED) > 0)
+        begins = rng.random((runs, planned)) < stalls
+        stalled = begins | np.roll(begins, 1, axis=1) & (np.arange(planned) > 0)
         # the mean kept at the bar: the other seconds make up for the stalls
         v = np.where(stalled, 0.10 * v, v) / (1.0 - 0.9 * 2 * stalls)
     if drift:
-        v *= 1.0 + drift * (np.arange(PLANNED) / (PLANNED - 1) - 0.5)
+        v *= 1.0 + drift * (np.arange(planned) / (planned - 1) - 0.5)
     return v
 
 
-def _chain(rng: Any, runs: int, share: float, spell: float) -> Any:
+def _chain(rng: Any, runs: int, share: float, spell: float, planned: int = PLANNED) -> Any:
     """Seconds of a volume missing ``share`` of its seconds in spells of ``spell`` s on
     average (missed seconds at 50-89 %, the others at 100 % with 1 % noise)."""
     stay = 1.0 - 1.0 / spell
     enter = share * (1.0 - stay) / (1.0 - share)
     missing = rng.random(runs) < share
-    v = np.empty((runs, PLANNED))
-    for t in range(PLANNED):
+    v = np.empty((runs, planned))
+    for t in range(planned):
         if t:
             u = rng.random(runs)
             missing = np.where(missing, u < stay, u < enter)
@@ -372,7 +375,109 @@ def table(found: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# -- healthy power of longer checks: the seconds a check needs to PASS 99 % of the time --
+#: The planned lengths tried, doubling from the suites' 60 s.
+LONGER = tuple(60 * 2 ** i for i in range(8))  # 60 ... 7,680 s
+
+
+def _judge_planned(values: Any, expectation: Expectation, policy: evidence.Policy, rule: str,
+                   planned: int) -> str:
+    """:func:`_judge` for a check planned for ``planned`` seconds, asking the live stop only
+    at its mean's looks: a FLOOR's and a cap's mean stop only there, and a count's stop is
+    its fixed-length test curtailed (the verdict at the end is the one it stopped on), so
+    the outcome is the per-second procedure's."""
+    seen = values
+    for n in evidence.mean_looks(planned):
+        if n < planned and stop_rule.settled([float(v) for v in values[:n]], expectation,
+                                             policy, planned=planned):
+            seen = values[:n]
+            break
+    seen = [float(v) for v in seen]
+    if rule == "cap upper":
+        return str(above_cap(seen, expectation.ceiling or 0.0, expectation.duty, policy,
+                             planned=planned)[0])
+    return str(lower_check(seen, expectation, policy, planned=planned).state)
+
+
+def _longer_row(job: tuple[int, dict[str, Any], str, int, float]) -> dict[str, Any]:
+    """One rule's healthy PASS rate in one cell at each planned length until it reaches
+    0.99 (``runs`` simulated checks a length)."""
+    index, cell, rule, runs, alpha = job
+    rng = np.random.default_rng(1_000 + index)
+    policy = evidence.Policy(alpha, 3.0)
+    floor = Expectation("X", "floor", FLOOR, 1.0, "IOPS", None, low=0.9, high=None)
+    cap = Expectation("X", "cap", CAP, 1.0, "IOPS", None, low=0.9, high=1.1, duty=DUTY)
+    expectation = floor if rule == "floor" else cap
+    found: list[dict[str, Any]] = []
+    # the healthy volume's mean level (for the duty count: where its seconds miss 0.1 % of
+    # the time; above the cap's 110 % no capped volume can be that healthy)
+    healthy = {"floor": 0.99, "cap upper": 1.0}.get(rule) or (
+        1.0 if "spell" in cell else _duty_level(cell, 0.001, rng))
+    for planned in LONGER:
+        if "spell" in cell:
+            seconds = _chain(rng, runs, 0.001, cell["spell"], planned=planned)
+        else:
+            extras = {k: cell.get(k, d) for k, d in (("neighbour", False), ("stalls", 0.0),
+                                                     ("drift", 0.0))}
+            seconds = _noise(rng, runs, cell["phi"], cell["cv"], planned=planned, **extras)
+            seconds = seconds * healthy
+        passed = sum(_judge_planned(v, expectation, policy, rule, planned) == evidence.PASS
+                     for v in seconds)
+        low, high = _wilson(passed, runs)
+        found.append({"planned_s": planned, "pass": passed / runs, "wilson": [low, high]})
+        print(json.dumps({"rule": rule, **cell, **found[-1]}), file=sys.stderr, flush=True)
+        if passed / runs >= 0.99 or healthy > 1.1:
+            break
+    return {"rule": rule, **cell, "runs": runs, "alpha": alpha, "lengths": found,
+            "healthy_level": healthy,
+            "seconds_for_99": found[-1]["planned_s"] if found[-1]["pass"] >= 0.99 else None}
+
+
+def longer_cells(runs: int, alpha: float, processes: int = 2) -> list[dict[str, Any]]:
+    """Every rule over every cell (the duty count also under spells), each at planned
+    lengths doubling from 60 s until its healthy PASS rate reaches 0.99."""
+    from multiprocessing import Pool
+
+    jobs = [(i, cell, rule, runs, alpha) for i, (cell, rule) in enumerate(
+        [(c, r) for c in CELLS for r in ("floor", "cap upper", "duty count")]
+        + [(c, "duty count") for c in SPELL_CELLS])]
+    with Pool(processes) as pool:
+        return pool.map(_longer_row, jobs, chunksize=1)
+
+
+def longer_table(results: list[dict[str, Any]]) -> str:
+    """The Markdown table of :func:`longer_cells`: one pair of columns per result (level)."""
+    head = "".join(f" healthy PASS at 60 s, level {r['alpha']:g} | seconds for 99 % |"
+                   for r in results)
+    lines = ["| rule | cell |" + head, "|---|---|" + "---|---|" * len(results)]
+    for rows in zip(*(r["rows"] for r in results)):
+        text = f"| {rows[0]['rule']} | {_cell_text(rows[0])} |"
+        for row in rows:
+            first, last = row["lengths"][0], row["lengths"][-1]
+            if row["healthy_level"] > 1.1:
+                need = (f"- (a volume missing 0.1 % of seconds here averages "
+                        f"{row['healthy_level'] * 100:.0f} % of its figure, above the cap)")
+            elif row["seconds_for_99"]:
+                need = f"{row['seconds_for_99']:,} s ({last['pass']:.3f})"
+            else:
+                need = f"over {LONGER[-1]:,} s ({last['pass']:.3f} at {LONGER[-1]:,} s)"
+            text += f" {first['pass']:.3f} | {need} |"
+        lines.append(text)
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> None:
+    if argv and argv[0] == "longer":
+        runs = int(argv[1]) if len(argv) > 1 else 500
+        alpha = float(argv[2]) if len(argv) > 2 else 0.05
+        print(json.dumps({"runs": runs, "alpha": alpha,
+                          "rows": longer_cells(runs, alpha)}, indent=1))
+        return
+    if argv and argv[0] == "longer-table":
+        from pathlib import Path
+
+        print(longer_table([json.loads(Path(name).read_text()) for name in argv[1:]]))
+        return
     if argv and argv[0] == "pairs":
         runs = int(argv[1]) if len(argv) > 1 else 100_000
         alpha = float(argv[2]) if len(argv) > 2 else 0.01
