@@ -466,34 +466,32 @@ def longer_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _count_and_level(argv: list[str], runs: int, alpha: float) -> tuple[int, float]:
+    """A mode's ``[RUNS] [ALPHA]`` arguments, or its defaults."""
+    return (int(argv[0]) if argv else runs, float(argv[1]) if len(argv) > 1 else alpha)
+
+
 def main(argv: list[str]) -> None:
-    if argv and argv[0] == "longer":
-        runs = int(argv[1]) if len(argv) > 1 else 500
-        alpha = float(argv[2]) if len(argv) > 2 else 0.05
+    from pathlib import Path
+
+    mode, rest = (argv[0], argv[1:]) if argv else ("", [])
+    if mode == "longer":
+        runs, alpha = _count_and_level(rest, 500, 0.05)
         print(json.dumps({"runs": runs, "alpha": alpha,
                           "rows": longer_cells(runs, alpha)}, indent=1))
-        return
-    if argv and argv[0] == "longer-table":
-        from pathlib import Path
-
-        print(longer_table([json.loads(Path(name).read_text()) for name in argv[1:]]))
-        return
-    if argv and argv[0] == "pairs":
-        runs = int(argv[1]) if len(argv) > 1 else 100_000
-        alpha = float(argv[2]) if len(argv) > 2 else 0.01
+    elif mode == "pairs":
+        runs, alpha = _count_and_level(rest, 100_000, 0.01)
         print(json.dumps({"runs": runs, "fail_alpha": alpha,
                           "rows": pair_cells(runs, alpha)}, indent=1))
-        return
-    if argv and argv[0] == "table":
-        from pathlib import Path
-
-        print(table(json.loads(Path(argv[1]).read_text())))
-        return
-    runs = int(argv[0]) if argv else 2000
-    alpha = float(argv[1]) if len(argv) > 1 else 0.05
-    only = argv[2] if len(argv) > 2 else None
-    print(json.dumps({"runs": runs, "alpha": alpha, "spell": 3.0,
-                      "rows": rule_cells(runs, alpha, only=only)}, indent=1))
+    elif mode == "longer-table":
+        print(longer_table([json.loads(Path(name).read_text()) for name in rest]))
+    elif mode == "table":
+        print(table(json.loads(Path(rest[0]).read_text())))
+    else:
+        runs, alpha = _count_and_level(argv, 2000, 0.05)
+        only = argv[2] if len(argv) > 2 else None
+        print(json.dumps({"runs": runs, "alpha": alpha, "spell": 3.0,
+                          "rows": rule_cells(runs, alpha, only=only)}, indent=1))
 
 
 if __name__ == "__main__":
