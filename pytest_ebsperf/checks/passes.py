@@ -31,7 +31,7 @@ from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload, format_size
 from pytest_ebsperf.units import MIB, format_mibps, format_seconds
 from pytest_ebsperf.verdicts import comparison, plain, stability, verdict
-from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
+from pytest_ebsperf.verdicts.outcome import Verdict
 
 #: A pass writes into a region this many times larger than it can cover in its runtime, so
 #: fio's random map never brings it back to a block it wrote in the same pass.
@@ -249,7 +249,8 @@ def check_stability(runner: CheckCore, claim: str, what: str, workload: Workload
     if all(kept):  # every run kept: their reports, for judge to judge the series again
         found = replace(found, details={**found.details, "stability": {
             "runs": kept, "dropped": stability.DROPPED_RUNS, "max_cv": stability.MAX_RUN_CV,
-            "alpha": alpha}})
+            "alpha": alpha, "emulator_shares": found.details.get("emulator_shares"),
+            "volume_type": runner.volume.type}})
     return runner.conclude(found, workload, result, started)
 
 
@@ -269,20 +270,13 @@ def _emulator_share(runner: CheckCore, workload: Workload, result: FioResult
 
 
 def _runs_spoiled(runner: CheckCore, found: Verdict, shares: list[float | None]) -> Verdict:
-    """S1-09 on an emulated volume that did not PASS, whose runs kept up with their common
-    setting unevenly: INCONCLUSIVE naming the host (:func:`witness.uneven_runs`)."""
+    """S1-09 on an emulated volume: its runs' shares of their setting go to the results file
+    and, kept, to judge; runs that kept up unevenly make a check that did not PASS
+    INCONCLUSIVE naming the host (:func:`stability.emulator_uneven`)."""
     if runner.target.emulated is None:
         return found
-    from pytest_ebsperf.emulate import witness  # only where a volume is emulated
-
-    said = witness.uneven_runs(shares, runner.volume.type)
-    if found.passed or not said:
-        return replace(found, details={**found.details, "emulator_shares": shares})
-    reason = "inconclusive: this host could not emulate the runs evenly"
-    return replace(found, outcome=Outcome.INCONCLUSIVE, reason=reason, binding="emulator",
-                   message=f"{found.what}: {reason}. {said[0].upper()}{said[1:]}. What the runs "
-                   f"showed: {found.message}",
-                   details={**found.details, "emulator_shares": shares})
+    found = stability.emulator_uneven(found, shares, runner.volume.type)
+    return replace(found, details={**found.details, "emulator_shares": shares})
 
 
 def trim_help(found: Verdict) -> str:

@@ -60,29 +60,6 @@ class Behind:
                 "left out of the verdict")
 
 
-#: Runs of one emulated volume, all set to deliver the same, that kept up with their setting
-#: unevenly: the lowest below this share of it while another reached :data:`EVEN_RUNS` x
-#: the lowest (a quiet host's runs of a 27,500 IOPS instance store: 99-101 %).
-LOW_RUN_SHARE = 0.95
-EVEN_RUNS = 1.05
-
-
-def uneven_runs(shares: Sequence[float | None], what: str) -> str:
-    """The sentence naming this host when runs of an emulated volume set alike delivered
-    their setting unevenly (S1-09's runs compared with each other); "" when they kept up
-    alike or a run's setting is unknown."""
-    known = [share for share in shares if share is not None and share > 0]
-    if not known or len(known) < len(shares):
-        return ""
-    low, high = min(known), max(known)
-    if low >= LOW_RUN_SHARE or high < EVEN_RUNS * low:
-        return ""
-    return (f"this host could not emulate {what} evenly: its runs, each set to deliver the "
-            f"same, delivered {low * 100:.0f}-{high * 100:.0f} % of it (its throttle), so "
-            "the I/Os of the slow runs waited in this host's own I/O path and their spread is "
-            "the host's, not the volume's; run it on a quieter host")
-
-
 def allowed_iops(device: Any, start: float, end: float, bs: int, outstanding: float
                  ) -> float | None:
     """The least IOPS ``device`` was set to deliver between ``start`` and ``end``

@@ -34,7 +34,7 @@ from pytest_ebsperf.verdicts.judge_facts import (
     kept_planned_s,
 )
 from pytest_ebsperf.verdicts.outcome import Verdict
-from pytest_ebsperf.verdicts.stability import judge_stability
+from pytest_ebsperf.verdicts.stability import emulator_uneven, judge_stability
 
 
 def covered_points(verdict_file: Path, kept: Mapping[str, Any]) -> set[Path]:
@@ -140,5 +140,11 @@ def judge_stability_again(report: str, kept: Mapping[str, Any], claim: str, name
             kept_verdict(path) or {}
         means.append(kept_point(path, record)[0].total_iops)
     what = str((kept.get("expectation") or {}).get("what") or kept.get("check") or "runs")
-    return judge_stability(claim, f"{what.split(' (from ')[0]} (from {name})", means,
-                           max_cv=max_cv, dropped=dropped, alpha=alpha)
+    found = judge_stability(claim, f"{what.split(' (from ')[0]} (from {name})", means,
+                            max_cv=max_cv, dropped=dropped, alpha=alpha)
+    shares = series.get("emulator_shares")
+    if isinstance(shares, list):  # an emulated volume's runs: judged as the check judged them
+        found = emulator_uneven(found, [s if isinstance(s, (int, float)) else None
+                                        for s in shares], str(series.get("volume_type") or
+                                                             "the volume"))
+    return found

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from pytest_ebsperf.spec.types import REL
@@ -101,3 +102,40 @@ def judge_stability(claim: str, what: str, run_means: Sequence[float], *,
     message = (f"{what}: runs {shown}, the first {dropped} dropped; {seen}. {cite}")
     return Verdict(outcome, claim, what, max_cv, cv, "CV", "run-to-run variation", reason,
                    message, REL, details)
+
+
+#: Runs of one emulated volume, all set to deliver the same, that kept up with their setting
+#: unevenly: the lowest below this share of it while another reached :data:`EVEN_RUNS` x
+#: the lowest (a quiet host's runs of a 27,500 IOPS instance store: 99-101 %).
+LOW_RUN_SHARE = 0.95
+EVEN_RUNS = 1.05
+
+
+def uneven_runs(shares: Sequence[float | None], what: str) -> str:
+    """The sentence naming this host when runs of an emulated volume set alike delivered
+    their setting unevenly (S1-09's runs compared with each other); "" when they kept up
+    alike or a run's setting is unknown."""
+    known = [share for share in shares if share is not None and share > 0]
+    if not known or len(known) < len(shares):
+        return ""
+    low, high = min(known), max(known)
+    if low >= LOW_RUN_SHARE or high < EVEN_RUNS * low:
+        return ""
+    return (f"this host could not emulate {what} evenly: its runs, each set to deliver the "
+            f"same, delivered {low * 100:.0f}-{high * 100:.0f} % of it (its throttle), so "
+            "the I/Os of the slow runs waited in this host's own I/O path and their spread is "
+            "the host's, not the volume's; run it on a quieter host")
+
+
+def emulator_uneven(found: Verdict, shares: Sequence[float | None], volume_type: str
+                    ) -> Verdict:
+    """S1-09 on an emulated volume that did not PASS, whose runs (each set to deliver the
+    same) kept up with that setting unevenly: INCONCLUSIVE naming the host
+    (:func:`uneven_runs`); the live check and ``ebsperf judge`` of its kept runs alike."""
+    said = uneven_runs(shares, volume_type)
+    if found.passed or not said:
+        return found
+    reason = "inconclusive: this host could not emulate the runs evenly"
+    return replace(found, outcome=Outcome.INCONCLUSIVE, reason=reason, binding="emulator",
+                   message=f"{found.what}: {reason}. {said[0].upper()}{said[1:]}. What the runs "
+                   f"showed: {found.message}")

@@ -11,7 +11,7 @@ from pytest_ebsperf.emulate import witness
 from pytest_ebsperf.fio.result import DirectionStats, FioResult, Series
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec.types import CAP, VOLUME, Expectation, Limit
-from pytest_ebsperf.verdicts import evidence, verdict
+from pytest_ebsperf.verdicts import evidence, stability, verdict
 from pytest_ebsperf.verdicts.outcome import Outcome
 
 T0 = 1000.0  # when fio began measuring, on the emulator's clock
@@ -166,14 +166,29 @@ def test_runs_of_an_instance_store_set_alike_that_kept_up_unevenly_name_the_host
     setting say the spread was the host's. A quiet host's runs (99-101 %) and a volume whose
     runs were set apart (each at its own setting) say nothing."""
     seen = [23_596, 22_756, 23_715, 23_690, 26_968, 27_445, 27_309, 27_474, 27_474, 27_456]
-    said = witness.uneven_runs([s / 27_500 for s in seen[1:]], "instance-store")
+    said = stability.uneven_runs([s / 27_500 for s in seen[1:]], "instance-store")
     assert said.startswith("this host could not emulate instance-store evenly")
     assert "delivered 83-100 % of it" in said
     quiet = [27_234, 27_822, 27_500, 27_410]
-    assert witness.uneven_runs([s / 27_500 for s in quiet], "instance-store") == ""
-    assert witness.uneven_runs([1.0, 0.99, 1.0], "io1") == ""
+    assert stability.uneven_runs([s / 27_500 for s in quiet], "instance-store") == ""
+    assert stability.uneven_runs([1.0, 0.99, 1.0], "io1") == ""
     # one run's setting unknown (a real volume's, or a set's): nothing is said
-    assert witness.uneven_runs([0.83, None, 1.0], "instance-store") == ""
+    assert stability.uneven_runs([0.83, None, 1.0], "instance-store") == ""
     # a device whose throttle was set lower for one run owes less there: its share is full
     device = _device((-5.0, 27_500.0), (100.0, 20_000.0), latency_us=None)
     assert witness.allowed_iops(device, T0 + 101, T0 + 102, 16384, 32) == 20_000.0
+
+
+def test_an_uneven_series_is_inconclusive_naming_the_host_for_the_check_and_judge_alike() -> None:
+    """The one rule the live S1-09 and ``ebsperf judge`` of its kept runs both apply: a
+    series that did not PASS, run unevenly, is the host's; a PASS stays a PASS."""
+    runs = [23_596, 22_756, 23_715, 23_690, 26_968, 27_445, 27_309, 27_474, 27_474, 27_456]
+    shares = [r / 27_500 for r in runs[1:]]
+    found = stability.judge_stability("S1-09", "run to run", runs, alpha=1e-3)
+    assert found.outcome is not Outcome.PASS
+    said = stability.emulator_uneven(found, shares, "instance-store")
+    assert said.outcome is Outcome.INCONCLUSIVE and said.binding == "emulator"
+    assert said.reason == "inconclusive: this host could not emulate the runs evenly"
+    assert found.message in said.message
+    steady = stability.judge_stability("S1-09", "run to run", [27_500.0] * 10, alpha=1e-3)
+    assert stability.emulator_uneven(steady, shares, "instance-store") is steady
