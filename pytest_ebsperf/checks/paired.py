@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.verdicts.comparison import WITHIN, Blocks, Design, Sequential
-from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
-from pytest_ebsperf.verdicts.paired_verdicts import latency_verdict, ratio_verdict
+from pytest_ebsperf.verdicts.comparison import Blocks, Design, Sequential
+from pytest_ebsperf.verdicts.paired_verdicts import (
+    emulator_spoiled,
+    latency_verdict,
+    ratio_verdict,
+)
 
 __all__ = ["PairsStopped", "block_workload", "emulator_spoiled", "in_balanced_order",
            "latency_verdict", "log_ratio", "measure", "ratio_verdict"]
@@ -29,10 +31,6 @@ __all__ = ["PairsStopped", "block_workload", "emulator_spoiled", "in_balanced_or
 #: unless --ebsperf-block is given.
 BLOCK_S = 10.0
 BLOCK_S_EMULATED = 1.0
-#: How much less of its setting one emulated side may deliver than the other before the
-#: comparison is the host's (:func:`emulator_spoiled`): S2-17's band is 5 %; twins on a quiet
-#: host kept within 0.5 % of each other, beside a memory-streaming neighbour 4.2 % apart.
-EVEN_SHARE = 0.02
 
 
 class PairsStopped(Exception):
@@ -89,40 +87,6 @@ def measure(design: Design, run_pair: PairRun, difference: Callable[[float, floa
     blocks = Blocks(tuple(a_values), tuple(b_values), block.runtime_s, block.ramp_s, stopped,
                     tuple(kept[:len(a_values)]), tuple(shares[:len(a_values)]))
     return seq, blocks, last
-
-
-def emulator_spoiled(found: Verdict, blocks: Blocks, a_label: str, b_label: str) -> Verdict:
-    """A comparison of emulated volumes that did not PASS, whose sides kept up with what
-    their emulators were set to deliver (their throttles and service times, over their
-    blocks) unevenly, in the direction that moves the ratio away from the claim:
-    INCONCLUSIVE naming the emulator. Twins set alike whose one side delivered
-    :data:`EVEN_SHARE` less of its setting than the other is this host's doing (its CPUs,
-    wake-ups or memory bandwidth went elsewhere while that side measured), not the volumes'
-    difference; a twin *set* slower (``--emulate-factor``) delivers its setting as its twin
-    does, and its FAIL stands. On a quiet host both sides keep up alike (measured: within
-    0.5 %, whatever each side's own share: at QD 1 fio's submission time puts both at about
-    94 %). The shares go to the results file either way."""
-    a_share, b_share = blocks.emulator_shares()
-    if a_share is None or b_share is None or not (a_share > 0 and b_share > 0):
-        return found
-    details = {**found.details, "emulator_share": {"a": a_share, "b": b_share}}
-    uneven = a_share / b_share
-    kind = (found.details.get("paired") or {}).get("kind")
-    hurts = (abs(math.log(uneven)) > -math.log(1.0 - EVEN_SHARE) if kind == WITHIN
-             else uneven < 1.0 - EVEN_SHARE)  # at least / at most: A held back hurts A
-    if found.outcome in (Outcome.PASS, Outcome.INFO) or not hurts:
-        return replace(found, details=details)
-    pairs = len(blocks.a)
-    reason = "inconclusive: this host could not emulate the twins evenly"
-    message = (f"{found.what}: {reason}. Over {pairs} pair{'s' if pairs != 1 else ''} "
-               f"{a_label} delivered {a_share * 100:.1f} % of what its emulated volume was set "
-               f"to deliver (its throttle and service time) and {b_label} "
-               f"{b_share * 100:.1f} %: the I/Os of one side waited longer in this host's own "
-               "I/O path (the loop device, the latency daemon), so the difference measured is "
-               "the host's, not the volumes'; run it on a quieter host. What the pairs showed: "
-               f"{found.message}")
-    return replace(found, outcome=Outcome.INCONCLUSIVE, reason=reason, message=message,
-                   details=details)
 
 
 def in_balanced_order(index: int, run_a: Callable[[], FioResult],

@@ -126,7 +126,10 @@ def _pairs(stem: Path, details: dict[str, Any]) -> dict[str, Any] | None:
             "factor": details.get("factor"), "slack_ns": details.get("slack_ns"),
             "a_label": details.get("a_label") or "A", "b_label": details.get("b_label") or "B",
             "what": details.get("what"),
-            "runs": [[where(a), where(b)] for a, b in kept]}
+            "runs": [[where(a), where(b)] for a, b in kept],
+            # what each block's emulated volume delivered of its setting: judge names the
+            # host as the check did (:func:`~pytest_ebsperf.verdicts.paired_verdicts.emulator_spoiled`)
+            "emulator_shares": blocks.get("emulator_shares")}
 
 
 def keep_part(stem: Path | None, *, check: str, phase: str,

@@ -56,6 +56,20 @@ class Trend:
         return found
 
 
+def gate(values: Sequence[float], *, higher_is_better: bool = True,
+         alpha: float = DEFAULT_ALPHA, since: int = DEFAULT_SINCE,
+         drift_alpha: float = DEFAULT_DRIFT_ALPHA
+         ) -> tuple[list[Change], Change | None, Drift | None]:
+    """The history gate on one series of runs: its change points, the latest change for the
+    worse within the last ``since`` runs and a drift for the worse still going on (the gate
+    fails on either). A flat series of independent runs fails it with probability at most
+    ``alpha + drift_alpha``."""
+    changes = change_points(values, alpha=alpha)
+    worse = worsening_since(changes, len(values), since, higher_is_better=higher_is_better)
+    moving = drift(values, alpha=drift_alpha, since=since, higher_is_better=higher_is_better)
+    return changes, worse, moving
+
+
 def analyse(series: Mapping[Identity, Sequence[Point]], *, alpha: float = DEFAULT_ALPHA,
             since: int = DEFAULT_SINCE, drift_alpha: float = DEFAULT_DRIFT_ALPHA
             ) -> list[Trend]:
@@ -63,12 +77,9 @@ def analyse(series: Mapping[Identity, Sequence[Point]], *, alpha: float = DEFAUL
     then any change, then the rest), each by claim."""
     trends = []
     for identity, points in series.items():
-        values = [p.measured for p in points]
-        changes = change_points(values, alpha=alpha)
-        worse = worsening_since(changes, len(values), since,
-                                higher_is_better=identity.higher_is_better)
-        moving = drift(values, alpha=drift_alpha, since=since,
-                       higher_is_better=identity.higher_is_better)
+        changes, worse, moving = gate(
+            [p.measured for p in points], higher_is_better=identity.higher_is_better,
+            alpha=alpha, since=since, drift_alpha=drift_alpha)
         trends.append(Trend(identity, points, changes, worse, moving))
     return sorted(trends, key=lambda t: (not t.worse, not t.changes,
                                          t.identity.claim, t.identity.key))

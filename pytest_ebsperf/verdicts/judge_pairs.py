@@ -23,6 +23,7 @@ from pytest_ebsperf.fio.reports import read_reports, units_of
 from pytest_ebsperf.verdicts import comparison
 from pytest_ebsperf.verdicts.outcome import Verdict
 from pytest_ebsperf.verdicts.paired_verdicts import (
+    emulator_spoiled,
     latency_verdict,
     median_latency_ns,
     ratio_verdict,
@@ -81,14 +82,34 @@ def judge_pairs(report: str, kept: Mapping[str, Any], claim: str) -> Verdict:
         b_values.append(_figure(here / f"{b_run}.json", figure))
     a_label, b_label = str(paired.get("a_label") or "A"), str(paired.get("b_label") or "B")
     what = str(paired.get("what") or kept.get("check") or "a kept comparison")
-    blocks = comparison.Blocks(tuple(a_values), tuple(b_values), block_s, ramp_s)
+    blocks = comparison.Blocks(tuple(a_values), tuple(b_values), block_s, ramp_s,
+                               shares=_shares(report, paired.get("emulator_shares"), len(runs)))
     if figure == LATENCY:
         factor, slack = float(paired["factor"]), float(paired["slack_ns"])
         seq = comparison.run(design, [a - (factor * b + slack)
                                       for a, b in zip(a_values, b_values)])
-        return latency_verdict(seq, blocks, claim=claim, what=what, a_label=a_label,
-                               b_label=b_label, factor=factor, slack_ns=slack)
-    seq = comparison.run(design, [math.log(a) - math.log(b)
-                                  for a, b in zip(a_values, b_values)])
-    return ratio_verdict(seq, blocks, claim=claim, what=what, a_label=a_label,
-                         b_label=b_label)
+        found = latency_verdict(seq, blocks, claim=claim, what=what, a_label=a_label,
+                                b_label=b_label, factor=factor, slack_ns=slack)
+    else:
+        seq = comparison.run(design, [math.log(a) - math.log(b)
+                                      for a, b in zip(a_values, b_values)])
+        found = ratio_verdict(seq, blocks, claim=claim, what=what, a_label=a_label,
+                              b_label=b_label)
+    return emulator_spoiled(found, blocks, a_label, b_label)
+
+
+def _shares(report: str, kept: Any, pairs: int
+            ) -> tuple[tuple[float | None, float | None], ...]:
+    """Each pair's emulator shares as the check kept them (none for a real volume)."""
+    if kept is None:
+        return ()
+    try:
+        shares = tuple((None if a is None else float(a), None if b is None else float(b))
+                       for a, b in kept)
+    except (TypeError, ValueError):
+        shares = ()
+    if len(shares) != pairs:
+        raise EbsperfError(f"{report}: its kept comparison's emulator shares do not match its "
+                           f"{pairs} pairs; pass the folder --ebsperf-keep-fio wrote, "
+                           "unedited.")
+    return shares

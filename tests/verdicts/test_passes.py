@@ -236,3 +236,45 @@ def test_a_device_behind_its_emulator_against_a_twin_it_must_beat_is_not_failed(
                                      a_label="gp2", b_label="standard")
         assert found.outcome is Outcome.FAIL
         assert paired.emulator_spoiled(found, blocks, "gp2", "standard").outcome is outcome
+
+
+def test_judge_of_kept_twins_names_the_host_as_the_check_did(tmp_path):
+    # the kept blocks of S2-17 twins (fio's own JSON, each block's IOPS the figure) and the
+    # check's design and shares, kept by keep_verdict as a live check keeps them: judge of
+    # the folder gives the check's verdict, INCONCLUSIVE naming the host, and with even
+    # shares the plain FAIL the pairs show
+    import json
+    from pathlib import Path
+
+    from pytest_ebsperf.fio.kept import keep_verdict
+    from pytest_ebsperf.verdicts.judge_pairs import judge_pairs
+
+    sample = json.loads((Path(__file__).parent.parent / "data/fio/randread.json").read_text())
+    a, b = _seconds(3_700, 0.01, n=64), _seconds(3_993, 0.01, n=64, seed=2)
+
+    def block(name: str, iops: float) -> str:
+        data = json.loads(json.dumps(sample))
+        data["jobs"][0]["read"]["iops"] = iops
+        (tmp_path / f"{name}.json").write_text(json.dumps(data))
+        return str(tmp_path / name)
+
+    for shares, outcome in (((0.925, 0.998), Outcome.INCONCLUSIVE),
+                            ((0.998, 0.998), Outcome.FAIL)):
+        live, spoiled = _twins(a, b, shares)
+        k = len(live.details["paired"]["differences"])
+        kept = tuple((block(f"a{i}", a[i]), block(f"b{i}", b[i])) for i in range(k))
+        details = {**spoiled.details, "paired": {
+            **spoiled.details["paired"], "blocks": {
+                **spoiled.details["paired"]["blocks"], "kept": [list(p) for p in kept]}}}
+        stem = Path(kept[-1][0])
+        keep_verdict(stem, claim="S2-17", policy="REL", outcome=spoiled.outcome.value,
+                     measured=None, expected=None, unit="IOPS", planned_s=0,
+                     stop_reason="", details=details, what="encrypted vs plain, IOPS")
+        record = json.loads(stem.with_name(stem.name + ".ebsperf.json").read_text())
+        assert record["paired"]["emulator_shares"] == [list(shares)] * k
+        again = judge_pairs(str(stem) + ".json", record, "S2-17")
+        assert spoiled.outcome is outcome and again.outcome is outcome, again.message
+        assert again.message == spoiled.message
+        del record["paired"]["emulator_shares"][0]
+        with pytest.raises(Exception, match="emulator shares do not match its"):
+            judge_pairs(str(stem) + ".json", record, "S2-17")
