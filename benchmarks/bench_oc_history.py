@@ -29,6 +29,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's package
+
 import numpy as np
 from bench_oc import CELLS, _cell_text, _noise
 from bench_verdicts import _wilson
@@ -38,6 +40,7 @@ from pytest_ebsperf.trends.changes import DEFAULT_ALPHA, DEFAULT_DRIFT_ALPHA
 
 LEVEL = DEFAULT_ALPHA + DEFAULT_DRIFT_ALPHA
 LENGTHS = (8, 20, 50)
+KEYS = ("phi", "cv", "neighbour", "stalls", "drift", "run_phi", "run_steps")
 RUN_CELLS: list[dict[str, Any]] = [
     {"run_phi": 0.3}, {"run_phi": 0.5}, {"run_phi": 0.8}, {"run_steps": 5},
 ]
@@ -120,7 +123,9 @@ def main(argv: list[str]) -> None:
         print(table(json.loads(Path(argv[1]).read_text())))
         return
     series = int(argv[0]) if argv else 2000
-    print(json.dumps({"series": series, "level": LEVEL, "rows": cells(series)}, indent=1))
+    rows = sorted(cells(series), key=lambda r: ([*CELLS, *RUN_CELLS].index(
+        {k: v for k, v in r.items() if k in KEYS}), r["runs_in_series"]))
+    print(json.dumps({"series": series, "level": LEVEL, "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":
