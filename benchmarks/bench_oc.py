@@ -5,6 +5,9 @@
                                                       # RULE: floor, cap or duty (default all)
     python3 benchmarks/bench_oc.py pairs [RUNS] [ALPHA]  # comparisons (100000, 0.01)
     python3 benchmarks/bench_oc.py table RESULT.json  # the Markdown table of a result
+    python3 benchmarks/bench_oc.py bar RUNS ALPHA RULE CELL  # one row's false FAILs (CELL:
+                                                      # an index into CELLS; RULE floor, or cap:
+                                                      # its upper tolerance)
     python3 benchmarks/bench_oc.py longer [RUNS] [ALPHA]  # seconds for a 99 % healthy PASS
     python3 benchmarks/bench_oc.py longer-table RESULT.json...  # one pair of columns each
 
@@ -466,6 +469,39 @@ def longer_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _bar_hits(job: tuple[int, int, float, str, int]) -> int:
+    """False FAILs of ``runs`` checks of one rule at its bar in one cell (a process's share)."""
+    seed, runs, alpha, rule, index = job
+    rng = np.random.default_rng(seed)
+    cell = CELLS[index]
+    expectation = (Expectation("X", "floor", FLOOR, 1.0, "IOPS", None, low=0.9, high=None)
+                   if rule == "floor" else
+                   Expectation("X", "cap", CAP, 1.0, "IOPS", None, low=0.9, high=1.1, duty=DUTY))
+    extras = {k: cell.get(k, d) for k, d in (("neighbour", False), ("stalls", 0.0),
+                                             ("drift", 0.0))}
+    values = _noise(rng, runs, cell["phi"], cell["cv"], **extras) * (
+        0.9 if rule == "floor" else 1.1)
+    policy = evidence.Policy(alpha, 3.0)
+    how = "floor" if rule == "floor" else "cap upper"  # the cap's upper tolerance
+    return sum(_judge(v, expectation, policy, how)[0] == evidence.FAIL for v in values)
+
+
+def bar_cell(runs: int, alpha: float, rule: str, index: int, processes: int = 2
+             ) -> dict[str, Any]:
+    """One rule's false-FAIL rate in one cell (``index`` into CELLS) from ``runs`` checks,
+    for a row the full table measured too coarsely."""
+    from multiprocessing import Pool
+
+    share = runs // processes
+    with Pool(processes) as pool:
+        hits = sum(pool.map(_bar_hits, [(1000 + index * 10 + k, share, alpha, rule, index)
+                                        for k in range(processes)]))
+    low, high = _wilson(hits, share * processes)
+    return {"rule": rule, **CELLS[index], "runs": share * processes, "alpha": alpha,
+            "hits": hits, "rate_over_level": hits / (share * processes) / alpha,
+            "wilson_over_level": [low / alpha, high / alpha]}
+
+
 def _count_and_level(argv: list[str], runs: int, alpha: float) -> tuple[int, float]:
     """A mode's ``[RUNS] [ALPHA]`` arguments, or its defaults."""
     return (int(argv[0]) if argv else runs, float(argv[1]) if len(argv) > 1 else alpha)
@@ -483,6 +519,9 @@ def main(argv: list[str]) -> None:
         runs, alpha = _count_and_level(rest, 100_000, 0.01)
         print(json.dumps({"runs": runs, "fail_alpha": alpha,
                           "rows": pair_cells(runs, alpha)}, indent=1))
+    elif mode == "bar":  # bar RUNS ALPHA RULE CELL: one row's false FAILs, more runs
+        runs, alpha = _count_and_level(rest, 20_000, 0.05)
+        print(json.dumps(bar_cell(runs, alpha, rest[2], int(rest[3])), indent=1))
     elif mode == "longer-table":
         print(longer_table([json.loads(Path(name).read_text()) for name in rest]))
     elif mode == "table":

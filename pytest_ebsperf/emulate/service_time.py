@@ -206,11 +206,13 @@ def calibrate(device: str, server: LatencyServer, *, fresh: bool = False) -> flo
     ``fresh`` measures it again); returns what is taken off."""
     key = round(server.mean_us)
     if fresh or key not in _calibrated:
-        # measured as any run measures, under the host's measuring lock: never beside another
-        # worker's comparison or S1-09 (whose seconds its fio would slow) nor they beside it;
-        # taken before the run's lock for the mean, so that no process holds that lock while
-        # it waits for the host (one holding the host alone may need the mean too)
-        with measuring(whole_check=False), _shared(key, fresh) as known:
+        # measured holding the host alone: beside other workers' fio the path measured slow
+        # and that much was then taken off every later I/O (io1 set to 500 us measured 210 us
+        # at QD 1, S2-17's QD-1 blocks 149 % of their setting; alone, 519-556 us for 500-600
+        # us settings: docs/benchmarks.md); taken before the run's lock for the mean, so that
+        # no process holds that lock while it waits for the host (one holding the host alone
+        # may need the mean too)
+        with measuring(alone=True, whole_check=False), _shared(key, fresh) as known:
             if known is None:
                 known = _measure_path(device, server)
                 _share(key, known)
