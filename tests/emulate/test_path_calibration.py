@@ -147,10 +147,13 @@ def test_the_folder_of_a_killed_run_is_removed(pytester: pytest.Pytester,
     assert not folder.exists()
 
 
-def test_the_path_is_measured_under_the_hosts_measuring_lock(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # another worker holds the host alone (a comparison, S1-09): the path's fio waits for
-    # it rather than run beside it; inside this process's own hold alone it runs at once
+@pytest.mark.parametrize("other", ["alone", "shared"])
+def test_the_path_is_measured_holding_the_host_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, other: str) -> None:
+    # another worker holds the host alone (a comparison, S1-09) or measures on it (an
+    # ordinary check's fio, beside which the path measured slow and was over-corrected):
+    # the path's fio waits for it rather than run beside it; inside this process's own hold
+    # alone it runs at once
     from pytest_ebsperf.device import lock
 
     monkeypatch.setenv(SHARED_CALIBRATION_ENV, str(tmp_path))
@@ -165,10 +168,10 @@ def test_the_path_is_measured_under_the_hosts_measuring_lock(
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
         import sys, time
         from pytest_ebsperf.device import lock
-        with lock.measuring(alone=True):
+        with lock.measuring(alone=sys.argv[1] == "alone"):
             print("held", flush=True)
             time.sleep(2.0)
-    """)], stdout=subprocess.PIPE, text=True)
+    """), other], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         asked = time.monotonic()
