@@ -108,6 +108,15 @@ def _sweep_outcome(points: Sequence[SweepPoint], rows: Sequence[_SweepRow], knee
     open_rows = [row for row in rows if row.undecided]
     if not bad and open_rows:  # a point that could not have failed is no PASS
         sizes = ", ".join(format_size(row.bs) for row in open_rows)
+        host = [point[2].emulator_said or  # judge of a kept point knows the seconds only
+                f"the emulated volume fell behind its setting in {len(point[2].emulator_behind)}"
+                f" s of {format_size(row.bs)} (this host's)"
+                for point, row in zip(points, rows)
+                if row.undecided and point[2].emulator_behind]
+        if host:  # its seconds went to the host: no run on this host would do better
+            return Outcome.INCONCLUSIVE, "emulator", (
+                f"the seconds of {sizes} were too few to decide at the sweep's level once "
+                f"those the emulator fell behind in were left out: {'; '.join(host)}")
         return Outcome.INCONCLUSIVE, "run length", (
             f"the seconds of {sizes} were too few to decide at the sweep's level (one point "
             "can FAIL the curve only on evidence): run longer (--ebsperf-runtime)")
@@ -171,12 +180,16 @@ def _sweep_row(bs: int, expectation: Expectation, result: FioResult,
         values = _logged_then_live(logged, live.iops) if same else tuple(live.iops)
     if stopped:
         measured = statistics.fmean(values) if values else measured
+    # the seconds an emulated volume fell behind its setting (indices into the logged
+    # series) are this host's, as in every check of one run: no point's miss
+    gone = {i for i in result.emulator_behind if i < len(logged)}
+    values = tuple(v for i, v in enumerate(values) if i not in gone)
     state = None
     if policy is not None and values and expected > 0:
         planned = None
         if stopped and workload is not None and live is not None:
             window = statistics.median(live.window_s) if live.window_s else 1.0
-            planned = max(len(values), round(workload.runtime_s / window))
+            planned = max(len(values), round(workload.runtime_s / window) - len(gone))
         point = replace(expectation, value=expected)
         state = lower_check(values, point, policy, planned=planned, cap=True).state
         if expectation.high is not None and above_cap(
