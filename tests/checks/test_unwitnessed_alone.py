@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from support.common import SUITES, needs_fio, needs_root
 
+from pytest_ebsperf.config.emulation import SHARED_CALIBRATION_ENV
 from pytest_ebsperf.device import lock
 from pytest_ebsperf.emulate import service_time
 
@@ -71,7 +72,8 @@ def _fio_running(pid: int) -> bool:
     return False
 
 
-def _check_beside_a_measuring_worker(tmp_path: Path, *args: str) -> tuple[bool, bool, str]:
+def _check_beside_a_measuring_worker(tmp_path: Path, *args: str, env: dict[str, str] | None = None
+                                     ) -> tuple[bool, bool, str]:
     """Run one check while another process holds the measuring lock shared; whether it
     waited for the lock with no fio running while the holder held it, whether the check
     then passed, and pytest's output."""
@@ -84,7 +86,8 @@ def _check_beside_a_measuring_worker(tmp_path: Path, *args: str) -> tuple[bool, 
         check = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
                                   "-q", "--emulate", "--emulate-latency=auto",
                                   "--ebsperf-runtime=2", *args], cwd=tmp_path,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 env=env)
         waited = False
         deadline = time.monotonic() + 60
         while check.poll() is None and time.monotonic() < deadline and not waited:
@@ -111,7 +114,19 @@ def test_a_run_on_a_volume_beyond_the_daemon_s_reach_waits_for_the_host_alone(
 @pytest.mark.alone
 def test_a_volume_the_daemon_carries_measures_beside_other_workers(tmp_path: Path) -> None:
     # an io1 at 4,000 IOPS has its emulated latency and its witness: it shares the host,
-    # and its check ends while the other worker still holds the lock
+    # and its check ends while the other worker still holds the lock. Its path's correction
+    # is measured holding the host alone, once per run: here an earlier run of the same
+    # folder measured it (as a worker of the run does for the others), so this one reads it
+    # without waiting for the host
+    folder = tmp_path / "calibration"
+    folder.mkdir()
+    env = {**os.environ, SHARED_CALIBRATION_ENV: str(folder)}
+    first = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                            "--emulate", "--emulate-latency=auto", "--ebsperf-runtime=2",
+                            f"{SUITES}/io1/test_io1.py", "-k", "random_write_holds"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+                           check=False)
+    assert first.returncode == 0 and list(folder.glob("path-*us")), first.stdout[-3000:]
     waited, passed, out = _check_beside_a_measuring_worker(
-        tmp_path, f"{SUITES}/io1/test_io1.py", "-k", "random_write_holds")
+        tmp_path, f"{SUITES}/io1/test_io1.py", "-k", "random_write_holds", env=env)
     assert not waited and passed, out[-3000:]

@@ -184,3 +184,34 @@ def test_the_path_is_measured_holding_the_host_alone(
         asked = time.monotonic()
         service_time.calibrate("/dev/loop9", _Server(500.0))
         assert time.monotonic() - asked < 1.0
+
+
+def test_a_correction_another_process_measured_is_read_without_waiting_for_the_host(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a worker of the run measured the path of 500 us (holding the host alone) and wrote it;
+    # another worker making a 500 us volume while a comparison holds the host alone reads
+    # it at once, measures nothing and waits for nobody
+    monkeypatch.setenv(SHARED_CALIBRATION_ENV, str(tmp_path))
+    monkeypatch.setattr(service_time, "_calibrated", {})
+    (tmp_path / "path-500us").write_text("212.5\n")
+
+    def never(device: str) -> float:
+        raise AssertionError("measured a path another process of the run had measured")
+
+    monkeypatch.setattr(service_time, "measure_qd1_us", never)
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import time
+        from pytest_ebsperf.device import lock
+        with lock.measuring(alone=True):
+            print("held", flush=True)
+            time.sleep(5.0)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        asked = time.monotonic()
+        server = _Server(500.0)
+        assert service_time.calibrate("/dev/loop9", server) == 212.5
+        assert time.monotonic() - asked < 1.0 and server.overhead_us == 212.5
+    finally:
+        holder.kill()
+        holder.wait()
