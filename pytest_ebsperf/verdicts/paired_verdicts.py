@@ -194,7 +194,8 @@ def emulator_spoiled(found: Verdict, blocks: Blocks, a_label: str, b_label: str)
     kind = (found.details.get("paired") or {}).get("kind")
     hurts = (abs(math.log(uneven)) > -math.log(1.0 - EVEN_SHARE) if kind == comparison.WITHIN
              else uneven < 1.0 - EVEN_SHARE)  # at least / at most: A held back hurts A
-    if found.outcome in (Outcome.PASS, Outcome.INFO) or not hurts:
+    if found.outcome in (Outcome.PASS, Outcome.INFO) or not hurts or \
+            _fail_beyond(found, blocks, uneven):
         return replace(found, details=details)
     pairs = len(blocks.a)
     reason = "inconclusive: this host could not emulate the twins evenly"
@@ -207,3 +208,22 @@ def emulator_spoiled(found: Verdict, blocks: Blocks, a_label: str, b_label: str)
                f"{found.message}")
     return replace(found, outcome=Outcome.INCONCLUSIVE, reason=reason, message=message,
                    details=details)
+
+
+def _fail_beyond(found: Verdict, blocks: Blocks, uneven: float) -> bool:
+    """A FAIL that the sides' uneven keeping-up cannot explain: its last bound clears the
+    bar (with the FAIL's margin) even with A's side moved by what it lost against B's (a
+    ratio by ``1 / uneven``; a latency's A by ``uneven``). A twin three times as slow per
+    I/O fails however its emulator kept up."""
+    paired = found.details.get("paired") or {}
+    looks = paired.get("looks") or []
+    if found.outcome is not Outcome.FAIL or not looks:
+        return False
+    low, high = looks[-1].get("low"), looks[-1].get("high")
+    margin = float(paired.get("fail_margin") or 0.0)
+    bar_low, bar_high = paired.get("low"), paired.get("high")
+    shift = (-(1.0 - uneven) * _mean(blocks.a) if "slack_ns" in found.details
+             else -math.log(uneven))  # what A's side would gain had it kept up as B's
+    return bool((low is not None and bar_high is not None and low + shift > bar_high + margin)
+                or (high is not None and bar_low is not None and
+                    high + shift < bar_low - margin))

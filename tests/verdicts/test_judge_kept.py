@@ -178,7 +178,7 @@ def test_judge_of_a_kept_comparison_judges_its_pairs_again_as_the_check_did(
     for before, found in zip(judged["verdicts"], _judge(keep)["verdicts"]):
         if before["outcome"] == "pass":  # a PASS needs no excuse and keeps its verdict
             assert found["outcome"] == "pass" and found["message"] == before["message"]
-        else:
+        elif found["outcome"] != "fail":  # a FAIL 10 % could not explain stands
             assert found["outcome"] == "inconclusive", found
             assert "this host could not emulate the twins evenly" in str(found["message"])
             assert "delivered 90.0 % of what" in str(found["message"]), found["message"]

@@ -224,12 +224,15 @@ def test_a_device_behind_its_emulator_against_a_twin_it_must_beat_is_not_failed(
     # S0-08's sides: gp2 at least 3 x Magnetic; the gp2's emulator fell 8 % behind its
     # setting while the Magnetic twin's kept up: INCONCLUSIVE naming the host; the other way
     # round (the Magnetic twin held back, as its QD-1 path does on a quiet host) favours gp2
-    # and changes nothing
+    # and changes nothing; nor does a shortfall its side's 8 % could not explain (2.5x: had
+    # it kept up, 2.7x, still below 3x)
     design = comparison.ratio_design(comparison.AT_LEAST, 3.0, fail_alpha=1e-3 / 40)
-    a, b = _seconds(500, 0.02, n=64), _seconds(200, 0.02, n=64, seed=2)
-    seq = comparison.run(design, comparison.log_ratios(a, b))
-    k = len(seq.all_pairs)
-    for shares, outcome in (((0.92, 1.0), Outcome.INCONCLUSIVE), ((1.01, 0.93), Outcome.FAIL)):
+    for gp2, shares, outcome in ((570, (0.92, 1.0), Outcome.INCONCLUSIVE),
+                                 (570, (1.01, 0.93), Outcome.FAIL),
+                                 (500, (0.92, 1.0), Outcome.FAIL)):
+        a, b = _seconds(gp2, 0.02, n=64), _seconds(200, 0.02, n=64, seed=2)
+        seq = comparison.run(design, comparison.log_ratios(a, b))
+        k = len(seq.all_pairs)
         blocks = comparison.Blocks(tuple(a[:k]), tuple(b[:k]), 1.0, 0.5,
                                    shares=tuple(shares for _ in range(k)))
         found = paired.ratio_verdict(seq, blocks, claim="S0-08", what="gp2 vs Magnetic",
