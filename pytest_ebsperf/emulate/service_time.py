@@ -246,8 +246,14 @@ def _known(key: int) -> float | None:
     waiting (None: not yet, or being written)."""
     path = _shared_file(key)
     try:
-        return float(path.read_text()) if path is not None else None
-    except (OSError, ValueError):
+        text = path.read_text() if path is not None else ""
+    except OSError:
+        return None
+    if not text.endswith("\n"):  # absent, or caught while _share writes it
+        return None
+    try:
+        return float(text)
+    except ValueError:
         return None
 
 
