@@ -4,6 +4,7 @@ it, the refill, no knee), run by :mod:`pytest_ebsperf.credits.checks`."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from pytest_ebsperf import spec
@@ -12,7 +13,8 @@ from pytest_ebsperf.credits.checks import CreditChecks, NotApplicable
 from pytest_ebsperf.device.lock import set_aside
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.spec import volume_types
-from pytest_ebsperf.verdicts.outcome import Verdict
+from pytest_ebsperf.units import format_quantity
+from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 #: A check at burst level waits this long at most for its bucket to earn what it needs
 #: (earlier checks spent it); a longer wait skips with the time it would take.
@@ -92,3 +94,35 @@ class TimeChecks:
             self.core.skip(str(exc))
         return found
 
+
+def burst_contradicted(core: CheckCore, found: Verdict, workload: Workload, metric: str,
+                       credits: bool | None) -> Verdict:
+    """A volume that bursts on credits fell short at about its baseline although the
+    facts (--burst-balance, or the run's own ledger) say its bucket held enough for
+    this check: the verdict names that contradiction (a stale BurstBalance, or a bucket
+    smaller than the model's)."""
+    if found.outcome is Outcome.PASS or credits is False or found.measured is None:
+        return found
+    volume = core.volume
+    if not spec.has_burst(volume):
+        return found
+    burst = core.expect_cap("", "", workload, metric=metric, credits=True).value
+    baseline = core.expect_cap("", "", workload, metric=metric, credits=False).value
+    if not burst > baseline or found.measured >= (burst + baseline) / 2.0:
+        return found
+    seconds = workload.runtime_s + workload.ramp_s
+    ledger = core.session.credits.ledger(volume)
+    if ledger is None or core.session.credits.credit_wait_s(volume, seconds) > 0:
+        return found
+    given = volume.burst_balance_pct
+    said = (f"--burst-balance={given:g} and the runs since" if given is not None
+            else "an assumed full bucket (BurstBalance unknown) and the runs since")
+    sentence = (f" The volume ran at about its baseline ({format_quantity(found.measured, found.unit)}; "
+                f"burst {format_quantity(burst, found.unit)}, baseline "
+                f"{format_quantity(baseline, found.unit)}) although {said} leave its "
+                f"bucket enough for this check: no burst where the balance says there must "
+                "be one. Is the balance current, and the bucket the size the model says?")
+    return dataclasses.replace(found, message=found.message + sentence, details={
+        **found.details, "burst_contradicted": {
+            "burst": burst, "baseline": baseline, "balance_pct": given,
+            "ledger_left": ledger.at(core.session.credits.clock())}})

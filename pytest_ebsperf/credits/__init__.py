@@ -7,7 +7,8 @@
 * :mod:`.ledger` keeps the model's estimate of a volume's balance across checks (pure);
 * :mod:`.controller` runs an emulated volume's bucket beside its kernel throttle;
 * :mod:`.book` ties ledgers and controllers to one pytest run;
-* :mod:`.checks` are the time-based checks behind ``ebsperf.check_burst_duration`` & co.;
+* :mod:`.checks` are the time-based checks behind ``ebsperf.check_burst_duration`` & co.,
+  typed against what they use of the session and the fixture (:mod:`.handle`);
 * :mod:`.progress` and :mod:`.plot` show a long check while it runs and after.
 
 Concepts (buckets, time scale, how the knee is found, how long real checks take):

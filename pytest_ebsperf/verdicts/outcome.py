@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -41,3 +41,16 @@ class Verdict:
     @property
     def passed(self) -> bool:
         return self.outcome in (Outcome.PASS, Outcome.INFO)
+
+
+def measured_alone(again: Verdict, first: Verdict, behind: int, *, why: str = "",
+                   host_bound: bool = False) -> Verdict:
+    """``again``, a fresh run made holding the host alone because the first (``first``) was
+    left undecided by the host (its emulator fell behind in ``behind`` s, or ``why``): says
+    so, and keeps what the first run was in ``details["first_run"]``."""
+    why = why or f"emulator fell behind in {behind} s"
+    note = (f"The first run's {why} (this host's seconds, not the volume's): this verdict is "
+            "a fresh run made holding the host's measuring lock alone.")
+    return replace(again, message=f"{again.message} {note}", details={
+        **again.details, "first_run": {"emulator_behind_s": behind, "host_bound": host_bound,
+                                       "measured": first.measured}})

@@ -192,3 +192,114 @@ def test_an_uneven_series_is_inconclusive_naming_the_host_for_the_check_and_judg
     assert found.message in said.message
     steady = stability.judge_stability("S1-09", "run to run", [27_500.0] * 10, alpha=1e-3)
     assert stability.emulator_uneven(steady, shares, "instance-store") is steady
+
+
+def test_a_sweep_point_the_emulator_spoiled_is_measured_again_alone() -> None:
+    """S2-08's io1 sweep on a quiet host: its 32 KiB point's emulator fell behind in 2 of 15 s
+    (fio saw 1,432 IOPS there) and the 13 s left could not decide, so the whole sweep was
+    INCONCLUSIVE. The point is measured once more holding the host alone, that run is the
+    point, the sweep goes on, and the message says why; a point that kept up is measured once."""
+    from contextlib import contextmanager
+
+    from pytest_ebsperf.checks.rates import RateChecks
+
+    held: list[str] = []
+    runs: list[Workload] = []
+
+    @contextmanager
+    def measuring_alone():
+        held.append("alone")
+        yield
+
+    def expect_cap(claim: str, what: str, workload: Workload) -> Expectation:
+        iops = min(4000.0, 500 * 1024 * 1024 / workload.bs)
+        limit = Limit(f"io1 {iops:,.0f} IOPS", VOLUME, iops, "B-IO1", "")
+        return Expectation(claim, what, CAP, iops, "IOPS", limit, (limit,), high=1.1,
+                           duty=0.999)
+
+    spoiled = [4000.0] * 5 + [1432.0, 1432.0] + [4000.0] * 8
+
+    def run(workload: Workload, monitor=None):
+        runs.append(workload)
+        expected = expect_cap("", "", workload).value
+        if workload.bs == 32768 and len(runs) == 2:  # the point's first run
+            return _result(spoiled, behind=(5, 6))
+        return _result([expected] * 40)
+
+    policy = evidence.Policy.for_run(1e-3, 53, spell=3.0)
+    core = SimpleNamespace(
+        measuring_alone=measuring_alone, settings=SimpleNamespace(sweep_sizes_bytes=()),
+        session=SimpleNamespace(policy=policy, cpu_count=2),
+        workload=lambda pattern, size: Workload(pattern, bs=size, iodepth=16, runtime_s=15.0),
+        expect_cap=expect_cap, run=run, conclude=lambda found, *args: found,
+        _plain_progress=lambda workload: None)
+    checks = RateChecks(core)  # type: ignore[arg-type]
+    checks._decidable = lambda expectation, workload, **kw: workload  # type: ignore[method-assign]
+    found = checks.check_sweep("S2-08", "io1 block-size sweep, random read", "randread",
+                               [16384, 32768, 131072])
+    assert held == ["alone"], held
+    assert [w.bs for w in runs] == [16384, 32768, 32768, 131072]
+    assert found.outcome is Outcome.PASS, found.message
+    assert "The 32KiB point's first run was left undecided by 2 s the emulator fell behind " \
+        "in (this host's): it was measured again holding the host's measuring lock alone" \
+        in found.message
+    # the same first run judged as it was: the point, and so the sweep, could not decide
+    from pytest_ebsperf.verdicts import block_sizes
+    workload = Workload("randread", bs=32768, iodepth=16, runtime_s=15.0)
+    alone = block_sizes.judge_sweep("S2-08", "sweep", [(32768, expect_cap("", "", workload),
+                                                        _result(spoiled, behind=(5, 6)),
+                                                        workload)],
+                                    policy=policy.split(3), cpu_count=2)
+    assert alone.outcome is Outcome.INCONCLUSIVE and alone.binding == "emulator"
+
+
+def test_a_baseline_hold_the_emulator_spoiled_is_held_again_alone(monkeypatch) -> None:
+    """S0-12 on a quiet host: gp2's emulator fell behind in 1 of the 18 s its baseline hold
+    needs to be able to FAIL, and the 17 s left could not decide. The hold is made again
+    holding the host alone (draining what the bucket earned meanwhile), and that hold decides;
+    a hold that kept up is made once."""
+    from contextlib import contextmanager
+
+    from pytest_ebsperf.credits import checks as credit_checks
+
+    held: list[bool] = []
+
+    @contextmanager
+    def measuring(*, alone: bool = False, whole_check: bool = True):
+        held.append(alone)
+        yield False
+
+    monkeypatch.setattr(credit_checks, "measuring", measuring)
+    handle = SimpleNamespace(session=SimpleNamespace(credits=SimpleNamespace(clock=lambda: 0.0)),
+                             settings=SimpleNamespace(runtime_s=5.0), nodeid="gp2::baseline",
+                             conclude=lambda found, *args: found)
+    checks = credit_checks.CreditChecks(handle)  # type: ignore[arg-type]
+    for name, value in (("_setup", lambda workload: (None, None)),
+                        ("_require_knee", lambda levels: None),
+                        ("_drain_s", lambda ledger, levels: 0.0),
+                        ("_require_time", lambda seconds, doing: None),
+                        ("_note_start", lambda ledger: None),
+                        ("_can_fail_s", lambda: 18.0), ("_window_s", lambda: 1.0)):
+        monkeypatch.setattr(checks, name, value)
+    spoiled = verdict.Verdict(Outcome.INCONCLUSIVE, "S0-12", "gp2 baseline", 300.0, 301.0,
+                              "IOPS", "emulator", "inconclusive: the emulator fell behind",
+                              "301 IOPS - inconclusive", "CAP")
+    passed = replace(spoiled, outcome=Outcome.PASS, binding="gp2 baseline", message="300 IOPS")
+    holds = [(spoiled, _result([300.0] * 17 + [269.0], behind=(17,))),
+             (passed, _result([300.0] * 18))]
+    asked: list[float] = []
+
+    def hold_baseline(claim, what, workload, ledger, levels, hold):
+        asked.append(hold)
+        found, result = holds.pop(0)
+        return found, workload, result, 0.0
+
+    monkeypatch.setattr(checks, "_hold_baseline", hold_baseline)
+    found = checks.baseline_after_knee("S0-12", "gp2 baseline", Workload("randread"))
+    assert found.outcome is Outcome.PASS and held == [True] and asked == [18.0, 18.0]
+    assert "The first run's emulator fell behind in 1 s (this host's seconds, not the " \
+        "volume's)" in found.message
+    assert found.details["first_run"]["emulator_behind_s"] == 1
+    holds[:] = [(passed, _result([300.0] * 18))]
+    assert checks.baseline_after_knee("S0-12", "gp2 baseline", Workload("randread")) is passed
+    assert held == [True]
