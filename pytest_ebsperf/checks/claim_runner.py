@@ -25,8 +25,9 @@ each handing over to its family.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, overload
 
 from pytest_ebsperf.checks.core import CheckCore, ClaimRefused, ClaimSkipped
 from pytest_ebsperf.checks.passes import PassChecks
@@ -34,12 +35,52 @@ from pytest_ebsperf.checks.rates import INSTANCE_BOUND_HIGH, MEAN_LATENCY_MIN_RU
 from pytest_ebsperf.checks.relative import RelativeChecks
 from pytest_ebsperf.checks.restored import check_initialization_rate
 from pytest_ebsperf.checks.time import TimeChecks
-from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.types import Expectation
-from pytest_ebsperf.verdicts.outcome import Verdict
 
-__all__ = ["INSTANCE_BOUND_HIGH", "MEAN_LATENCY_MIN_RUNTIME_S", "CheckCore", "ClaimRefused",
-           "ClaimRunner", "ClaimSkipped"]
+__all__ = ["CHECKS", "INSTANCE_BOUND_HIGH", "MEAN_LATENCY_MIN_RUNTIME_S", "Check", "CheckCore",
+           "ClaimRefused", "ClaimRunner", "ClaimSkipped"]
+
+
+#: Every check of the API by name, in the order declared (:class:`Check` adds itself).
+CHECKS: dict[str, Check] = {}
+
+
+class Check:
+    """One check of the API, declared once as a class attribute of :class:`ClaimRunner`:
+    ``runner.NAME(...)`` is ``runner.FAMILY.NAME(...)`` (or ``function(runner, ...)``), run
+    through the runner's :meth:`ClaimRunner.checking` hook, where the fixture's dry run plans
+    it (``planned`` False: a precondition, called directly). :data:`CHECKS` is the table."""
+
+    def __init__(self, family: str | None, function: Callable[..., Any] | None = None, *,
+                 planned: bool = True) -> None:
+        self.family, self.function, self.planned = family, function, planned
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        CHECKS[name] = self
+
+    @overload
+    def __get__(self, runner: None, owner: type | None = None) -> Check: ...
+    @overload
+    def __get__(self, runner: ClaimRunner, owner: type | None = None) -> Callable[..., Any]: ...
+
+    def __get__(self, runner: ClaimRunner | None, owner: type | None = None
+                ) -> Check | Callable[..., Any]:
+        if runner is None:
+            return self
+        check: Callable[..., Any] = (
+            functools.update_wrapper(functools.partial(self.function, runner), self.function)
+            if self.function is not None else getattr(getattr(runner, str(self.family)),
+                                                      self.name))
+        if not self.planned:
+            return check
+        name = self.name
+
+        @functools.wraps(check)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return runner.checking(name, check, args, kwargs)
+
+        return call
 
 
 class ClaimRunner(CheckCore):
@@ -48,13 +89,19 @@ class ClaimRunner(CheckCore):
 
     ``suite_type`` is the volume type the claims are about (None: the run's own); ``name``
     names the runs (fio job names, progress lines) and ``nodeid`` the records. Subclasses
-    adapt the hooks :meth:`skip`, :meth:`refuse`, :meth:`announce`, :meth:`record` and
-    :meth:`decided`; the families call them through the core.
+    adapt the hooks :meth:`skip`, :meth:`refuse`, :meth:`announce`, :meth:`record`,
+    :meth:`decided` (the families call them through the core) and :meth:`checking`.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._hold_families()
+
+    def checking(self, name: str, check: Callable[..., Any], args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> Any:
+        """Every check of the API (:class:`Check`) runs
+        through here: the runner runs it; the fixture's dry run plans it instead."""
+        return check(*args, **kwargs)
 
     def _hold_families(self) -> None:
         #: Rates against documented figures (CAP, FLOOR, INFO, sweeps, latency).
@@ -84,119 +131,36 @@ class ClaimRunner(CheckCore):
         twin.row_extras = {"volumes": twin.set_count}  # the sets table and scaling plot
         return twin
 
-    # -- rates (RateChecks) ----------------------------------------------------------------
-    def check_cap(self, claim: str, what: str, workload: Workload, *, metric: str = "iops",
-                  credits: bool | None = None) -> Verdict:
-        """CAP: ``workload`` against the documented ceiling (:meth:`RateChecks.check_cap`)."""
-        return self.rates.check_cap(claim, what, workload, metric=metric, credits=credits)
-
-    def check_instance_bound(self, claim: str, what: str, workload: Workload, *,
-                             metric: str = "throughput") -> Verdict:
-        """CAP at the instance's EBS-optimized limit (:meth:`RateChecks.check_instance_bound`)."""
-        return self.rates.check_instance_bound(claim, what, workload, metric=metric)
-
-    def check_floor(self, claim: str, what: str, workload: Workload) -> Verdict:
-        """FLOOR: a published "at least" figure (:meth:`RateChecks.check_floor`)."""
-        return self.rates.check_floor(claim, what, workload)
-
-    def record_info(self, claim: str, what: str, workload: Workload, *,
-                    expectation: Expectation | None = None) -> Verdict:
-        """INFO: run and record without judging (:meth:`RateChecks.record_info`)."""
-        return self.rates.record_info(claim, what, workload, expectation=expectation)
-
-    def check_at_least(self, claim: str, what: str, workload: Workload, *,
-                       iops: float | None = None, mibps: float | None = None,
-                       share_of_seconds: float = 0.99, source: str = "") -> Verdict:
-        """Your own rate (:meth:`RateChecks.check_at_least`)."""
-        return self.rates.check_at_least(claim, what, workload, iops=iops, mibps=mibps,
-                                         share_of_seconds=share_of_seconds, source=source)
-
-    def check_latency(self, claim: str, what: str, workload: Workload, *,
-                      percentile: float = 99.0, below: str | float = "2ms",
-                      direction: str | None = None, source: str = "") -> Verdict:
-        """Your own latency percentile (:meth:`RateChecks.check_latency`)."""
-        return self.rates.check_latency(claim, what, workload, percentile=percentile,
-                                        below=below, direction=direction, source=source)
-
-    def check_mean_latency(self, claim: str, what: str, workload: Workload, *,
-                           below: str | float, direction: str | None = None,
-                           source: str = "") -> Verdict:
-        """The mean completion latency (:meth:`RateChecks.check_mean_latency`)."""
-        return self.rates.check_mean_latency(claim, what, workload, below=below,
-                                             direction=direction, source=source)
-
-    def check_sweep(self, claim: str, what: str, pattern: str, sizes: Sequence[str | int]
-                    ) -> Verdict:
-        """A block-size sweep against its curve (:meth:`RateChecks.check_sweep`)."""
-        return self.rates.check_sweep(claim, what, pattern, sizes)
-
-    # -- passes over one device (PassChecks) -------------------------------------------------
-    def check_first_write(self, claim: str, what: str, workload: Workload) -> Verdict:
-        """S1-03: first writes vs second writes (:meth:`PassChecks.check_first_write`)."""
-        return self.passes.check_first_write(claim, what, workload)
-
-    def check_write_after_trim(self, claim: str, what: str, workload: Workload, *,
-                               prewarm_claim: str = "") -> list[Verdict]:
-        """S1-08: writes after TRIM vs on a full device
-        (:meth:`PassChecks.check_write_after_trim`)."""
-        return self.passes.check_write_after_trim(claim, what, workload,
-                                                  prewarm_claim=prewarm_claim)
-
-    def check_stability(self, claim: str, what: str, workload: Workload) -> Verdict:
-        """S1-09: run-to-run stability (:meth:`PassChecks.check_stability`)."""
-        return self.passes.check_stability(claim, what, workload)
-
-    def check_discard(self, claim: str, what: str) -> Verdict:
-        """The device accepts TRIM/discard (:meth:`PassChecks.check_discard`)."""
-        return self.passes.check_discard(claim, what)
-
-    # -- burst credits over time (TimeChecks) ------------------------------------------------
-    def require_burst_credits(self) -> None:
-        """Skip unless the bucket can carry one check at burst level
-        (:meth:`TimeChecks.require_burst_credits`)."""
-        self.time.require_burst_credits()
-
-    def require_empty_bucket(self) -> None:
-        """Skip unless the bucket is known to be empty (:meth:`TimeChecks.require_empty_bucket`)."""
-        self.time.require_empty_bucket()
-
-    def check_burst_duration(self, claim: str, what: str, workload: Workload) -> Verdict:
-        """TIME: the knee (:meth:`TimeChecks.check_burst_duration`)."""
-        return self.time.check_burst_duration(claim, what, workload)
-
-    def check_baseline_after_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
-        """CAP at the baseline after the knee (:meth:`TimeChecks.check_baseline_after_knee`)."""
-        return self.time.check_baseline_after_knee(claim, what, workload)
-
-    def check_refill(self, claim: str, what: str, workload: Workload) -> Verdict:
-        """TIME: the burst idle time buys (:meth:`TimeChecks.check_refill`)."""
-        return self.time.check_refill(claim, what, workload)
-
-    def check_no_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
-        """No knee where the baseline reaches the burst (:meth:`TimeChecks.check_no_knee`)."""
-        return self.time.check_no_knee(claim, what, workload)
-
-    # -- a restored volume's first read ---------------------------------------------------------
-    def check_initialization_rate(self, claim: str, what: str) -> Verdict:
-        """B-INIT: the first read of every block against the volume's provisioned
-        initialization rate (:func:`~pytest_ebsperf.checks.restored.check_initialization_rate`)."""
-        return check_initialization_rate(self, claim, what)
-
-    # -- the device against its reference twin (RelativeChecks) --------------------------------
-    def check_rel(self, claim: str, what: str, workload: Workload) -> list[Verdict]:
-        """REL: the twins give the same IOPS and latency (:meth:`RelativeChecks.check_rel`)."""
-        return self.relative.check_rel(claim, what, workload)
-
-    def check_encrypted_twin(self, claim: str, what: str, workload: Workload
-                             ) -> list[Verdict]:
-        """S2-17: encrypted vs plain twin (:meth:`RelativeChecks.check_encrypted_twin`)."""
-        return self.relative.check_encrypted_twin(claim, what, workload)
-
-    def check_faster_than(self, claim: str, what: str, workload: Workload, *,
-                          reference_type: str, at_least: float, notes: Sequence[str] = ()
-                          ) -> Verdict:
-        """REL "at least" against a twin of another type
-        (:meth:`RelativeChecks.check_faster_than`)."""
-        return self.relative.check_faster_than(claim, what, workload,
-                                               reference_type=reference_type,
-                                               at_least=at_least, notes=notes)
+    # -- the check API: each check declared once, here (:class:`Check`) ----------------------
+    #: Rates against documented figures (:class:`~pytest_ebsperf.checks.rates.RateChecks`):
+    #: CAP, the instance's limit, FLOOR, INFO, your own rate and latency, sweeps.
+    check_cap = Check("rates")
+    check_instance_bound = Check("rates")
+    check_floor = Check("rates")
+    record_info = Check("rates")
+    check_at_least = Check("rates")
+    check_latency = Check("rates")
+    check_mean_latency = Check("rates")
+    check_sweep = Check("rates")
+    #: Passes over one device (:class:`~pytest_ebsperf.checks.passes.PassChecks`): S1-03,
+    #: S1-08, S1-09, TRIM.
+    check_first_write = Check("passes")
+    check_write_after_trim = Check("passes")
+    check_stability = Check("passes")
+    check_discard = Check("passes")
+    #: Burst credits over time (:class:`~pytest_ebsperf.checks.time.TimeChecks`); the two
+    #: preconditions skip, they measure nothing (no plan).
+    require_burst_credits = Check("time", planned=False)
+    require_empty_bucket = Check("time", planned=False)
+    check_burst_duration = Check("time")
+    check_baseline_after_knee = Check("time")
+    check_refill = Check("time")
+    check_no_knee = Check("time")
+    #: B-INIT: a restored volume's first read
+    #: (:func:`~pytest_ebsperf.checks.restored.check_initialization_rate`).
+    check_initialization_rate = Check(None, check_initialization_rate)
+    #: The device against its reference twin
+    #: (:class:`~pytest_ebsperf.checks.relative.RelativeChecks`): S2-17, S0-08.
+    check_rel = Check("relative")
+    check_encrypted_twin = Check("relative")
+    check_faster_than = Check("relative")

@@ -322,6 +322,41 @@ def test_the_check_families_are_objects_the_runner_holds() -> None:
     assert runner.over(2).set_count == 2 and runner.set_count is None
 
 
+def test_the_check_api_is_declared_once() -> None:
+    """Each check of the API is one :class:`Check` on the runner (its family named there);
+    the runner defines no forwarding method, the fixture sets none and keeps no list of its
+    own (its dry run is the ``checking`` hook every check passes through)."""
+    from pytest_ebsperf.checks.claim_runner import CHECKS, Check, ClaimRunner
+    from pytest_ebsperf.checks.session import EbsperfSession
+    from pytest_ebsperf.config.settings import Settings
+    from pytest_ebsperf.plugin.fixture import Ebsperf
+
+    for module in ("checks/claim_runner.py", "plugin/fixture.py"):
+        tree = ast.parse((PACKAGE / module).read_text())
+        defined = [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+                   and n.name in CHECKS]
+        setters = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)
+                   and ast.unparse(n.func) == "setattr"]
+        assert (defined, setters) == ([], []), module
+    public = {name for name in dir(ClaimRunner)
+              if name.startswith(("check_", "record_", "require_"))}
+    assert public == set(CHECKS) and len(CHECKS) == 22
+    assert all(isinstance(ClaimRunner.__dict__[name], Check) for name in CHECKS)
+    assert "checking" in Ebsperf.__dict__
+    runner = ClaimRunner(EbsperfSession(Settings(emulate=True)), suite_type="io1")
+    seen: list[str] = []
+    runner.checking = lambda name, check, args, kwargs: seen.append(name)  # type: ignore[method-assign]
+    for name, check in CHECKS.items():
+        bound = getattr(runner, name)
+        if check.family is not None:
+            family_method = getattr(getattr(runner, check.family), name)
+            assert bound.__doc__ == family_method.__doc__ and bound.__doc__, name
+        if check.planned:  # a precondition is called as it is (it measures nothing)
+            bound("S0-04", "what")
+    assert seen == [n for n, c in CHECKS.items() if c.planned]
+    assert len(seen) == 20
+
+
 # -- each rule in one place -------------------------------------------------------------------
 def _where(predicate) -> list[str]:
     """``file:line`` of every node of the package's modules for which ``predicate`` holds."""
