@@ -1,21 +1,21 @@
 """Modules loaded when first used: the one way the package defers an import.
 
 Every pytest run in a project that has the plugin installed loads the plugin (and the few
-modules it needs to read its options and guard the run); most of them run no check. So those
-modules name the measuring modules they use at their top, twice: under ``TYPE_CHECKING`` for
-the type checker, and as :func:`later` proxies at run time::
+modules it needs to read its options and guard the run); most of them run no check. So the
+plugin's modules take the measuring modules they use from one table,
+:mod:`pytest_ebsperf.plugin.run_code`, whose names are :func:`later` proxies::
 
-    if TYPE_CHECKING:
-        from pytest_ebsperf.results import history
-    else:
-        history = later("pytest_ebsperf.results.history")
+    from pytest_ebsperf.plugin.run_code import results_history
 
-A proxy imports its module the first time a hook reads one of its names. The packages whose
-``__init__`` offers their modules' names (``spec``, ``fio``, ``emulate``) load each the same
-way (:func:`names_from`). A pytest start, a collection and ``--help`` load none of it
-(``tests/plugin/test_architecture.py`` holds that); the first check loads what it needs. The
-dependencies stay where a reader looks for them, at the top of the module, not in function
-bodies.
+A proxy imports its module the first time a hook reads one of its names (the type checker
+sees the module itself). The packages whose ``__init__`` offers their modules' names
+(``spec``, ``fio``, ``emulate``) load each the same way (:func:`names_from`); the two
+modules below the plugin that defer one (``config/settings.py``, ``device/lifetime.py``)
+and the plugin's package for its fixture module (which imports the table's users) call
+:func:`later` themselves. A pytest start, a collection and ``--help`` load none of it
+(``tests/plugin/test_architecture.py`` holds that); the first check loads what it needs.
+The dependencies stay where a reader looks for them, at the top of the module, not in
+function bodies.
 """
 
 from __future__ import annotations

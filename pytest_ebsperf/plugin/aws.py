@@ -27,35 +27,27 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from pytest_ebsperf.deferred import later
 from pytest_ebsperf.errors import ConfigError, EbsperfError
 from pytest_ebsperf.plugin.outcomes import fail_plainly
+from pytest_ebsperf.plugin.run_code import (
+    aws_failures,
+    aws_instance,
+    aws_module,
+    aws_pricing,
+    checks_session,
+    results_tables,
+    spec_module,
+    spec_validation,
+)
 from pytest_ebsperf.plugin.state import STATE_KEY
 from pytest_ebsperf.plugin.terminal import terminal_width
 
-if TYPE_CHECKING:  # the run's code: loaded when a hook first uses it (deferred.py)
-    from pytest_ebsperf import aws as aws_module
-    from pytest_ebsperf import spec as spec_module
+if TYPE_CHECKING:  # names for annotations; the modules come from run_code.py
     from pytest_ebsperf.aws import Provisioner, SweepReport
-    from pytest_ebsperf.aws import failures as aws_failures
-    from pytest_ebsperf.aws import instance as aws_instance
-    from pytest_ebsperf.aws import pricing as aws_pricing
-    from pytest_ebsperf.checks import session as checks_session
     from pytest_ebsperf.checks.session import EbsperfSession
     from pytest_ebsperf.plugin.state import EbsperfPlugin
-    from pytest_ebsperf.results import tables as results_tables
-    from pytest_ebsperf.spec import validation as spec_validation
     from pytest_ebsperf.spec.facts import ProvisionedVolume, ProvisioningFacts
     from pytest_ebsperf.spec.volume import Volume
-else:
-    aws_failures = later("pytest_ebsperf.aws.failures")
-    aws_instance = later("pytest_ebsperf.aws.instance")
-    aws_module = later("pytest_ebsperf.aws")
-    aws_pricing = later("pytest_ebsperf.aws.pricing")
-    checks_session = later("pytest_ebsperf.checks.session")
-    results_tables = later("pytest_ebsperf.results.tables")
-    spec_module = later("pytest_ebsperf.spec")
-    spec_validation = later("pytest_ebsperf.spec.validation")
 
 SYSFS_ENV = "EBSPERF_SYSFS_ROOT"
 DEV_ENV = "EBSPERF_DEV_ROOT"

@@ -16,21 +16,13 @@ session makes it. Pictures are saved through :mod:`pytest_ebsperf.results.plots`
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_ebsperf.deferred import later
 from pytest_ebsperf.plugin.groups import add_group, grouping, use_groups
 from pytest_ebsperf.plugin.keys import marker_kwargs
+from pytest_ebsperf.plugin.run_code import results_plots, volume_types
 from pytest_ebsperf.plugin.state import STATE_KEY
-
-if TYPE_CHECKING:  # the run's code: loaded when a hook first uses it (deferred.py)
-    from pytest_ebsperf.results import plots as results_plots
-    from pytest_ebsperf.spec import volume_types
-else:
-    results_plots = later("pytest_ebsperf.results.plots")
-    volume_types = later("pytest_ebsperf.spec.volume_types")
 
 #: The ``ebsperf`` marker keyword of a suite whose checks run the bucket dry.
 DRAINS = "drains"

@@ -22,25 +22,20 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from pytest_ebsperf.deferred import later
 from pytest_ebsperf.errors import ConfigError, EbsperfError
 from pytest_ebsperf.plugin.groups import add_group, use_groups
 from pytest_ebsperf.plugin.outcomes import fail_plainly, outcome_of
+from pytest_ebsperf.plugin.run_code import (
+    checks_fleet,
+    checks_preflight,
+    checks_servers,
+    checks_session,
+    fio_host,
+)
 from pytest_ebsperf.plugin.state import STATE_KEY
 
-if TYPE_CHECKING:  # the run's code: loaded when a hook first uses it (deferred.py)
-    from pytest_ebsperf.checks import fleet as checks_fleet
-    from pytest_ebsperf.checks import preflight as checks_preflight
-    from pytest_ebsperf.checks import servers as checks_servers
-    from pytest_ebsperf.checks import session as checks_session
+if TYPE_CHECKING:  # names for annotations; the modules come from run_code.py
     from pytest_ebsperf.checks.session import EbsperfSession
-    from pytest_ebsperf.fio import host as fio_host
-else:
-    checks_preflight = later("pytest_ebsperf.checks.preflight")
-    checks_servers = later("pytest_ebsperf.checks.servers")
-    checks_session = later("pytest_ebsperf.checks.session")
-    checks_fleet = later("pytest_ebsperf.checks.fleet")
-    fio_host = later("pytest_ebsperf.fio.host")
 
 HOST_PROPERTY = "ebsperf_host"
 BROKEN_PROPERTY = "ebsperf_host_broken"

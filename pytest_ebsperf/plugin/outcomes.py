@@ -27,15 +27,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from pytest_ebsperf.deferred import later
 from pytest_ebsperf.plugin.keys import item_state
+from pytest_ebsperf.plugin.run_code import verdicts_outcome
 from pytest_ebsperf.plugin.terminal import terminal_width
 
-if TYPE_CHECKING:  # the run's code: loaded when a hook first uses it (deferred.py)
-    from pytest_ebsperf.verdicts import outcome as verdicts_outcome
+if TYPE_CHECKING:  # names for annotations; the modules come from run_code.py
     from pytest_ebsperf.verdicts.outcome import Verdict
-else:
-    verdicts_outcome = later("pytest_ebsperf.verdicts.outcome")
 
 #: The user property (and JUnit property) naming a test's ebsperf outcome.
 OUTCOME_PROPERTY = "ebsperf.outcome"

@@ -16,42 +16,29 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ebsperf.deferred import later
 from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.plugin import outcomes as plugin_outcomes
 from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY, item_state
+from pytest_ebsperf.plugin.run_code import (
+    results,
+    results_cost,
+    results_csv_export,
+    results_document,
+    results_history,
+    results_html,
+    results_junit,
+    results_paths,
+    results_pictures,
+    results_plots,
+    results_run,
+    results_tables,
+    trends_store,
+)
 from pytest_ebsperf.plugin.state import STATE_KEY
 from pytest_ebsperf.plugin.terminal import terminal_width
 
-if TYPE_CHECKING:  # the run's code: loaded when a hook first uses it (deferred.py)
-    from pytest_ebsperf import results
-    from pytest_ebsperf.results import cost as results_cost
-    from pytest_ebsperf.results import csv_export as results_csv_export
-    from pytest_ebsperf.results import document as results_document
-    from pytest_ebsperf.results import history as results_history
-    from pytest_ebsperf.results import html as results_html
-    from pytest_ebsperf.results import junit as results_junit
-    from pytest_ebsperf.results import paths as results_paths
-    from pytest_ebsperf.results import pictures as results_pictures
-    from pytest_ebsperf.results import plots as results_plots
-    from pytest_ebsperf.results import run as results_run
-    from pytest_ebsperf.results import tables as results_tables
+if TYPE_CHECKING:  # names for annotations; the modules come from run_code.py
     from pytest_ebsperf.results.run import ResultsRun
-    from pytest_ebsperf.trends import store as trends_store
-else:
-    results = later("pytest_ebsperf.results")
-    results_cost = later("pytest_ebsperf.results.cost")
-    results_csv_export = later("pytest_ebsperf.results.csv_export")
-    results_document = later("pytest_ebsperf.results.document")
-    results_history = later("pytest_ebsperf.results.history")
-    results_html = later("pytest_ebsperf.results.html")
-    results_junit = later("pytest_ebsperf.results.junit")
-    results_paths = later("pytest_ebsperf.results.paths")
-    results_pictures = later("pytest_ebsperf.results.pictures")
-    results_plots = later("pytest_ebsperf.results.plots")
-    results_run = later("pytest_ebsperf.results.run")
-    results_tables = later("pytest_ebsperf.results.tables")
-    trends_store = later("pytest_ebsperf.trends.store")
 
 
 

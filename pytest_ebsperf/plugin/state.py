@@ -15,7 +15,6 @@ import pytest
 from pytest_ebsperf.config.emulation import SHARED_CALIBRATION_ENV
 from pytest_ebsperf.config.session_inputs import SessionInputs
 from pytest_ebsperf.config.settings import Settings
-from pytest_ebsperf.deferred import later
 from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.plugin import outcomes
 from pytest_ebsperf.plugin.keys import (
@@ -24,26 +23,20 @@ from pytest_ebsperf.plugin.keys import (
     ROW_KEY,
     marker_kwargs,
 )
+from pytest_ebsperf.plugin.run_code import (
+    checks_plan,
+    checks_preflight,
+    checks_session,
+    results_markdown,
+    results_paths,
+    results_plots,
+    results_report,
+)
 from pytest_ebsperf.plugin.terminal import progress_writer, terminal_width
 
-if TYPE_CHECKING:  # the run's code: loaded when a hook first uses it (deferred.py)
-    from pytest_ebsperf.checks import plan as checks_plan
-    from pytest_ebsperf.checks import preflight as checks_preflight
-    from pytest_ebsperf.checks import session as checks_session
+if TYPE_CHECKING:  # names for annotations; the modules come from run_code.py
     from pytest_ebsperf.checks.session import EbsperfSession
-    from pytest_ebsperf.results import markdown as results_markdown
-    from pytest_ebsperf.results import paths as results_paths
-    from pytest_ebsperf.results import plots as results_plots
-    from pytest_ebsperf.results import report as results_report
     from pytest_ebsperf.results.run import ResultsRun
-else:
-    checks_plan = later("pytest_ebsperf.checks.plan")
-    checks_preflight = later("pytest_ebsperf.checks.preflight")
-    checks_session = later("pytest_ebsperf.checks.session")
-    results_markdown = later("pytest_ebsperf.results.markdown")
-    results_paths = later("pytest_ebsperf.results.paths")
-    results_plots = later("pytest_ebsperf.results.plots")
-    results_report = later("pytest_ebsperf.results.report")
 
 #: The one run object (:class:`EbsperfPlugin`) in the config's stash.
 STATE_KEY = pytest.StashKey["EbsperfPlugin"]()

@@ -283,6 +283,18 @@ def test_at_most_30_imports_are_deferred_inside_functions_each_with_its_reason()
     assert [f"{m}:{n}: {t}" for m, n, t, reason in found if not reason] == []
 
 
+def test_the_plugin_defers_its_modules_through_one_table() -> None:
+    """plugin/run_code.py is the one table of the modules the plugin's hooks load when
+    first used; no plugin module names one twice (under TYPE_CHECKING and as a proxy)."""
+    from pytest_ebsperf.plugin import run_code
+
+    callers = sorted(path.relative_to(PACKAGE).as_posix() for path in _package_modules()
+                     if "= later(" in path.read_text())
+    assert callers == ["config/settings.py", "device/lifetime.py", "plugin/__init__.py"]
+    assert set(run_code.__all__) == set(run_code.MODULES) and len(run_code.MODULES) == 29
+    assert type(run_code.checks_plan).__name__ == "Later"  # a proxy, not the module
+
+
 def test_a_deferred_module_loads_on_its_first_public_name_only() -> None:
     """pytest and pluggy look at every name of a plugin module (``_pytestfixturefunction``,
     ``_mock_name``, dunders) while they register it: those looks must not load it."""
