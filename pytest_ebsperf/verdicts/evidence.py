@@ -137,14 +137,8 @@ def miss_tail(k: int, n: int, p: float, spell: float = 1.0) -> float:
     Exact by dynamic programming (O(n k)); for very long checks (soaks of many hours) the
     chain's miss count is approximated as a Poisson sum of geometric spells.
     """
-    if k <= 0:
-        return 1.0
-    if k > n or p <= 0.0:
-        return 0.0
-    if p >= 1.0:
-        return 1.0
-    if _independent(p, spell):
-        return binomial_tail(k, n, p)
+    if k <= 0 or k > n or not 0.0 < p < 1.0 or _independent(p, spell):
+        return binomial_tail(k, n, p)  # (its edge cases are the chain's: 1, 0, 0, 1)
     if n * k > _EXACT_STEPS:
         return _markov_compound_tail(k, n, p, spell)
     return _markov_distribution(n, p, spell, k)[-1]

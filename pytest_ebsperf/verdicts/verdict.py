@@ -188,6 +188,18 @@ def _make_run_alone(expectation: Expectation, result: FioResult, workload: Workl
                 _window_s(result, key))
 
 
+def _opening(expectation: Expectation, result: FioResult, workload: Workload, metric: str,
+             prior: Sequence[float]) -> tuple[_Run, Verdict | None]:
+    """The run a CAP or FLOOR judges, and its verdict when one is given before any test:
+    nothing to judge it against, or the host took its seconds."""
+    run = _make_run(expectation, result, workload, _metric_key(metric, expectation), prior)
+    if not _judgeable(expectation):
+        return run, _no_value(run)
+    if _host_took_it(run):
+        return run, _open(run, LowerCheck(evidence.OPEN, expectation.threshold))
+    return run, None
+
+
 def judge_cap(expectation: Expectation, result: FioResult, workload: Workload, *,
               metric: str = "iops", cpu_count: int | None,
               policy: evidence.Policy | None = None, prior: Sequence[float] = ()) -> Verdict:
@@ -202,11 +214,9 @@ def judge_cap(expectation: Expectation, result: FioResult, workload: Workload, *
     failure; a mean far above the cap fails as "not the volume you think it is".
     """
     policy = policy or evidence.Policy()
-    run = _make_run(expectation, result, workload, _metric_key(metric, expectation), prior)
-    if not _judgeable(expectation):
-        return _no_value(run)
-    if _host_took_it(run):
-        return _open(run, LowerCheck(evidence.OPEN, expectation.threshold))
+    run, given = _opening(expectation, result, workload, metric, prior)
+    if given is not None:
+        return given
     high = expectation.high
     above_open = False
     if high is not None:
@@ -296,11 +306,9 @@ def judge_floor(expectation: Expectation, result: FioResult, workload: Workload,
     """FLOOR: a published "up to / at least" figure; the mean must reach ``low x value``
     (FAIL only when the mean's confidence interval lies below it)."""
     policy = policy or evidence.Policy()
-    run = _make_run(expectation, result, workload, _metric_key(metric, expectation), prior)
-    if not _judgeable(expectation):
-        return _no_value(run)
-    if _host_took_it(run):
-        return _open(run, LowerCheck(evidence.OPEN, expectation.threshold))
+    run, given = _opening(expectation, result, workload, metric, prior)
+    if given is not None:
+        return given
     check = lower_check(run.values, expectation, policy, planned=run.planned,
                         measured=run.measured, cap=False)
     if check.state == evidence.PASS:
