@@ -31,7 +31,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import awsmodel
+from pytest_ebsperf.awsmodel.volume import Volume
 from pytest_ebsperf.checks.claim_runner import ClaimRunner
 from pytest_ebsperf.checks.session import EbsperfSession
 from pytest_ebsperf.config.options import DEFAULT_RAMP_EMULATED_S, DEFAULT_RUNTIME_EMULATED_S
@@ -39,7 +40,6 @@ from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.emulate import EmulatedDevice
 from pytest_ebsperf.fio.runner import FioRunner
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.volume import Volume
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME_S = DEFAULT_RUNTIME_EMULATED_S
@@ -61,7 +61,7 @@ def fidelity() -> list[dict[str, Any]]:
     runner = FioRunner()
     rows = []
     for limit in (500, 3000, 20000):
-        volume = spec.validate(Volume("io2", size_gib=100, iops=limit))
+        volume = awsmodel.validate(Volume("io2", size_gib=100, iops=limit))
         job = default_job(volume).replace(engine="libaio")
         with EmulatedDevice(iops=limit, bps=None, name="ebsperf-bench") as device:
             device.set_mix(1.0)
@@ -81,7 +81,7 @@ def ramp(repeats: int = 3) -> list[dict[str, Any]]:
     for ramp_s in (1.0, 0.5, 0.25):
         lowest = []
         for limit in (500, 3000, 4000, 20000):
-            volume = spec.validate(Volume("io2", size_gib=100, iops=limit))
+            volume = awsmodel.validate(Volume("io2", size_gib=100, iops=limit))
             for bs in (4096, 16384):
                 job = default_job(volume, bs).replace(engine="libaio", ramp_s=ramp_s)
                 for _ in range(repeats):
@@ -101,7 +101,7 @@ def driving_power(rounds: int = 2) -> dict[str, Any]:
     (io_uring with and without registered buffers/files, libaio; 2-8 jobs x QD 8-64) on an
     unthrottled tmpfs loop device, at 4 KiB and 16 KiB, run alternately."""
     runner = FioRunner()
-    fast = spec.validate(Volume("io2", size_gib=256, iops=256_000))
+    fast = awsmodel.validate(Volume("io2", size_gib=256, iops=256_000))
     out: dict[str, Any] = {"rounds": rounds}
     registered = (("fixedbufs", ""), ("registerfiles", ""))
     for bs in (4096, 16384):

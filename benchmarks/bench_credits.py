@@ -27,11 +27,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_ebsperf.awsmodel.volume_types import spends_mib
 from pytest_ebsperf.checks.session import EbsperfSession
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.emulate.bucket import BASELINE, CgroupCounter
 from pytest_ebsperf.fio.workload import Workload, parse_size
-from pytest_ebsperf.spec.volume_types import spends_mib
 from pytest_ebsperf.verdicts.knee import find_knee
 
 ROOT = Path(__file__).resolve().parent.parent

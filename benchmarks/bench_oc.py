@@ -47,7 +47,7 @@ import numpy as np
 from bench_verdicts import _wilson  # one Wilson interval for the benches
 from scipy.stats import norm
 
-from pytest_ebsperf.spec.types import CAP, FLOOR, Expectation
+from pytest_ebsperf.awsmodel.types import CAP, FLOOR, Expectation
 from pytest_ebsperf.verdicts import evidence, stop_rule
 from pytest_ebsperf.verdicts.verdict import above_cap, lower_check
 

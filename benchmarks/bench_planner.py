@@ -62,9 +62,9 @@ def main() -> int:
             found = run(rate, latency_ms, Path(tmp), "--ebsperf-iodepth=1")
             print(f"forced QD 1, {rate:,} IOPS at {latency_ms:g} ms: {found.get('outcome')} "
                   f"({found.get('binding')}: {found.get('reason')})", flush=True)
+    from pytest_ebsperf.awsmodel import default_queue_depth
+    from pytest_ebsperf.awsmodel.volume import Volume
     from pytest_ebsperf.fio.workload import Workload
-    from pytest_ebsperf.spec import default_queue_depth
-    from pytest_ebsperf.spec.volume import Volume
 
     volume = Volume(type="io2", size_gib=256, iops=256_000)
     for cpus in (2, 16, 96):

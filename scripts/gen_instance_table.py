@@ -9,7 +9,7 @@ disks, from the DescribeInstanceTypes responses that moto ships
 
 The file names its source and the source's date (the date of the snapshot in moto's wheel).
 Types the snapshot lacks but AWS's documentation tables list are added from
-``pytest_ebsperf.spec.instance_data.DOCUMENTED_EXTRA`` (each with its URL).
+``pytest_ebsperf.awsmodel.instance_data.DOCUMENTED_EXTRA`` (each with its URL).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ call, so a run with every volume fact given needs neither them nor credentials.
 
 Entry points:
 
-* :func:`discover` -> :class:`Discovery` (merged :class:`~pytest_ebsperf.spec.volume.Volume`,
+* :func:`discover` -> :class:`Discovery` (merged :class:`~pytest_ebsperf.awsmodel.volume.Volume`,
   EBS-optimized limits, initialization state, BurstBalance, notes);
 * :class:`Provisioner`, :func:`parse_provision_spec`, :func:`sweep_leftovers`;
 * :func:`estimate_cost`, :class:`PriceListClient`, :func:`builtin_prices`;

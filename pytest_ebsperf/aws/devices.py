@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_ebsperf.awsmodel import volume_types
 from pytest_ebsperf.errors import DeviceError
-from pytest_ebsperf.spec import volume_types
 
 EBS_MODEL = "Amazon Elastic Block Store"
 INSTANCE_STORE_MODEL = "Amazon EC2 NVMe Instance Storage"

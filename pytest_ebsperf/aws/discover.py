@@ -1,4 +1,4 @@
-"""Discovery: from ``--device`` to a complete :class:`~pytest_ebsperf.spec.volume.Volume`.
+"""Discovery: from ``--device`` to a complete :class:`~pytest_ebsperf.awsmodel.volume.Volume`.
 
     device --(sysfs: NVMe serial / Xen name)--> volume id or attachment name
     IMDS   --> instance id, type, region, AZ
@@ -42,9 +42,9 @@ from pytest_ebsperf.aws.metrics import (
     read_exceeded_checks,
 )
 from pytest_ebsperf.aws.volumes import VolumeRecord, find_attached_volume
-from pytest_ebsperf.spec import volume_types
-from pytest_ebsperf.spec.volume import Volume
-from pytest_ebsperf.spec.volume_types import INSTANCE_STORE, is_instance_store
+from pytest_ebsperf.awsmodel import volume_types
+from pytest_ebsperf.awsmodel.volume import Volume
+from pytest_ebsperf.awsmodel.volume_types import INSTANCE_STORE, is_instance_store
 
 _T = TypeVar("_T")
 

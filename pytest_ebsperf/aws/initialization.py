@@ -20,15 +20,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_ebsperf.aws.failures import aws_call
-from pytest_ebsperf.errors import EbsperfError
-from pytest_ebsperf.fio.result import FioResult
-from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.ebs import MIB
-from pytest_ebsperf.spec.init_rate import (  # the valid range, said once
+from pytest_ebsperf.awsmodel.ebs import MIB
+from pytest_ebsperf.awsmodel.init_rate import (  # the valid range, said once
     INIT_RATE_MAX_MIBPS,
     INIT_RATE_MIN_MIBPS,
     valid_rate,
 )
+from pytest_ebsperf.errors import EbsperfError
+from pytest_ebsperf.fio.result import FioResult
+from pytest_ebsperf.fio.workload import Workload
 
 __all__ = ["INIT_RATE_MAX_MIBPS", "INIT_RATE_MIN_MIBPS", "InitializationState"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_ebsperf.spec.volume import DEFAULT, DISCOVERED, GIVEN, Volume
+from pytest_ebsperf.awsmodel.volume import DEFAULT, DISCOVERED, GIVEN, Volume
 
 #: Volume fields discovery can fill, and the option that sets each (DESIGN.md option names).
 FIELDS: Mapping[str, str] = {

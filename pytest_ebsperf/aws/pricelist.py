@@ -20,7 +20,7 @@ from typing import Any
 
 from pytest_ebsperf.aws.clients import AwsClients
 from pytest_ebsperf.aws.pricing import PriceTable, builtin_prices
-from pytest_ebsperf.spec.types import VolumePrices
+from pytest_ebsperf.awsmodel.types import VolumePrices
 
 #: io2 IOPS tiers by usage-type suffix (provisioned-iops pricing: up to 32,000, 32,001-64,000,
 #: above 64,000).

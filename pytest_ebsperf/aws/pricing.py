@@ -16,9 +16,9 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from pytest_ebsperf.spec import volume_types
-from pytest_ebsperf.spec.types import VolumePrices
-from pytest_ebsperf.spec.volume import Volume
+from pytest_ebsperf.awsmodel import volume_types
+from pytest_ebsperf.awsmodel.types import VolumePrices
+from pytest_ebsperf.awsmodel.volume import Volume
 
 #: When the built-in numbers were collected (claims.md B-PRICE, catalogue of 2025-2026).
 PRICE_TABLE_AS_OF = "2025"

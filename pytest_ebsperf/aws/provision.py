@@ -38,7 +38,7 @@ from pytest_ebsperf.aws.imds import ImdsClient, InstanceIdentity
 from pytest_ebsperf.aws.pricelist import PriceListClient
 from pytest_ebsperf.aws.pricing import CostEstimate, PriceTable, estimate_cost
 from pytest_ebsperf.aws.volumes import VolumeRecord
-from pytest_ebsperf.spec.volume import DEFAULT, DISCOVERED, Volume
+from pytest_ebsperf.awsmodel.volume import DEFAULT, DISCOVERED, Volume
 
 log = logging.getLogger(__name__)
 DEVICE_LETTERS = "fghijklmnop"

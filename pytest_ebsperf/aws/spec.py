@@ -3,15 +3,15 @@
     parse_provision_spec("gp3:100,io1:200:4000,gp3:500:6000:500")
 
 Ranges are the CreateVolume limits of today, from each type's record
-(:mod:`pytest_ebsperf.spec.volume_types`: claims.md B-GP2, B-GP3 incl. the 2025 increase, B-IO1,
+(:mod:`pytest_ebsperf.awsmodel.volume_types`: claims.md B-GP2, B-GP3 incl. the 2025 increase, B-IO1,
 B-IO2, B-HDD, B-STD), checked here so that a typo fails before anything is created or paid for.
 """
 
 from __future__ import annotations
 
 from pytest_ebsperf.aws.failures import ProvisionSpecError
-from pytest_ebsperf.spec import volume_types
-from pytest_ebsperf.spec.volume import GIVEN, Volume
+from pytest_ebsperf.awsmodel import volume_types
+from pytest_ebsperf.awsmodel.volume import GIVEN, Volume
 
 SPEC_FORMAT = "type:size[:iops[:throughput]], e.g. gp3:100 or io1:200:4000 or gp3:500:6000:500"
 

@@ -16,7 +16,7 @@ from typing import Any
 from pytest_ebsperf.aws.devices import DeviceInfo
 from pytest_ebsperf.aws.failures import AwsError, NotEbsVolumeError, aws_call
 from pytest_ebsperf.aws.imds import InstanceIdentity
-from pytest_ebsperf.spec import volume_types
+from pytest_ebsperf.awsmodel import volume_types
 
 
 @dataclass(frozen=True)

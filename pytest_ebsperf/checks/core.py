@@ -16,7 +16,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import awsmodel
+from pytest_ebsperf.awsmodel.stripes import set_expectation
+from pytest_ebsperf.awsmodel.types import Expectation
+from pytest_ebsperf.awsmodel.volume import Volume
 from pytest_ebsperf.checks.plan import Planned
 from pytest_ebsperf.checks.session import EbsperfSession
 from pytest_ebsperf.checks.witnesses import Witnesses, members_alone
@@ -45,9 +48,6 @@ from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload, parse_size
 from pytest_ebsperf.results import report
 from pytest_ebsperf.results.records import measurement_facts
-from pytest_ebsperf.spec.stripes import set_expectation
-from pytest_ebsperf.spec.types import Expectation
-from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.units import format_quantity
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 from pytest_ebsperf.verdicts.run_bounds import held_back
@@ -106,7 +106,7 @@ class CheckCore:
     # -- what is under test --------------------------------------------------------------
     @property
     def volume(self) -> Volume:
-        """The validated :class:`~pytest_ebsperf.spec.volume.Volume` this suite checks."""
+        """The validated :class:`~pytest_ebsperf.awsmodel.volume.Volume` this suite checks."""
         if self._volume is None:
             try:
                 self._volume = self.session.volume_for(self.suite_type,
@@ -128,7 +128,7 @@ class CheckCore:
         return self._target("reference")
 
     def _target(self, role: str) -> Target:
-        if self.settings.emulate and spec.has_burst(self.volume):
+        if self.settings.emulate and awsmodel.has_burst(self.volume):
             hold_now()  # before its bucket is born: a wait then lets it earn unplanned credit
         try:
             if self.set_count is not None and role == "device":
@@ -146,7 +146,7 @@ class CheckCore:
         base = Workload(pattern, bs=parse_size(bs, what="block size"), rwmixread=rwmixread,
                         runtime_s=s.runtime_s, ramp_s=s.ramp_s, engine=s.engine,
                         name=self.name[:60])
-        tuned = spec.plan_queue(self.volume, base, self.expected_rate(base),
+        tuned = awsmodel.plan_queue(self.volume, base, self.expected_rate(base),
                                 cpu_count=self.session.cpu_count, iodepth=s.iodepth,
                                 numjobs=s.numjobs)
         try:
@@ -163,7 +163,7 @@ class CheckCore:
         credits = self.volume.credits_assumed
         if self.set_count is not None:
             return self.expect_cap("", "", workload, credits=credits).value
-        return spec.expected_iops(self.volume, workload, credits=credits, era=self.settings.era,
+        return awsmodel.expected_iops(self.volume, workload, credits=credits, era=self.settings.era,
                                   instance_limits=self.session.instance_limits)
 
     def run(self, workload: Workload, *, target: Target | None = None,
@@ -256,7 +256,7 @@ class CheckCore:
             return contextlib.nullcontext(False)
         # a burst check keeps its hold to its end (its bucket earns while it waits, which its
         # plan cannot know); others per run: a comparison waits for a run, not a check
-        return measuring(alone=alone, whole_check=spec.has_burst(self.volume))
+        return measuring(alone=alone, whole_check=awsmodel.has_burst(self.volume))
 
     def measuring_shared(self) -> Any:
         """A check measures beside other measuring workers; one on a volume with a burst
@@ -352,7 +352,7 @@ class CheckCore:
             return set_expectation(claim, what, members, workload, credits=credits,
                                    metric=metric, era=self.settings.era,
                                    instance_limits=self.session.instance_limits)
-        return spec.cap_expectation(claim, what, self.volume, workload, credits=credits,
+        return awsmodel.cap_expectation(claim, what, self.volume, workload, credits=credits,
                                       metric=metric, instance_limits=self.session.instance_limits,
                                       era=self.settings.era)
 

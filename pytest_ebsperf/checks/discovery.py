@@ -7,16 +7,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_ebsperf import aws, spec
+from pytest_ebsperf import aws, awsmodel
 from pytest_ebsperf.aws import initialization_read_estimate_s
 from pytest_ebsperf.aws.initialization import initialization_workload
 from pytest_ebsperf.aws.pricing import duration
 from pytest_ebsperf.aws.remote import identify_on
+from pytest_ebsperf.awsmodel.facts import DiscoveryFacts
+from pytest_ebsperf.awsmodel.volume import Volume
+from pytest_ebsperf.awsmodel.volume_types import is_instance_store
 from pytest_ebsperf.checks import twins
 from pytest_ebsperf.errors import EbsperfError
-from pytest_ebsperf.spec.facts import DiscoveryFacts
-from pytest_ebsperf.spec.volume import Volume
-from pytest_ebsperf.spec.volume_types import is_instance_store
 
 if TYPE_CHECKING:
     from pytest_ebsperf.aws import Discovery
@@ -46,10 +46,10 @@ def discover(session: EbsperfSession) -> None:
         info["error"] = str(exc) if isinstance(exc, EbsperfError) else (
             f"AWS discovery failed ({type(exc).__name__}: {exc}).")
         return
-    volume = spec.validate(found.volume)
+    volume = awsmodel.validate(found.volume)
     info["status"], info["aws"] = "discovered", found.as_dict()
     if found.ebs_limits is not None:
-        session.use_instance_limits(spec.as_ebs_limits(found.ebs_limits))
+        session.use_instance_limits(awsmodel.as_ebs_limits(found.ebs_limits))
     origin = f"discovered from AWS: {found.volume_id or found.device.path}"
     reason = _initialization_reason(session, found, volume)
     session.use_discovery(found, FoundVolume(volume, str(s.device), origin, reason))
@@ -111,7 +111,7 @@ def _discover_member(session: EbsperfSession, path: str, first: Volume) -> None:
     try:
         found = aws.discover(path, given=session.given_volume(),
                              **_discovery_options(session, path))
-        volume = spec.validate(found.volume)
+        volume = awsmodel.validate(found.volume)
     except Exception as exc:  # noqa: BLE001 - a note for this member, not a trace
         why = str(exc) if isinstance(exc, EbsperfError) else f"{type(exc).__name__}: {exc}"
         session.record_volume(path, first, [(f"a member of the set: discovery could not tell "
@@ -148,9 +148,9 @@ def _initialization_reason(session: EbsperfSession, found: Discovery, volume: Vo
     if state is None or reason is None or is_instance_store(volume.type):
         return None
     read = initialization_workload(1.0)  # the read's ceilings, the volume's and instance's
-    caps = spec.limits(volume, read, instance_limits=session.instance_limits)
+    caps = awsmodel.limits(volume, read, instance_limits=session.instance_limits)
     rate = min((cap.iops for cap in caps), default=0.0) * read.bs or \
-        spec.volume_caps(volume).throughput_bps
+        awsmodel.volume_caps(volume).throughput_bps
     seconds = initialization_read_estimate_s(
         volume.size_gib or 0, rate / 2**20, progress_pct=state.progress_pct)
     session.facts["initialization"] = {**session.facts.get("initialization", {}),

@@ -39,10 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ebsperf.aws.pricing import builtin_prices, duration, estimate_cost
+from pytest_ebsperf.awsmodel import volume_types
+from pytest_ebsperf.awsmodel.volume import Volume
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.errors import EXIT_CODES, ConfigError, EbsperfError, Parser
-from pytest_ebsperf.spec import volume_types
-from pytest_ebsperf.spec.volume import Volume
 
 #: hosts-file key -> (Settings field, type).
 HOST_KEYS: Mapping[str, tuple[str, type]] = {

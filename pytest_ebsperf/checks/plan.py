@@ -22,13 +22,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import awsmodel
+from pytest_ebsperf.awsmodel.init_rate import init_rate_expectation
+from pytest_ebsperf.awsmodel.volume_types import is_instance_store
 from pytest_ebsperf.checks import paired
 from pytest_ebsperf.checks.restored import init_rate_of
 from pytest_ebsperf.credits import checks as credit
 from pytest_ebsperf.fio.jobs import fio_argv
-from pytest_ebsperf.spec.init_rate import init_rate_expectation
-from pytest_ebsperf.spec.volume_types import is_instance_store
 from pytest_ebsperf.units import format_quantity
 from pytest_ebsperf.verdicts.diagnosis import probe_queue_depth
 from pytest_ebsperf.verdicts.evidence import MAX_DECIDING_WAIT_S
@@ -126,7 +126,7 @@ def estimate(method: str, runner: Any, workload: Any, args: Sequence[Any],
     note = (f"planned {workload.runtime_s:g} s so a miss can be judged; a healthy volume "
             f"stops within {settled:g} s" if settled < workload.runtime_s else "")
 
-    if spec.has_burst(runner.volume) and not runner.settings.given("runtime"):
+    if awsmodel.has_burst(runner.volume) and not runner.settings.given("runtime"):
         # a burst bucket too low for a run that can decide: after a miss, an idle wait for
         # the credits and a fresh run (RateChecks._too_short)
 
@@ -173,14 +173,14 @@ def expected_text(runner: Any, workload: Any, method: str,
     try:
         if method == "check_initialization_rate":
             rate, _ = init_rate_of(runner)
-            caps = spec.limits(runner.volume, workload,
+            caps = awsmodel.limits(runner.volume, workload,
                                instance_limits=runner.session.instance_limits)
             found = init_rate_expectation("", "", runner.volume, workload, rate or 0.0,
                                           caps=caps)
             return f"{format_quantity(found.value, found.unit)} (B-INIT first-read floor)"
         if is_instance_store(runner.volume.type):
 
-            return format_quantity(spec.instance_store_rate(runner.volume, workload), "IOPS")
+            return format_quantity(awsmodel.instance_store_rate(runner.volume, workload), "IOPS")
         found = runner.expect_cap("", "", workload, metric=metric)
     except Exception:  # noqa: BLE001 - best effort volumes, sets without facts
         return "-"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_ebsperf.awsmodel import volume_types
 from pytest_ebsperf.checks import discovery, twins
 from pytest_ebsperf.checks.session import EbsperfSession, _provisioning
 from pytest_ebsperf.config.emulation import parse_latency
@@ -25,7 +26,6 @@ from pytest_ebsperf.emulate.target import (
 )
 from pytest_ebsperf.errors import ConfigError, UnsafeDeviceError
 from pytest_ebsperf.fio.process import sweep_fio_dirs
-from pytest_ebsperf.spec import volume_types
 
 
 def run(session: EbsperfSession) -> None:

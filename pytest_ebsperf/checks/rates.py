@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import awsmodel
+from pytest_ebsperf.awsmodel.types import Expectation
 from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.checks.servers import check_on_servers
 from pytest_ebsperf.checks.sets import name_slow_member
@@ -27,7 +28,6 @@ from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload, format_size
-from pytest_ebsperf.spec.types import Expectation
 from pytest_ebsperf.units import MIB, format_quantity
 from pytest_ebsperf.verdicts import (
     block_sizes,
@@ -81,7 +81,7 @@ class RateChecks:
         within 0.90-1.05 x the instance's maximum. Skipped where the volume itself binds."""
         expectation = self.core.expect_cap(claim, what, workload, metric=metric)
         binding = expectation.binding
-        if binding is None or binding.kind != spec.INSTANCE:
+        if binding is None or binding.kind != awsmodel.INSTANCE:
             instance = self.core.volume.instance_type or "an unknown instance type"
             self.core.skip(
                 f"this claim is about a volume faster than its instance's EBS bandwidth; "
@@ -100,7 +100,7 @@ class RateChecks:
         if self.core.session.fio_servers:  # every server at once, each host judged on its own
             return check_on_servers(self.core, claim, what, workload, metric=metric,
                                     credits=credits)
-        if expectation.policy == spec.INFO:
+        if expectation.policy == awsmodel.INFO:
             return self.record_info(claim, what, workload, expectation=expectation)
         started = time.perf_counter()
         workload = self._decidable(expectation, workload, credits)
@@ -126,7 +126,7 @@ class RateChecks:
         once its PASS is settled): no PASS that could not have failed."""
         if self.core.settings.given("runtime") or workload.runtime_s <= 0:
             return workload
-        if expectation.policy != spec.CAP or not expectation.duty:
+        if expectation.policy != awsmodel.CAP or not expectation.duty:
             return workload
         policy = policy or self.core.session.policy
         needed = evidence.decidable_runtime_s(evidence.windows_to_fail(expectation.duty, policy))
@@ -134,7 +134,7 @@ class RateChecks:
             return workload
         longer = workload.replace(runtime_s=needed)
         volume = self.core.volume
-        if credits is not False and spec.has_burst(volume) and \
+        if credits is not False and awsmodel.has_burst(volume) and \
                 self.core.session.credits.credit_wait_s(volume, needed + workload.ramp_s) > 0:
             return workload  # the bucket holds the planned seconds, not more: no knee mid-check
         return longer
@@ -157,7 +157,7 @@ class RateChecks:
         needed = evidence.decidable_runtime_s(evidence.windows_to_fail(expectation.duty, policy))
         volume = self.core.volume
         waited = ""
-        if spec.has_burst(volume) and credits is not False:
+        if awsmodel.has_burst(volume) and credits is not False:
             wait = self.core.session.credits.credit_wait_s(volume, needed + workload.ramp_s)
             if wait > evidence.MAX_DECIDING_WAIT_S:
                 return found, workload, result
@@ -190,7 +190,7 @@ class RateChecks:
             # still stops at an early look)
             workload = workload.replace(runtime_s=max(workload.runtime_s, FLOOR_MIN_RUNTIME_S,
                                                       evidence.MEAN_PLANNED_S))
-        expectation = spec.floor_expectation(claim, what, self.core.volume, workload)
+        expectation = awsmodel.floor_expectation(claim, what, self.core.volume, workload)
         started = time.perf_counter()
         found, result = self._measure(expectation, workload, "iops")
         found, result = self._alone_if_spoiled(found, expectation, workload, "iops", result,
@@ -344,8 +344,8 @@ class RateChecks:
         unit, metric = ("IOPS", "iops") if iops is not None else ("B/s", "throughput")
         shown = format_quantity(value, unit)
         per_io = value if iops is not None else value / workload.bs
-        limit = spec.Limit(f"claimed {shown}", "claim", per_io, claim, source)
-        expectation = Expectation(claim, what, spec.CAP, value, unit, limit, (limit,),
+        limit = awsmodel.Limit(f"claimed {shown}", "claim", per_io, claim, source)
+        expectation = Expectation(claim, what, awsmodel.CAP, value, unit, limit, (limit,),
                                   low=1.0, high=None, duty=share_of_seconds, source=source)
         started = time.perf_counter()
         workload = self._decidable(expectation, workload)

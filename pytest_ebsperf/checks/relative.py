@@ -17,13 +17,13 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import awsmodel
+from pytest_ebsperf.awsmodel.volume import Volume
 from pytest_ebsperf.checks import discovery, paired, twins
 from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.emulate.target import SuiteMismatch
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.verdicts import comparison, verdict
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 from pytest_ebsperf.verdicts.paired_verdicts import median_latency_ns
@@ -174,7 +174,7 @@ def _burst_levels(runner: CheckCore, block: Workload) -> tuple[float, float] | N
     has no bucket (or its baseline reaches the burst)."""
 
     volume = runner.volume
-    if not spec.has_burst(volume):
+    if not awsmodel.has_burst(volume):
         return None
     burst = runner.expect_cap("", "", block, credits=True).value
     baseline = runner.expect_cap("", "", block, credits=False).value
@@ -221,9 +221,9 @@ def _reference_of_type(runner: CheckCore, vtype: str) -> Target:
     session = runner.session
     found = session.reference_found
     if session.settings.emulate or found is None or found.type != vtype:
-        low, high = spec.volume_type(vtype).size_gib or (1, 16_384)
+        low, high = awsmodel.volume_type(vtype).size_gib or (1, 16_384)
         size = min(max(runner.volume.size_gib or low, low), high)
-        volume = spec.validate(Volume(vtype, size_gib=size))
+        volume = awsmodel.validate(Volume(vtype, size_gib=size))
     else:
         volume = found
     try:

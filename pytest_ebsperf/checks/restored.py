@@ -2,20 +2,20 @@
 Initialization is initialized at that rate. The check times AWS's initialization read of
 every block (the one ``--ebsperf-initialize`` makes before a restored volume's first check,
 or its own when the rate is given with ``--volume-init-rate``) and judges its mean against
-what the rate promises a first read (:mod:`pytest_ebsperf.spec.init_rate`)."""
+what the rate promises a first read (:mod:`pytest_ebsperf.awsmodel.init_rate`)."""
 
 from __future__ import annotations
 
 import time
 from typing import Any, NoReturn, Protocol
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import awsmodel
 from pytest_ebsperf.aws.initialization import INIT_READ_MIN_TIMEOUT_S, initialization_workload
+from pytest_ebsperf.awsmodel.ebs import MIB
+from pytest_ebsperf.awsmodel.init_rate import init_rate_expectation
+from pytest_ebsperf.awsmodel.volume import Volume
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.ebs import MIB
-from pytest_ebsperf.spec.init_rate import init_rate_expectation
-from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.verdicts.first_read import judge_first_read
 from pytest_ebsperf.verdicts.outcome import Verdict
 
@@ -70,7 +70,7 @@ def check_initialization_rate(core: Core, claim: str, what: str) -> Verdict:
     if result is None and complete:
         core.skip(INITIALIZED)
     probe = initialization_workload(INIT_READ_MIN_TIMEOUT_S)
-    caps = spec.limits(volume, probe, instance_limits=core.session.instance_limits)
+    caps = awsmodel.limits(volume, probe, instance_limits=core.session.instance_limits)
     expectation = init_rate_expectation(claim, what, volume, probe, rate, caps=caps)
     # twice the floor's time for the whole volume is a FAIL whatever follows
     size = (volume.size_gib or 0) * 1024 * MIB

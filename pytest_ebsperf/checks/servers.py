@@ -25,7 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import awsmodel
+from pytest_ebsperf.awsmodel.volume_types import is_instance_store
 from pytest_ebsperf.checks import fleet
 from pytest_ebsperf.checks.core import _latency_percentiles
 from pytest_ebsperf.checks.plan import Planned
@@ -36,15 +37,14 @@ from pytest_ebsperf.fio import clientserver
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.results import report
 from pytest_ebsperf.results.records import measurement_facts
-from pytest_ebsperf.spec.volume_types import is_instance_store
 from pytest_ebsperf.units import format_quantity
 from pytest_ebsperf.verdicts import plain, verdict
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 if TYPE_CHECKING:
+    from pytest_ebsperf.awsmodel.types import Expectation
+    from pytest_ebsperf.awsmodel.volume import Volume
     from pytest_ebsperf.checks.core import CheckCore
-    from pytest_ebsperf.spec.types import Expectation
-    from pytest_ebsperf.spec.volume import Volume
 
 
 @dataclass(frozen=True)
@@ -158,9 +158,9 @@ def check_on_servers(runner: CheckCore, claim: str, what: str, workload: Workloa
 def _expectation(runner: CheckCore, claim: str, what: str, volume: Volume,
                  workload: Workload, metric: str, credits: bool | None) -> Expectation:
     if is_instance_store(volume.type):
-        return spec.floor_expectation(claim, what, volume, workload)
+        return awsmodel.floor_expectation(claim, what, volume, workload)
     use_credits = volume.credits_assumed if credits is None else credits
-    return spec.cap_expectation(claim, what, volume, workload, credits=use_credits,
+    return awsmodel.cap_expectation(claim, what, volume, workload, credits=use_credits,
                                   metric=metric, era=runner.settings.era)
 
 
@@ -169,7 +169,7 @@ def _tuned(runner: CheckCore, volume: Volume, workload: Workload,
     """The host's own queue depth (Little's law for its volume), unless the user set one."""
     rate = expectation.value if expectation.unit == "IOPS" else expectation.value / workload.bs
     s = runner.settings
-    return spec.plan_queue(volume, workload, rate, cpu_count=runner.session.cpu_count,
+    return awsmodel.plan_queue(volume, workload, rate, cpu_count=runner.session.cpu_count,
                            iodepth=s.iodepth, numjobs=s.numjobs)
 
 

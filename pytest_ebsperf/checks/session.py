@@ -12,8 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import awsmodel
 from pytest_ebsperf.aws.initialization import initialization_read
+from pytest_ebsperf.awsmodel import volume_types
+from pytest_ebsperf.awsmodel.facts import RunFacts, VolumeEntry
+from pytest_ebsperf.awsmodel.volume import DEFAULT, Volume
 from pytest_ebsperf.config.session_inputs import SessionInputs
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.credits.book import CreditBook
@@ -29,9 +32,6 @@ from pytest_ebsperf.errors import VolumeSpecError
 from pytest_ebsperf.fio.host import FioHost
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.runner import FioRunner
-from pytest_ebsperf.spec import volume_types
-from pytest_ebsperf.spec.facts import RunFacts, VolumeEntry
-from pytest_ebsperf.spec.volume import DEFAULT, Volume
 from pytest_ebsperf.verdicts import evidence
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class EbsperfSession:
     facts: RunFacts = field(default_factory=lambda: RunFacts())
     #: The instance's EBS-optimized limits from DescribeInstanceTypes; when set, the models
     #: use them instead of the built-in instance table.
-    instance_limits: spec.EbsLimits | None = None
+    instance_limits: awsmodel.EbsLimits | None = None
     #: The volume under test when AWS described it; None when the options describe it.
     found: FoundVolume | None = None
     #: The fleet host this session measures (testinfra's id, ``ssh://10.0.0.2``); None when
@@ -127,7 +127,7 @@ class EbsperfSession:
         """The checks that can FAIL once preflight knows which suites apply (at least 1)."""
         self.checks_planned = max(1, judged)
 
-    def use_instance_limits(self, limits: spec.EbsLimits) -> None:
+    def use_instance_limits(self, limits: awsmodel.EbsLimits) -> None:
         """The instance's EBS-optimized limits as AWS described them (provisioning asks
         DescribeInstanceTypes); the models use them instead of the built-in table."""
         self.instance_limits = limits

@@ -9,9 +9,9 @@ import copy
 import math
 from dataclasses import replace
 
+from pytest_ebsperf.awsmodel.stripes import member_expectation
 from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.stripes import member_expectation
 from pytest_ebsperf.units import format_quantity
 from pytest_ebsperf.verdicts.outcome import Verdict
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import awsmodel
+from pytest_ebsperf.awsmodel import volume_types
 from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.credits.checks import CreditChecks, NotApplicable
 from pytest_ebsperf.device.lock import set_aside
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec import volume_types
 from pytest_ebsperf.units import format_quantity
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
@@ -51,16 +51,16 @@ class TimeChecks:
         problem = self.core.session.credits.burst_shortfall(volume, seconds)
         if problem:
             self.core.skip(problem)
-        if volume.burst_balance_pct is None and spec.has_burst(volume):
+        if volume.burst_balance_pct is None and awsmodel.has_burst(volume):
             self.core.notes.append("burst balance unknown: assumed a full bucket "
                                    "(pass --burst-balance=PERCENT)")
 
     def require_empty_bucket(self) -> None:
         """Skip a baseline-level check unless the burst bucket is known to be empty."""
         volume = self.core.volume
-        if not spec.has_burst(volume) or not volume.credits_assumed:
+        if not awsmodel.has_burst(volume) or not volume.credits_assumed:
             return
-        drain = spec.drain_seconds(volume)
+        drain = awsmodel.drain_seconds(volume)
         self.core.skip(f"this claim needs an empty credit bucket: pass --burst-balance=0 once "
                     f"CloudWatch BurstBalance reads 0 (draining this {volume.label()} at "
                     f"burst takes about {drain:,.0f} s; the credit suite does it with "
@@ -104,7 +104,7 @@ def burst_contradicted(core: CheckCore, found: Verdict, workload: Workload, metr
     if found.outcome is Outcome.PASS or credits is False or found.measured is None:
         return found
     volume = core.volume
-    if not spec.has_burst(volume):
+    if not awsmodel.has_burst(volume):
         return found
     burst = core.expect_cap("", "", workload, metric=metric, credits=True).value
     baseline = core.expect_cap("", "", workload, metric=metric, credits=False).value

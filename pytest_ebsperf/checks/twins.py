@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_ebsperf.spec.volume import Volume
+from pytest_ebsperf.awsmodel.volume import Volume
 
 #: Marker keyword naming what a test needs of --reference-device: "encrypted-twin" (S2-17)
 #: or a volume type (S0-08: "standard").

@@ -8,13 +8,13 @@ import math
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
+from pytest_ebsperf.awsmodel import volume_types
+from pytest_ebsperf.awsmodel.ebs import ERAS, MAX_SET_VOLUMES
+from pytest_ebsperf.awsmodel.init_rate import valid_rate
 from pytest_ebsperf.config.emulation import parse_latency, parse_misses
 from pytest_ebsperf.config.options import MAX_IODEPTH, MAX_NUMJOBS, OPTIONAL_TABLES, OPTIONS_BY_DEST
 from pytest_ebsperf.config.settings import Lookup, Settings, build
 from pytest_ebsperf.errors import ConfigError
-from pytest_ebsperf.spec import volume_types
-from pytest_ebsperf.spec.ebs import ERAS, MAX_SET_VOLUMES
-from pytest_ebsperf.spec.init_rate import valid_rate
 
 
 def resolve(cli: Lookup, env: Mapping[str, str], ini: Lookup) -> Settings:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_ebsperf.spec import volume_types
+from pytest_ebsperf.awsmodel import volume_types
 
 #: Tables the terminal summary shows only when asked (--ebsperf-tables); the reports always
 #: have them.

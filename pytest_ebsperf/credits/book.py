@@ -16,6 +16,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_ebsperf.awsmodel.burst import burst_shortfall, has_burst
+from pytest_ebsperf.awsmodel.volume import Volume
+from pytest_ebsperf.awsmodel.volume_types import spends_mib, volume_type
 from pytest_ebsperf.config.consistency import parse_timescale
 from pytest_ebsperf.config.session_inputs import ProgressWriter
 from pytest_ebsperf.credits.ledger import (
@@ -33,9 +36,6 @@ from pytest_ebsperf.emulate.bucket import (
     hdd_cost,
     ssd_cost,
 )
-from pytest_ebsperf.spec.burst import burst_shortfall, has_burst
-from pytest_ebsperf.spec.volume import Volume
-from pytest_ebsperf.spec.volume_types import spends_mib, volume_type
 
 if TYPE_CHECKING:
     from pytest_ebsperf.config.settings import Settings
@@ -137,7 +137,7 @@ class CreditBook:
         return (need - left) / ledger.plan.earn_rate
 
     def burst_shortfall(self, volume: Volume, seconds: float) -> str | None:
-        """Like :func:`pytest_ebsperf.spec.burst_shortfall`, from the credits left *now*
+        """Like :func:`pytest_ebsperf.awsmodel.burst_shortfall`, from the credits left *now*
         (earlier checks spent some, idle time earned some) in the emulated bucket's scale."""
         ledger = self.ledger(volume)
         if ledger is None or ledger.plan.drain_rate == 0:

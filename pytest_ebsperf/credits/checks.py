@@ -22,7 +22,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import awsmodel
+from pytest_ebsperf.awsmodel.volume_types import spends_mib
 from pytest_ebsperf.credits.book import CreditBook
 from pytest_ebsperf.credits.handle import Handle
 from pytest_ebsperf.credits.ledger import CreditLedger, credit_cost_per_io
@@ -40,7 +41,6 @@ from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult, Series
 from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.volume_types import spends_mib
 from pytest_ebsperf.units import MIB, format_seconds
 from pytest_ebsperf.verdicts import evidence, plain, verdict
 from pytest_ebsperf.verdicts.burst_time import (
@@ -201,7 +201,7 @@ class CreditChecks:
         per_unit = self._credit_per_unit(levels, job)
         found = judge_knee_time(claim, what, knee, levels, timing, consumed=consumed_credits(
             series, levels, per_unit, self._window_s()), modelled=balance,
-            origin=ledger.origin, context=context, source=spec.source_url(claim, ""))
+            origin=ledger.origin, context=context, source=awsmodel.source_url(claim, ""))
         # what fio's output cannot hold (the balance before the run, the model's levels):
         # kept beside the run so that judge times its knee again
         found = dataclasses.replace(found, details={**found.details, "knee_facts": knee_facts(
@@ -214,7 +214,7 @@ class CreditChecks:
     def no_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
         """A volume whose baseline reaches its burst level holds it with no knee."""
         volume = self.h.volume
-        if spec.has_burst(volume):
+        if awsmodel.has_burst(volume):
             raise NotApplicable(
                 f"this {volume.label()} bursts above its baseline, so it has a knee (timed by "
                 f"the burst-duration check); this claim is about {_no_knee_sizes(volume)}.")
@@ -240,11 +240,11 @@ class CreditChecks:
         ledger = self.book.ledger(volume)  # checks run on the device, never the twin
         if ledger is None:
             raise NotApplicable(f"{volume.type} volumes have no burst bucket; credit checks "
-                                f"apply to {spec.bursting_names()}.")
+                                f"apply to {awsmodel.bursting_names()}.")
         full = volume.replace(burst_balance_pct=100.0)
         metric = "throughput" if spends_mib(volume.type) else "iops"
-        burst = spec.cap_expectation("", "", full, workload, credits=True, metric=metric)
-        base = spec.cap_expectation("", "", volume.replace(burst_balance_pct=0.0), workload,
+        burst = awsmodel.cap_expectation("", "", full, workload, credits=True, metric=metric)
+        base = awsmodel.cap_expectation("", "", volume.replace(burst_balance_pct=0.0), workload,
                                     credits=False, metric=metric)
         ios_per_value = 1.0 / workload.bs if metric == "throughput" else 1.0
         cost = credit_cost_per_io(volume, workload)
@@ -318,7 +318,7 @@ class CreditChecks:
 
     def _can_fail_s(self) -> float:
         """The seconds a CAP's count needs to FAIL at all at the run's level."""
-        policy, duty = self.h.session.policy, spec.volume_type(self.h.volume.type).duty
+        policy, duty = self.h.session.policy, awsmodel.volume_type(self.h.volume.type).duty
         return self._window_s() * evidence.decidable_runtime_s(evidence.windows_to_fail(duty, policy))
 
     def _window_s(self) -> float:
@@ -353,7 +353,7 @@ class CreditChecks:
         the burst) and a queue depth for the burst level, not the level credits allow now."""
         s = self.h.settings
         iops = levels.burst / workload.bs if levels.unit == "B/s" else levels.burst
-        planned = spec.plan_queue(self.h.volume, workload, iops,
+        planned = awsmodel.plan_queue(self.h.volume, workload, iops,
                                   cpu_count=self.h.session.cpu_count, iodepth=s.iodepth,
                                   numjobs=s.numjobs, at_least=True)
         return planned.replace(runtime_s=math.ceil(runtime_s * 10) / 10, ramp_s=0.0)
@@ -445,14 +445,14 @@ class CreditChecks:
             # Still bursting at the end: the level after the knee was never seen.
             return judge_knee_time(claim, what, knee, levels, timing, consumed=0.0,
                                    modelled=0.0, origin=origin,
-                                   source=spec.source_url(claim, ""))
+                                   source=awsmodel.source_url(claim, ""))
         settled = trim_result(result, first_settled_s(knee)) if knee.found else result
         return self._judge_cap(claim, what, job, settled)
 
     def _judge_cap(self, claim: str, what: str, job: Workload, result: FioResult) -> Verdict:
         volume = self.h.volume
         metric = "throughput" if spends_mib(volume.type) else "iops"
-        expectation = spec.cap_expectation(claim, what, volume.replace(burst_balance_pct=0.0),
+        expectation = awsmodel.cap_expectation(claim, what, volume.replace(burst_balance_pct=0.0),
                                              job, credits=False, metric=metric)
         return verdict.judge_cap(expectation, result, job, metric=metric,
                                  cpu_count=self.h.session.cpu_count, policy=self.h.session.policy)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from pytest_ebsperf.awsmodel.volume import Volume
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.credits.book import CreditBook
 from pytest_ebsperf.emulate.target import Target
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.runner import FioRunner, Monitor
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.volume import Volume
 from pytest_ebsperf.verdicts import evidence
 from pytest_ebsperf.verdicts.outcome import Verdict
 

@@ -17,11 +17,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from pytest_ebsperf.awsmodel import accounting
+from pytest_ebsperf.awsmodel.burst import BurstPlan, burst_plan
+from pytest_ebsperf.awsmodel.volume import Volume
+from pytest_ebsperf.awsmodel.volume_types import is_hdd
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec import accounting
-from pytest_ebsperf.spec.burst import BurstPlan, burst_plan
-from pytest_ebsperf.spec.volume import Volume
-from pytest_ebsperf.spec.volume_types import is_hdd
 from pytest_ebsperf.units import MIB
 
 _MIB = float(MIB)

@@ -16,7 +16,9 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import awsmodel
+from pytest_ebsperf.awsmodel.volume import Volume
+from pytest_ebsperf.awsmodel.volume_types import is_hdd, is_instance_store
 from pytest_ebsperf.config.emulation import parse_latency, parse_misses
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.emulate import misses, service_time
@@ -25,8 +27,6 @@ from pytest_ebsperf.emulate.on_host import RemoteEmulatedDevice
 from pytest_ebsperf.emulate.stripe import EmulatedSet
 from pytest_ebsperf.emulate.target import SuiteMismatch, Target
 from pytest_ebsperf.emulate.throttle import HDD_SPLIT_HEADROOM
-from pytest_ebsperf.spec.volume import Volume
-from pytest_ebsperf.spec.volume_types import is_hdd, is_instance_store
 
 if TYPE_CHECKING:
     from pytest_ebsperf.fio.host import FioHost
@@ -54,7 +54,7 @@ class EmulatedVolumes:
     """The emulated devices and sets of one run (see the module's doc)."""
 
     def __init__(self, settings: Settings, *, host: Callable[[], FioHost],
-                 limits: Callable[[], spec.EbsLimits | None],
+                 limits: Callable[[], awsmodel.EbsLimits | None],
                  credits: Callable[[], Buckets], record: Callable[..., None],
                  set_size: Callable[[], int]) -> None:
         self.settings = settings
@@ -143,12 +143,12 @@ class EmulatedVolumes:
             raise SuiteMismatch(
                 "emulated misses (--emulate-misses) are made only where pytest runs (a thread "
                 f"sets the throttle every second); on {self.host()} leave the option out.")
-        if spec.has_burst(volume):
+        if awsmodel.has_burst(volume):
             raise SuiteMismatch(
                 f"an emulated {volume.label()} has a burst bucket, and buckets are emulated only "
                 f"where pytest runs (their controller reads the throttle's counters several "
                 f"times a second); on {self.host()} emulate volumes without one "
-                f"({spec.bursting_names(False)}), or give a real device.")
+                f"({awsmodel.bursting_names(False)}), or give a real device.")
         iops, bps, unit = self.rates(volume)
         size = (EMULATED_INSTANCE_STORE_BYTES if is_instance_store(volume.type)
                 else EMULATED_DEVICE_BYTES)
@@ -191,7 +191,7 @@ class EmulatedVolumes:
             self._add_misses(member, volume)
         risk = pool.swap_risk()
         notes = [risk] if risk else []
-        if spec.has_burst(volume):
+        if awsmodel.has_burst(volume):
             notes.append("members of an emulated set run at their burst rates: their credit "
                          "buckets are not emulated")
         slow = [f"member {i + 1} x {f:g}" for i, f in enumerate(factors) if f != 1.0]
@@ -215,7 +215,7 @@ class EmulatedVolumes:
             return
         volume = target.volume
         limits = self.limits() or (
-            spec.ebs_limits(volume.instance_type) if volume.instance_type else None)
+            awsmodel.ebs_limits(volume.instance_type) if volume.instance_type else None)
         factors = self.settings.member_factors or (1.0,) * len(pool.members)
         iops, bps, _ = self.rates(volume.replace(instance_type=None))
         scale = self.settings.emulate_factor
@@ -250,27 +250,27 @@ class EmulatedVolumes:
         operation per I/O (see EmulatedDevice); larger HDD I/Os are paced through bytes/s.
         """
         factor = self.settings.emulate_factor
-        family = spec.volume_type(volume.type).family
-        if family == spec.STORE:
-            iops = spec.instance_store_rate(volume, workload)
+        family = awsmodel.volume_type(volume.type).family
+        if family == awsmodel.STORE:
+            iops = awsmodel.instance_store_rate(volume, workload)
             return iops * factor, None, 256 * 1024
-        if family == spec.MAGNETIC:
+        if family == awsmodel.MAGNETIC:
             return STANDARD_EMULATED_IOPS * factor, STANDARD_EMULATED_BPS * factor, 256 * 1024
         credits = volume.credits_assumed
-        caps = spec.volume_caps(volume, credits=credits, era=self.settings.era)
+        caps = awsmodel.volume_caps(volume, credits=credits, era=self.settings.era)
         iops, bps = caps.iops, caps.throughput_bps  # bps infinite: no ceiling in that era
         limits = self.limits() or (
-            spec.ebs_limits(volume.instance_type) if volume.instance_type else None)
+            awsmodel.ebs_limits(volume.instance_type) if volume.instance_type else None)
         if limits is not None:
             iops = min(iops, limits.max_iops)
             bps = min(bps, limits.max_mbps * 1e6)
         if is_hdd(volume.type) and workload is not None and exact_io_bytes:
             iops, bps = self._hdd_rates(volume, workload, exact_io_bytes, credits)
-        elif workload is not None and spec.merges(volume, workload, self.settings.era):
+        elif workload is not None and awsmodel.merges(volume, workload, self.settings.era):
             # EBS merges sequential I/O smaller than its unit and counts the merged
             # operation once (B-IOACCT); blk-throttle counts every bio: a 4 KiB sequential
             # I/O costs EBS 1/64 of an operation, so the kernel may pass 64 for one.
-            per_io = spec.ebs_ops_per_io(volume.type, workload.bs, sequential=True,
+            per_io = awsmodel.ebs_ops_per_io(volume.type, workload.bs, sequential=True,
                                            era=self.settings.era)
             iops = iops / per_io if per_io > 0 else iops
         return iops * factor, (bps * factor if math.isfinite(bps) else None), caps.io_unit_bytes
@@ -282,7 +282,7 @@ class EmulatedVolumes:
         # on buffer layout, and blk-throttle charges each bio. So pace by bytes: the I/O rate
         # EBS allows at this block size times the block size; the IOPS limit leaves room for
         # the worst-case split and only binds if the split is worse than that.
-        rate = spec.cap_expectation("", "", volume, workload, credits=credits,
+        rate = awsmodel.cap_expectation("", "", volume, workload, credits=credits,
                                       instance_limits=self.limits()).value
         pieces = -(-workload.bs // exact_io_bytes)
 

@@ -8,7 +8,7 @@ which answers each request after a log-normal service time with the given mean. 
 throttle cgroup on the loop device still sets the rate; the daemon sets the time per I/O.
 
 Each volume type's record holds the figure it gets with ``--emulate-latency=auto``
-(:attr:`~pytest_ebsperf.spec.volume_types.VolumeType.emulated_latency_us`).
+(:attr:`~pytest_ebsperf.awsmodel.volume_types.VolumeType.emulated_latency_us`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from pytest_ebsperf.awsmodel import volume_types
 from pytest_ebsperf.config.emulation import SHARED_CALIBRATION_ENV
 from pytest_ebsperf.device.lock import measuring
 from pytest_ebsperf.emulate import loop
@@ -32,7 +33,6 @@ from pytest_ebsperf.errors import EmulationUnavailableError
 from pytest_ebsperf.fio.process import _setpriv
 from pytest_ebsperf.fio.runner import FioRunner
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec import volume_types
 
 SOURCE = Path(__file__).with_name("latfs.c")
 #: Shape of the log-normal (sigma of the log): p99 is about 1.7 x the mean.

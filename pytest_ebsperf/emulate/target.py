@@ -2,7 +2,7 @@
 check runs against (:class:`Target`): a device given with --device, or an emulated volume or
 set of this quarter (so it lives here, above the devices it may hold).
 
-Each fact of the returned :class:`~pytest_ebsperf.spec.volume.Volume` carries where it came from
+Each fact of the returned :class:`~pytest_ebsperf.awsmodel.volume.Volume` carries where it came from
 (``given`` on the command line, environment or ini; ``default`` for an emulated suite's own
 volume). Discovery (:mod:`pytest_ebsperf.aws`) merges what AWS says into
 :func:`given_volume`, keeping every given fact.
@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import awsmodel
+from pytest_ebsperf.awsmodel import volume_types
+from pytest_ebsperf.awsmodel.volume import DEFAULT, EMULATED, GIVEN, Volume
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.errors import ConfigError
-from pytest_ebsperf.spec import volume_types
-from pytest_ebsperf.spec.volume import DEFAULT, EMULATED, GIVEN, Volume
 
 if TYPE_CHECKING:
     from pytest_ebsperf.device.mdraid import MdArray
@@ -34,7 +34,7 @@ def emulated_default(vtype: str, era: str) -> Volume:
     """The volume ``--emulate`` makes for a suite of ``vtype`` under ``--ebsperf-era`` (the
     type's record: the seed documents' own examples where they fit, sized so every check runs
     in seconds; a seed era's own where today's was not sold then)."""
-    return spec.volume_type(vtype).emulated_volume(era)
+    return awsmodel.volume_type(vtype).emulated_volume(era)
 
 
 def given_volume(settings: Settings) -> Volume:
@@ -67,7 +67,7 @@ def volume_from_settings(settings: Settings, suite_type: str | None,
         raise SuiteMismatch(f"this suite checks {suite_type} volumes; the volume under "
                             f"test is {vtype} (--volume-type, from {where}).")
     _check_options_apply(s, vtype)
-    if not spec.era_applies(vtype, s.era):
+    if not awsmodel.era_applies(vtype, s.era):
         raise SuiteMismatch(f"{vtype} volumes did not exist in {s.era} (--ebsperf-era, from "
                             f"{s.origin.get('era', 'default')}).")
     given = given_volume(s)
@@ -88,7 +88,7 @@ def volume_from_settings(settings: Settings, suite_type: str | None,
     provenance.update({k: GIVEN for k in changes})
     if s.emulate:
         provenance["device"] = EMULATED
-    return spec.validate(base.replace(provenance=provenance, **changes), era=s.era)
+    return awsmodel.validate(base.replace(provenance=provenance, **changes), era=s.era)
 
 
 def _check_options_apply(settings: Settings, vtype: str) -> None:

@@ -34,20 +34,20 @@ from pytest_ebsperf.plugin.run_code import (
     aws_instance,
     aws_module,
     aws_pricing,
+    awsmodel,
+    awsmodel_validation,
     checks_session,
     results_tables,
-    spec_module,
-    spec_validation,
 )
 from pytest_ebsperf.plugin.state import STATE_KEY
 from pytest_ebsperf.plugin.terminal import terminal_width
 
 if TYPE_CHECKING:  # names for annotations; the modules come from run_code.py
     from pytest_ebsperf.aws import Provisioner, SweepReport
+    from pytest_ebsperf.awsmodel.facts import ProvisionedVolume, ProvisioningFacts
+    from pytest_ebsperf.awsmodel.volume import Volume
     from pytest_ebsperf.checks.session import EbsperfSession
     from pytest_ebsperf.plugin.state import EbsperfPlugin
-    from pytest_ebsperf.spec.facts import ProvisionedVolume, ProvisioningFacts
-    from pytest_ebsperf.spec.volume import Volume
 
 SYSFS_ENV = "EBSPERF_SYSFS_ROOT"
 DEV_ENV = "EBSPERF_DEV_ROOT"
@@ -277,7 +277,7 @@ class AwsRun:
             self.session.facts["provisioning"]["instance_limits"] = str(exc)
             return
         if found is not None and found.ebs is not None:
-            self.session.use_instance_limits(spec_module.as_ebs_limits(found.ebs))
+            self.session.use_instance_limits(awsmodel.as_ebs_limits(found.ebs))
 
     def _initialization_lines(self) -> None:
         if not self._state.session_made:
@@ -307,7 +307,7 @@ class AwsRun:
         try:
             volume, device = provisioner.provision(spec)
 
-            volume = spec_validation.validate(volume)
+            volume = awsmodel_validation.validate(volume)
         except EbsperfError as exc:
             self._release_all(provisioner)
             fail_plainly(f"Could not provision {label} for these tests: {exc}", pytrace=False)

@@ -16,11 +16,12 @@ from pytest_ebsperf.deferred import later
 
 if TYPE_CHECKING:  # the modules themselves, for the type checker
     from pytest_ebsperf import aws as aws_module
-    from pytest_ebsperf import results
-    from pytest_ebsperf import spec as spec_module
+    from pytest_ebsperf import awsmodel, results
     from pytest_ebsperf.aws import failures as aws_failures
     from pytest_ebsperf.aws import instance as aws_instance
     from pytest_ebsperf.aws import pricing as aws_pricing
+    from pytest_ebsperf.awsmodel import validation as awsmodel_validation
+    from pytest_ebsperf.awsmodel import volume_types
     from pytest_ebsperf.checks import fleet as checks_fleet
     from pytest_ebsperf.checks import plan as checks_plan
     from pytest_ebsperf.checks import preflight as checks_preflight
@@ -40,8 +41,6 @@ if TYPE_CHECKING:  # the modules themselves, for the type checker
     from pytest_ebsperf.results import report as results_report
     from pytest_ebsperf.results import run as results_run
     from pytest_ebsperf.results import tables as results_tables
-    from pytest_ebsperf.spec import validation as spec_validation
-    from pytest_ebsperf.spec import volume_types
     from pytest_ebsperf.trends import store as trends_store
     from pytest_ebsperf.verdicts import outcome as verdicts_outcome
 
@@ -71,11 +70,11 @@ MODULES: dict[str, str] = {
     "results_report": "pytest_ebsperf.results.report",
     "results_run": "pytest_ebsperf.results.run",
     "results_tables": "pytest_ebsperf.results.tables",
-    "spec_module": "pytest_ebsperf.spec",
-    "spec_validation": "pytest_ebsperf.spec.validation",
+    "awsmodel": "pytest_ebsperf.awsmodel",
+    "awsmodel_validation": "pytest_ebsperf.awsmodel.validation",
     "trends_store": "pytest_ebsperf.trends.store",
     "verdicts_outcome": "pytest_ebsperf.verdicts.outcome",
-    "volume_types": "pytest_ebsperf.spec.volume_types",
+    "volume_types": "pytest_ebsperf.awsmodel.volume_types",
 }
 
 
@@ -92,6 +91,8 @@ __all__ = [
     "aws_instance",
     "aws_module",
     "aws_pricing",
+    "awsmodel",
+    "awsmodel_validation",
     "checks_fleet",
     "checks_plan",
     "checks_preflight",
@@ -112,8 +113,6 @@ __all__ = [
     "results_report",
     "results_run",
     "results_tables",
-    "spec_module",
-    "spec_validation",
     "trends_store",
     "verdicts_outcome",
     "volume_types",

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_ebsperf.aws.pricing import builtin_prices, monthly_cost
+from pytest_ebsperf.awsmodel.volume import Volume
+from pytest_ebsperf.awsmodel.volume_types import is_instance_store
 from pytest_ebsperf.results import records
 from pytest_ebsperf.results.tables import fit_table
-from pytest_ebsperf.spec.volume import Volume
-from pytest_ebsperf.spec.volume_types import is_instance_store
 from pytest_ebsperf.units import MIB, format_number
 
 _MIB = float(MIB)

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pytest_ebsperf.awsmodel.volume import Volume
     from pytest_ebsperf.fio.result import DirectionStats, FioResult
     from pytest_ebsperf.fio.workload import Workload
-    from pytest_ebsperf.spec.volume import Volume
 
 #: Completion-latency percentiles kept per direction (the ones fio is asked for).
 KEPT_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)

@@ -12,10 +12,10 @@ from typing import Any, NamedTuple, TypeAlias
 
 from tabulate import tabulate
 
+from pytest_ebsperf.awsmodel import seed_data
+from pytest_ebsperf.awsmodel.seed_data import SEED001_RUNS
+from pytest_ebsperf.awsmodel.volume_types import is_instance_store
 from pytest_ebsperf.fio.workload import format_size
-from pytest_ebsperf.spec import seed_data
-from pytest_ebsperf.spec.seed_data import SEED001_RUNS
-from pytest_ebsperf.spec.volume_types import is_instance_store
 from pytest_ebsperf.units import (
     MIB,
     format_number,

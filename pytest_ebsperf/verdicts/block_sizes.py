@@ -9,9 +9,9 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from pytest_ebsperf.awsmodel.types import CAP, Expectation
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload, format_size
-from pytest_ebsperf.spec.types import CAP, Expectation
 from pytest_ebsperf.units import (
     format_iops,
     format_percent,

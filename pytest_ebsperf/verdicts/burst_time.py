@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_ebsperf.awsmodel.claims import source_url
+from pytest_ebsperf.awsmodel.volume import Volume
+from pytest_ebsperf.awsmodel.volume_types import volume_type
 from pytest_ebsperf.fio.result import DirectionStats, FioResult, Latency, Series
-from pytest_ebsperf.spec.claims import source_url
-from pytest_ebsperf.spec.volume import Volume
-from pytest_ebsperf.spec.volume_types import volume_type
 from pytest_ebsperf.units import format_percent, format_quantity, format_seconds
 from pytest_ebsperf.verdicts import plain
 from pytest_ebsperf.verdicts.knee import Knee, excess_integral, find_knee

@@ -1,5 +1,5 @@
 """The first read of every block of a restored volume, judged against its provisioned
-initialization rate (B-INIT, :mod:`pytest_ebsperf.spec.init_rate`).
+initialization rate (B-INIT, :mod:`pytest_ebsperf.awsmodel.init_rate`).
 
 One function for the live check (``check_initialization_rate``) and ``ebsperf judge
 --init-rate``: the read of every block is all of what the claim is about, not a sample of
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pytest_ebsperf.awsmodel.types import INFO, Expectation
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.types import INFO, Expectation
 from pytest_ebsperf.verdicts import evidence, verdict
 from pytest_ebsperf.verdicts.outcome import Verdict
 

@@ -45,7 +45,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import awsmodel
+from pytest_ebsperf.awsmodel.types import CAP, FLOOR, INFO, REL, TIME
 from pytest_ebsperf.errors import EXIT_CODES, EbsperfError, Parser
 from pytest_ebsperf.fio.counted import apply_witness, witness_of
 from pytest_ebsperf.fio.kept import KEPT_SUFFIX, kept_verdict
@@ -66,7 +67,6 @@ from pytest_ebsperf.fio.reports import (
     workload_of,
 )
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.types import CAP, FLOOR, INFO, REL, TIME
 from pytest_ebsperf.verdicts import verdict
 from pytest_ebsperf.verdicts.first_read import judge_first_read
 from pytest_ebsperf.verdicts.judge_facts import (
@@ -395,7 +395,7 @@ def judge_one(args: argparse.Namespace, given: Sequence[Any] | None, report: Rep
             metric = "iops" if expectation.unit == "IOPS" else "throughput"  # kept one's own
         if args.init_rate is not None:
             found = judge_first_read(expectation, result, workload, cpu_count=None)
-        elif spec.volume_type(members[0].type).family == spec.MAGNETIC:
+        elif awsmodel.volume_type(members[0].type).family == awsmodel.MAGNETIC:
             found = magnetic(expectation, result, workload)
         else:
             planned = rest_s or (kept_planned_s(kept) if stop else None)

@@ -10,17 +10,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import awsmodel
+from pytest_ebsperf.awsmodel import ebs
+from pytest_ebsperf.awsmodel.init_rate import init_rate_expectation, valid_rate
+from pytest_ebsperf.awsmodel.stripes import set_expectation
+from pytest_ebsperf.awsmodel.volume import Volume
+from pytest_ebsperf.awsmodel.volume_types import is_instance_store
 from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.fio.counted import Witness
 from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec import ebs
-from pytest_ebsperf.spec.init_rate import init_rate_expectation, valid_rate
-from pytest_ebsperf.spec.stripes import set_expectation
-from pytest_ebsperf.spec.volume import Volume
-from pytest_ebsperf.spec.volume_types import is_instance_store
 from pytest_ebsperf.verdicts import evidence, latency, plain
 from pytest_ebsperf.verdicts.burst_time import after_knee, knee_again
 from pytest_ebsperf.verdicts.outcome import Verdict
@@ -30,7 +30,7 @@ def volumes_of(args: argparse.Namespace) -> list[Any]:
     """The volume, or the set's members (``--volume-count``, ``--member``), validated."""
 
     def volume(vtype: str, size: int | None, iops: int | None, mibps: float | None) -> Any:
-        return spec.validate(Volume(vtype, size_gib=size, iops=iops, throughput_mibps=mibps,
+        return awsmodel.validate(Volume(vtype, size_gib=size, iops=iops, throughput_mibps=mibps,
                                       instance_type=args.instance_type,
                                       burst_balance_pct=args.burst_balance))
 
@@ -65,10 +65,10 @@ def expectation_for(args: argparse.Namespace, members: Sequence[Any], workload: 
         return _first_read(args, members, workload, what)
     if is_instance_store(first.type):
         # AWS publishes one figure for all of an instance's instance-store devices (B-IS)
-        return spec.floor_expectation(args.claim, what, first, workload,
+        return awsmodel.floor_expectation(args.claim, what, first, workload,
                                         devices=len(members))
     if len(members) == 1:
-        return spec.cap_expectation(args.claim, what, first, workload, metric=metric,
+        return awsmodel.cap_expectation(args.claim, what, first, workload, metric=metric,
                                       credits=credits)
 
     return set_expectation(args.claim, what, list(members), workload, credits=credits,
@@ -82,7 +82,7 @@ def kept_members(kept: dict[str, Any]) -> list[Any] | None:
     if not isinstance(facts, dict):
         return None
     try:
-        one = spec.validate(Volume(
+        one = awsmodel.validate(Volume(
             str(facts["type"]), size_gib=_int(facts.get("size_gib")),
             iops=_int(facts.get("iops")), throughput_mibps=_float(facts.get("throughput_mibps")),
             instance_type=facts.get("instance_type") or None,
@@ -103,19 +103,19 @@ def kept_expectation(kept: dict[str, Any], claim: str, what: str) -> Any:
         value, unit, policy = float(found["value"]), str(found["unit"]), str(found["policy"])
         low = float(found["low"]) if found.get("low") is not None else 0.90
         high = float(found["high"]) if found.get("high") is not None else None
-        duty = float(found["duty"]) if found.get("duty") is not None else spec.DUTY_GP
-        limits = tuple(spec.Limit(str(lim["name"]), str(lim["kind"]), float(lim["iops"]),
+        duty = float(found["duty"]) if found.get("duty") is not None else awsmodel.DUTY_GP
+        limits = tuple(awsmodel.Limit(str(lim["name"]), str(lim["kind"]), float(lim["iops"]),
                                   str(lim.get("claim") or ""), str(lim.get("source") or ""))
                        for lim in found.get("limits") or ())
     except (KeyError, TypeError, ValueError):
         return None
-    if policy not in (spec.CAP, spec.FLOOR, spec.INFO):
+    if policy not in (awsmodel.CAP, awsmodel.FLOOR, awsmodel.INFO):
         return None
     binding = next((lim for lim in limits if lim.name == found.get("binding")), None)
     if found.get("what"):  # the check's own words, and where the run came from
         what = f"{found['what']} ({what.rsplit(' (', 1)[-1]}" if " (from " in what else \
             str(found["what"])
-    return spec.Expectation(claim, what, policy, value, unit, binding, limits, low=low,
+    return awsmodel.Expectation(claim, what, policy, value, unit, binding, limits, low=low,
                             high=high, duty=duty, source=str(found.get("source") or ""))
 
 
@@ -133,10 +133,10 @@ def kept_again(kept: dict[str, Any], result: FioResult, workload: Workload, name
     functions the check used, with a note saying so; None when its record cannot say how."""
     claim = str(kept.get("claim") or "B-SLA")
     what = f"{(kept.get('expectation') or {}).get('what') or 'the check'} (from {name})"
-    if kept.get("knee") and kept.get("policy") != spec.TIME:
+    if kept.get("knee") and kept.get("policy") != awsmodel.TIME:
         return None  # the baseline after a knee: a CAP on the seconds after it (after_knee)
     if kept.get("knee"):
-        found = knee_again(kept["knee"], claim, what, result, spec.source_url(claim, ""))
+        found = knee_again(kept["knee"], claim, what, result, awsmodel.source_url(claim, ""))
     else:
         found = _latency_again(kept, result, workload, claim, what)
     if found is None:
@@ -149,7 +149,7 @@ def kept_again(kept: dict[str, Any], result: FioResult, workload: Workload, name
 
 def kept_seconds(kept: dict[str, Any], result: FioResult) -> FioResult:
     """The run as its check judged it: a kept after-the-knee run from its knee on."""
-    if kept.get("knee") and kept.get("policy") == spec.CAP:
+    if kept.get("knee") and kept.get("policy") == awsmodel.CAP:
         return after_knee(kept["knee"], result)
     return result
 
@@ -275,5 +275,5 @@ def _first_read(args: argparse.Namespace, members: Sequence[Any], workload: Work
         raise EbsperfError("--init-rate judges the first read of one EBS volume restored from "
                            "a snapshot: drop --volume-count/--member (instance store is never "
                            "restored).")
-    caps = spec.limits(members[0], workload)
+    caps = awsmodel.limits(members[0], workload)
     return init_rate_expectation(args.claim, what, members[0], workload, rate, caps=caps)

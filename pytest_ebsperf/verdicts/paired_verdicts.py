@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from pytest_ebsperf.awsmodel.types import REL
 from pytest_ebsperf.fio.result import FioResult
-from pytest_ebsperf.spec.types import REL
 from pytest_ebsperf.units import format_latency, format_quantity, format_seconds
 from pytest_ebsperf.verdicts import comparison
 from pytest_ebsperf.verdicts.comparison import Blocks, Sequential

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pytest_ebsperf.awsmodel.burst import TIME_ABS_TOLERANCE_S, TIME_REL_TOLERANCE
+from pytest_ebsperf.awsmodel.types import FLOOR, INFO, TIME
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.burst import TIME_ABS_TOLERANCE_S, TIME_REL_TOLERANCE
-from pytest_ebsperf.spec.types import FLOOR, INFO, TIME
 from pytest_ebsperf.units import (
     format_mibps,
     format_number,

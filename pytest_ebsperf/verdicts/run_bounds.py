@@ -10,11 +10,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from pytest_ebsperf.awsmodel.burst import burst_plan
+from pytest_ebsperf.awsmodel.volume_types import IO_CREDITS, volume_type
 from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.fio.reports import _int, parse_seconds
 from pytest_ebsperf.fio.workload import Workload, parse_size
-from pytest_ebsperf.spec.burst import burst_plan
-from pytest_ebsperf.spec.volume_types import IO_CREDITS, volume_type
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 #: A last status line within this fraction of the baseline is "at the baseline".

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from pytest_ebsperf.spec.types import REL
+from pytest_ebsperf.awsmodel.types import REL
 from pytest_ebsperf.units import format_percent, format_quantity
 from pytest_ebsperf.verdicts import stats
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict

@@ -9,7 +9,7 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from pytest_ebsperf.spec.types import CAP, Expectation
+from pytest_ebsperf.awsmodel.types import CAP, Expectation
 from pytest_ebsperf.units import format_quantity
 from pytest_ebsperf.verdicts import evidence
 from pytest_ebsperf.verdicts.verdict import above_cap, lower_check

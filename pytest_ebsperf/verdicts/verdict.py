@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pytest_ebsperf.awsmodel.types import CAP, FLOOR, INFO, Expectation
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.types import CAP, FLOOR, INFO, Expectation
 from pytest_ebsperf.units import (
     format_percent,
     format_quantity,

@@ -17,7 +17,7 @@ from pytest_ebsperf.aws.failures import (
     NotEbsVolumeError,
     VolumeAttachedElsewhereError,
 )
-from pytest_ebsperf.spec.volume import DEFAULT, DISCOVERED, GIVEN, Volume
+from pytest_ebsperf.awsmodel.volume import DEFAULT, DISCOVERED, GIVEN, Volume
 
 
 def attach(instance_id: str, device: str = "/dev/sdf", **create: Any) -> str:

@@ -11,7 +11,7 @@ from pytest_ebsperf.aws.instance import parse_instance_type
 from pytest_ebsperf.aws.merge import given_fields, merge
 from pytest_ebsperf.aws.metrics import newest_datapoint
 from pytest_ebsperf.aws.volumes import VolumeRecord
-from pytest_ebsperf.spec.volume import DEFAULT, DISCOVERED, GIVEN, Volume
+from pytest_ebsperf.awsmodel.volume import DEFAULT, DISCOVERED, GIVEN, Volume
 
 
 def record(**fields: Any) -> VolumeRecord:

@@ -21,10 +21,10 @@ from support.aws import FakeImds, closed_port_url, ec2_client, run_instance
 from support.aws_plugin import FakeTree, Inner, attach_volume
 from support.common import SUITES, needs_fio, needs_root
 
+from pytest_ebsperf.awsmodel import EbsLimits
+from pytest_ebsperf.awsmodel.volume import Volume
 from pytest_ebsperf.checks.session import EbsperfSession
 from pytest_ebsperf.config.settings import Settings
-from pytest_ebsperf.spec import EbsLimits
-from pytest_ebsperf.spec.volume import Volume
 
 pytestmark = [needs_root, needs_fio]
 FAST = ("--ebsperf-runtime=1", "--ebsperf-ramp=0")

@@ -23,7 +23,7 @@ from pytest_ebsperf.aws import (
     parse_provision_spec,
 )
 from pytest_ebsperf.aws.pricing import billed_seconds, monthly_cost
-from pytest_ebsperf.spec.volume import Volume
+from pytest_ebsperf.awsmodel.volume import Volume
 
 US = builtin_prices("us-east-1")
 

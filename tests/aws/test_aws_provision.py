@@ -27,7 +27,7 @@ from pytest_ebsperf.aws.lifecycle import (
     TAG_RUN_ID,
     Waiting,
 )
-from pytest_ebsperf.spec.volume import DEFAULT, DISCOVERED
+from pytest_ebsperf.awsmodel.volume import DEFAULT, DISCOVERED
 
 
 class FakeKernel:

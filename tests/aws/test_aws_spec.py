@@ -6,7 +6,7 @@ import pytest
 
 from pytest_ebsperf.aws import parse_provision_spec
 from pytest_ebsperf.aws.failures import ProvisionSpecError
-from pytest_ebsperf.spec.volume import GIVEN
+from pytest_ebsperf.awsmodel.volume import GIVEN
 
 
 def test_a_matrix_of_three_specs_becomes_three_given_volumes() -> None:

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from support.common import ROOT, needs_fio, needs_root, run_pytest
 
+from pytest_ebsperf.awsmodel.volume import Volume
 from pytest_ebsperf.checks import twins
-from pytest_ebsperf.spec.volume import Volume
 
 #: Times latencies or rates closely: runs while no other test runs (conftest).
 pytestmark = pytest.mark.alone

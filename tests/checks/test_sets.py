@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from support.common import SUITES, left_by_dead_runs, needs_fio, needs_root
 
-from pytest_ebsperf import spec
+from pytest_ebsperf import awsmodel
+from pytest_ebsperf.awsmodel.stripes import set_expectation
+from pytest_ebsperf.awsmodel.volume import Volume
 from pytest_ebsperf.config.consistency import resolve
 from pytest_ebsperf.config.options import OPTIONS
 from pytest_ebsperf.device.mdraid import read_md
 from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.fio.jobs import escape_filename
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.stripes import set_expectation
-from pytest_ebsperf.spec.volume import Volume
 
 RAID0 = f"{SUITES}/raid0/test_raid0.py"
 SEED_004 = Volume("io1", size_gib=200, iops=2000, instance_type="c1.xlarge")
@@ -33,16 +33,16 @@ def settings_from(**cli: object):
 @pytest.mark.parametrize(("count", "iops"), [(1, 2000), (2, 4000), (4, 8000)])
 def test_random_iops_of_alike_volumes_add_up(count: int, iops: float) -> None:
     """S4-04: N x 2,000 (seed 004: 2,064 / 4,114 / 8,150)."""
-    volume = spec.validate(SEED_004)
+    volume = awsmodel.validate(SEED_004)
     found = set_expectation("S4-04", "x", [volume] * count, Workload("randread", bs=4096))
-    assert found.value == iops and found.policy == spec.CAP
+    assert found.value == iops and found.policy == awsmodel.CAP
 
 
 @pytest.mark.parametrize(("count", "mbps", "bound"), [
     (1, 32.768, "volume"), (2, 65.536, "volume"), (4, 125.0, "instance")])
 def test_bandwidth_doubles_then_the_instance_binds(count: int, mbps: float, bound: str) -> None:
     """S4-06: 16 KiB random reads: N x 2,000 x 16 KiB until c1.xlarge's 125 MB/s."""
-    volume = spec.validate(SEED_004)
+    volume = awsmodel.validate(SEED_004)
     found = set_expectation("S4-06", "x", [volume] * count, Workload("randread", bs=16384),
                             metric="throughput")
     assert found.value / 1e6 == pytest.approx(mbps)
@@ -52,8 +52,8 @@ def test_bandwidth_doubles_then_the_instance_binds(count: int, mbps: float, boun
 
 
 def test_unequal_members_run_at_the_slowest_members_pace() -> None:
-    fast = spec.validate(Volume("io1", size_gib=200, iops=2000))
-    slow = spec.validate(Volume("io1", size_gib=200, iops=1000))
+    fast = awsmodel.validate(Volume("io1", size_gib=200, iops=2000))
+    slow = awsmodel.validate(Volume("io1", size_gib=200, iops=1000))
     found = set_expectation("S4-04", "x", [fast, slow, fast], Workload("randread", bs=4096))
     assert found.value == 3000  # 3 x 1,000, not 5,000
     assert any("slowest member" in n and "5,000 IOPS" in n for n in found.notes)
@@ -62,11 +62,11 @@ def test_unequal_members_run_at_the_slowest_members_pace() -> None:
 def test_in_2013_set_bandwidth_is_judged_only_where_the_instance_surely_binds() -> None:
     """S4-06 with --ebsperf-era=2013: no per-volume throughput was published, so 1 and 2
     volumes are recorded; 4 x 2,000 x 16 KiB = 131 MB/s surely reach c1.xlarge's 125."""
-    volume = spec.validate(SEED_004, era="2013")
+    volume = awsmodel.validate(SEED_004, era="2013")
     seq = Workload("read", bs=1 << 20)
     policies = [set_expectation("S4-06", "x", [volume] * n, seq, metric="throughput",
                                 era="2013").policy for n in (1, 2, 4)]
-    assert policies == [spec.INFO, spec.INFO, spec.CAP]
+    assert policies == [awsmodel.INFO, awsmodel.INFO, awsmodel.CAP]
 
 
 # -- md arrays from sysfs --------------------------------------------------------------------

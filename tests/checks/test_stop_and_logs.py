@@ -7,11 +7,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+from pytest_ebsperf.awsmodel.types import FLOOR, Expectation, Limit
 from pytest_ebsperf.checks.rates import RateChecks
 from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import DirectionStats, FioResult, Series
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.types import FLOOR, Expectation, Limit
 from pytest_ebsperf.verdicts import evidence, verdict
 from pytest_ebsperf.verdicts.outcome import Outcome
 

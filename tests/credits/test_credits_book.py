@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from pytest_ebsperf.awsmodel.volume import Volume
 from pytest_ebsperf.config.consistency import parse_timescale, validate
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.credits.book import AUTO_BURST_S, CreditBook, auto_timescale
 from pytest_ebsperf.errors import ConfigError
-from pytest_ebsperf.spec.volume import Volume
 
 GP2 = Volume("gp2", size_gib=100)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_ebsperf.awsmodel.burst import gp2_burst_plan
+from pytest_ebsperf.awsmodel.volume import DISCOVERED, Volume
 from pytest_ebsperf.credits.ledger import (
     CreditLedger,
     balance_origin,
@@ -12,8 +14,6 @@ from pytest_ebsperf.credits.ledger import (
     scaled_plan,
 )
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.burst import gp2_burst_plan
-from pytest_ebsperf.spec.volume import DISCOVERED, Volume
 
 GP2 = Volume("gp2", size_gib=100)
 

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from support.common import ROOT, needs_fio, needs_root
 
+from pytest_ebsperf.awsmodel.volume_types import volume_type
 from pytest_ebsperf.config.emulation import parse_latency
 from pytest_ebsperf.emulate import EmulatedDevice, cleanup, loop, service_time, witness
 from pytest_ebsperf.errors import ConfigError
 from pytest_ebsperf.fio.runner import FioRunner
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.volume_types import volume_type
 
 #: Times latencies or rates closely: runs while no other test runs (conftest).
 pytestmark = pytest.mark.alone

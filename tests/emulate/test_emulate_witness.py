@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import replace
 from types import SimpleNamespace
 
+from pytest_ebsperf.awsmodel.types import CAP, VOLUME, Expectation, Limit
 from pytest_ebsperf.emulate import witness
 from pytest_ebsperf.fio.result import DirectionStats, FioResult, Series
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.types import CAP, VOLUME, Expectation, Limit
 from pytest_ebsperf.verdicts import evidence, stability, verdict
 from pytest_ebsperf.verdicts.outcome import Outcome
 

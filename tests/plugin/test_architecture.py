@@ -104,7 +104,7 @@ def test_the_package_has_no_import_cycles() -> None:
 
 #: The quarters from the bottom up: each imports only quarters before it (every import counts,
 #: in functions and under TYPE_CHECKING too). docs/architecture.md draws the same order.
-LAYERS = ("device", "fio", "spec", "config", "aws", "verdicts", "emulate", "results",
+LAYERS = ("device", "fio", "awsmodel", "config", "aws", "verdicts", "emulate", "results",
           "trends", "credits", "checks", "plugin", "suites")
 
 
@@ -144,9 +144,9 @@ def test_the_cycle_finder_sees_every_import(tmp_path: Path) -> None:
 #: beyond the volume types' records (those give --volume-type its help); all load when a
 #: check first needs them.
 MEASURING = ("checks", "verdicts", "fio", "aws", "emulate", "credits", "results", "trends",
-             "spec.expect", "spec.caps", "spec.burst", "spec.accounting", "spec.floor",
-             "spec.queue", "spec.instances", "spec.instance_data", "spec.stripes",
-             "spec.seed_data", "spec.validation", "device.safety", "device.identity",
+             "awsmodel.expect", "awsmodel.caps", "awsmodel.burst", "awsmodel.accounting", "awsmodel.floor",
+             "awsmodel.queue", "awsmodel.instances", "awsmodel.instance_data", "awsmodel.stripes",
+             "awsmodel.seed_data", "awsmodel.validation", "device.safety", "device.identity",
              "device.hold", "device.lock", "device.kernelstat", "device.ebsnvme",
              "device.mdraid", "device.guardian")
 
@@ -392,11 +392,11 @@ def test_each_rule_is_written_once() -> None:
     credits = _where(lambda n: isinstance(n, ast.Compare) and _attr(n.left, "burst_balance_pct")
                      and any(isinstance(c, ast.Constant) and c.value in (0, 0.0)
                              for c in n.comparators))
-    assert [where for where in credits if not where.startswith("spec/volume.py:")] == [], credits
+    assert [where for where in credits if not where.startswith("awsmodel/volume.py:")] == [], credits
     threshold = _where(lambda n: isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)
                        and {_attr(n.left, "low") or _attr(n.left, "high"),
                             _attr(n.right, "value")} == {True})
-    assert [where for where in threshold if not where.startswith("spec/types.py:")] == [], \
+    assert [where for where in threshold if not where.startswith("awsmodel/types.py:")] == [], \
         threshold
     limits = _where(lambda n: isinstance(n, ast.Constant) and isinstance(n.value, str)
                     and ("1 to 64" in n.value or "1 to 28" in n.value))

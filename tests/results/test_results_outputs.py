@@ -13,11 +13,11 @@ import pytest
 from support.common import DATA, ROOT
 
 from pytest_ebsperf.aws.pricing import builtin_prices, monthly_cost
+from pytest_ebsperf.awsmodel.volume import Volume
 from pytest_ebsperf.results import cost, history, junit, records, report, tables
 from pytest_ebsperf.results.document import build_document
 from pytest_ebsperf.results.pictures import series_figure, sweep_figure
 from pytest_ebsperf.results.tables import Measurement
-from pytest_ebsperf.spec.volume import Volume
 
 HERE = DATA / "results"
 SCHEMA = json.loads((ROOT / "docs" / "results-schema.json").read_text())

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from pytest_ebsperf.spec.types import FLOOR, Expectation
+from pytest_ebsperf.awsmodel.types import FLOOR, Expectation
 from pytest_ebsperf.verdicts import evidence, lower, stop_rule
 from pytest_ebsperf.verdicts.verdict import lower_check
 

@@ -205,9 +205,9 @@ def test_a_kept_burst_check_is_not_judged_as_its_claim(tmp_path: Path) -> None:
 def _judged_and_kept(report: Path, result: FioResult, workload: Workload) -> Verdict:
     """A gp3 4 KiB read check's verdict on ``result``, kept beside ``report`` as a live
     check keeps it (B-GP3 at the run's level)."""
+    from pytest_ebsperf.awsmodel import cap_expectation
+    from pytest_ebsperf.awsmodel.volume import Volume
     from pytest_ebsperf.fio.kept import keep_verdict
-    from pytest_ebsperf.spec import cap_expectation
-    from pytest_ebsperf.spec.volume import Volume
     from pytest_ebsperf.verdicts import evidence, verdict
 
     expectation = cap_expectation("B-GP3", "gp3 random read 4 KiB", Volume("gp3", 100),

@@ -269,7 +269,7 @@ def test_every_row_of_the_instance_table_is_its_source_record() -> None:
     import gzip
 
     moto = pytest.importorskip("moto")
-    from pytest_ebsperf.spec import instance_data
+    from pytest_ebsperf.awsmodel import instance_data
 
     source = Path(moto.__file__).parent / "ec2" / "resources" / "instance_types.json.gz"
     with gzip.open(source) as handle:
@@ -289,11 +289,10 @@ def test_every_row_of_the_instance_table_is_its_source_record() -> None:
 
 
 def test_the_published_instance_types_are_known() -> None:
-    from pytest_ebsperf import spec
-
+    from pytest_ebsperf import awsmodel
     for name in ("r5b.large", "c6a.xlarge", "r6a.xlarge", "c6id.4xlarge", "m1.large"):
-        assert spec.ebs_limits(name) is not None, name
-    assert spec.ebs_limits("r5b.large").max_iops == 43_333
+        assert awsmodel.ebs_limits(name) is not None, name
+    assert awsmodel.ebs_limits("r5b.large").max_iops == 43_333
 
 
 def test_status_interval_reports_are_one_run_each_read_from_its_prompted_command_line() -> None:

@@ -10,10 +10,7 @@ from collections.abc import Sequence
 import pytest
 
 from pytest_ebsperf import units
-from pytest_ebsperf.checks import paired
-from pytest_ebsperf.fio.result import DirectionStats, FioResult, Latency, Series
-from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.spec.types import (
+from pytest_ebsperf.awsmodel.types import (
     CAP,
     DUTY_GP,
     DUTY_IO,
@@ -24,6 +21,9 @@ from pytest_ebsperf.spec.types import (
     Expectation,
     Limit,
 )
+from pytest_ebsperf.checks import paired
+from pytest_ebsperf.fio.result import DirectionStats, FioResult, Latency, Series
+from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.verdicts import (
     block_sizes,
     comparison,
