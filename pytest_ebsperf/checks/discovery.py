@@ -25,18 +25,20 @@ if TYPE_CHECKING:
 from pytest_ebsperf.checks.session import EbsperfSession, FoundVolume
 
 
-def discover(session: EbsperfSession) -> None:
-    """Ask AWS what ``--device`` is when facts are missing; a failure is kept as a
-    sentence (:meth:`~pytest_ebsperf.checks.session.EbsperfSession.discovery_hint`) for the error the missing facts then cause."""
+def discover(session: EbsperfSession) -> EbsperfSession:
+    """Ask AWS what ``--device`` is when facts are missing; returns the session knowing
+    what AWS said. A failure is kept as a sentence
+    (:meth:`~pytest_ebsperf.checks.session.EbsperfSession.discovery_hint`) for the error the
+    missing facts then cause."""
     s, missing = session.settings, session.missing_facts()
     info: DiscoveryFacts = {"missing": list(missing)}
     session.facts["discovery"] = info
     if not s.no_discovery:
-        _discover_reference(session)
+        session = _discover_reference(session)
     if s.no_discovery or not missing:
         info["status"] = ("off (--ebsperf-no-discovery)" if s.no_discovery else
                           "not needed: every fact was given")
-        return
+        return session
 
     try:
         found = aws.discover(str(s.device), given=session.given_volume(),
@@ -45,27 +47,30 @@ def discover(session: EbsperfSession) -> None:
         info["status"] = "failed"
         info["error"] = str(exc) if isinstance(exc, EbsperfError) else (
             f"AWS discovery failed ({type(exc).__name__}: {exc}).")
-        return
+        return session
     volume = awsmodel.validate(found.volume)
     info["status"], info["aws"] = "discovered", found.as_dict()
     if found.ebs_limits is not None:
-        session.use_instance_limits(awsmodel.as_ebs_limits(found.ebs_limits))
+        session = session.knowing(
+            instance_limits=awsmodel.as_ebs_limits(found.ebs_limits))
     origin = f"discovered from AWS: {found.volume_id or found.device.path}"
     reason = _initialization_reason(session, found, volume)
-    session.use_discovery(found, FoundVolume(volume, str(s.device), origin, reason))
+    session = session.knowing(discovery=found).with_volume(
+        FoundVolume(volume, str(s.device), origin, reason))
     session.record_volume(str(s.device), volume, found.notes)
-    for other in s.devices[1:]:
-        _discover_member(session, other, volume)
+    members = {other: _discover_member(session, other, volume) for other in s.devices[1:]}
+    known = {path: member for path, member in members.items() if member is not None}
+    return session.knowing(member_volumes=known) if known else session
 
 
-def _discover_reference(session: EbsperfSession) -> None:
+def _discover_reference(session: EbsperfSession) -> EbsperfSession:
     """--reference-device's type and encryption from AWS, when an option leaves them
     out (the relative claims need them: S2-17's encrypted twin, S0-08's Magnetic one).
     A failure is a note: the claims then say what to pass."""
     s = session.settings
     if not s.reference_device or (s.reference_volume_type is not None
                                   and s.reference_encrypted is not None):
-        return
+        return session
 
     given = Volume(s.reference_volume_type or "", encrypted=s.reference_encrypted)
     try:
@@ -74,10 +79,10 @@ def _discover_reference(session: EbsperfSession) -> None:
     except Exception as exc:  # noqa: BLE001 - a note, never a trace
         why = str(exc) if isinstance(exc, EbsperfError) else f"{type(exc).__name__}: {exc}"
         session.facts["discovery"]["reference_error"] = why
-        return
-    session.use_reference(found.volume)
+        return session
     session.record_volume(s.reference_device, found.volume,
-                       ["the reference twin (--reference-device), discovered"])
+                          ["the reference twin (--reference-device), discovered"])
+    return session.knowing(reference_found=found.volume)
 
 
 def twin_facts(session: EbsperfSession, device: Volume, claim_type: str | None = None) -> TwinFacts:
@@ -104,9 +109,9 @@ def twin_facts(session: EbsperfSession, device: Volume, claim_type: str | None =
                    "discovered"))
 
 
-def _discover_member(session: EbsperfSession, path: str, first: Volume) -> None:
-    """Each further device of a set described by AWS on its own (its own size, IOPS,
-    type); on failure its facts are the first device's, and the note says why."""
+def _discover_member(session: EbsperfSession, path: str, first: Volume) -> Volume | None:
+    """A further device of a set described by AWS on its own (its own size, IOPS, type);
+    None on failure: its facts are the first device's, and the note says why."""
 
     try:
         found = aws.discover(path, given=session.given_volume(),
@@ -117,10 +122,10 @@ def _discover_member(session: EbsperfSession, path: str, first: Volume) -> None:
         session.record_volume(path, first, [(f"a member of the set: discovery could not tell "
                                          f"({why.rstrip('.')}); facts taken as the first "
                                          f"device's ({session.settings.device}).")])
-        return
-    session.use_member(path, volume)
+        return None
     session.record_volume(path, volume, [*found.notes, ("a member of the set, discovered on "
-                                      "its own.")])
+                                                         "its own.")])
+    return volume
 
 
 def _discovery_options(session: EbsperfSession, path: str) -> dict[str, Any]:

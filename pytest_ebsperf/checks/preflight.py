@@ -28,8 +28,9 @@ from pytest_ebsperf.errors import ConfigError, UnsafeDeviceError
 from pytest_ebsperf.fio.process import sweep_fio_dirs
 
 
-def run(session: EbsperfSession) -> None:
-    """Checks made once before any check runs: fio, and the device or emulation."""
+def run(session: EbsperfSession) -> EbsperfSession:
+    """Checks made once before any check runs: fio, and the device or emulation. Returns
+    the session knowing what they found (the device's set, what AWS said of it)."""
     session.runner.version()
     session.runner.resolve_engine(session.settings.engine)  # an engine fio lacks stops the run
     if session.runner.host.is_local:
@@ -39,16 +40,16 @@ def run(session: EbsperfSession) -> None:
 
         check_remote_emulation(session.runner.host)  # root and util-linux there
         sweep_remote(session.runner.host)  # what killed runs from here left on that host
-        return
+        return session
     if session.settings.emulate:
 
         check_emulation_available()
         if parse_latency(session.settings.emulate_latency) is not None:
             service_time.check_available()  # /dev/fuse, and the daemon builds here
         sweep_stale()
-        return
+        return session
     if session.settings.provision:
-        return  # each provisioned volume's device is checked when it is attached
+        return session  # each provisioned volume's device is checked when it is attached
     if not session.settings.device:
         raise ConfigError(
             "No device to check: pass --device=PATH (the block device under test, e.g. "
@@ -57,11 +58,11 @@ def run(session: EbsperfSession) -> None:
     if not session.runner.host.is_local:
         return _preflight_remote(session)
     session.device_report(session.settings.device)
-    _preflight_set(session)
+    session = _preflight_set(session)
     if session.settings.reference_device:
         session.device_report(session.settings.reference_device)
         _check_reference_differs(session)
-    discovery.discover(session)
+    session = discovery.discover(session)
     if session.settings.volume_type is None and session.found is None:
         raise ConfigError(
             f"The volume type of {session.settings.device} is unknown: pass --volume-type "
@@ -71,6 +72,7 @@ def run(session: EbsperfSession) -> None:
         )
     if session.found is None:
         session.record_given_volume()
+    return session
 
 
 def check_plan(session: EbsperfSession, markers: Sequence[Mapping[str, Any]]) -> int:
@@ -146,9 +148,9 @@ def check_opt_in(session: EbsperfSession) -> None:
                               "without it for the read-only checks.") from None
 
 
-def _preflight_set(session: EbsperfSession) -> None:
+def _preflight_set(session: EbsperfSession) -> EbsperfSession:
     """Every device of --device=A,B,... is inspected; an md array's members are read
-    from sysfs (where fio runs)."""
+    from sysfs (where fio runs): the session knowing the array, when it is one."""
     devices = session.settings.devices
     for other in devices[1:]:
         session.device_report(other)
@@ -158,15 +160,16 @@ def _preflight_set(session: EbsperfSession) -> None:
             raise ConfigError(f"--device={','.join(devices)} names one device twice "
                               "(two paths of the same device): each member of a set is "
                               "a different volume.")
-        return
+        return session
 
     host = session.runner.host
     found = mdraid.read_md(session.settings.device or "") if host.is_local else \
         mdraid.read_md_on(host, session.settings.device or "")
-    if found is not None:
-        session.use_md(found)
-        for member in found.members:
-            session.device_report(member)
+    if found is None:
+        return session
+    for member in found.members:
+        session.device_report(member)
+    return session.knowing(md=found)
 
 
 def _check_reference_differs(session: EbsperfSession) -> None:
@@ -179,22 +182,22 @@ def _check_reference_differs(session: EbsperfSession) -> None:
             "Pass the twin volume (e.g. the unencrypted copy) as --reference-device.")
 
 
-def _preflight_remote(session: EbsperfSession) -> None:
+def _preflight_remote(session: EbsperfSession) -> EbsperfSession:
     """fio runs on another host: nothing of this machine's may stand for that device.
     Its volume facts must be given (discovery asks this machine's metadata)."""
 
     device = session.settings.device or ""
     try:  # the device is inspected where fio runs, with the same code as here
         session.device_report(device)
-        _preflight_set(session)
+        session = _preflight_set(session)
         if session.settings.reference_device:
             session.device_report(session.settings.reference_device)
             _check_reference_differs(session)
     except RemoteInspectionError as exc:
         # read-only checks can still run (fio opens the device --readonly); writes cannot
-        session.refuse_writes_uninspected(str(exc))
+        session = session.knowing(remote_uninspected=str(exc))
         session.runner.check_target(device)
-    discovery.discover(session)  # the host says what its device and instance are; AWS the rest
+    session = discovery.discover(session)  # the host says what its device and instance are; AWS the rest
     if session.settings.volume_type is None and session.found is None:
         raise ConfigError(
             f"The volume type of {session.settings.device} on {session.runner.host} is unknown: "
@@ -204,3 +207,4 @@ def _preflight_remote(session: EbsperfSession) -> None:
             f"{session.discovery_hint()}")
     if session.found is None:
         session.record_given_volume()
+    return session

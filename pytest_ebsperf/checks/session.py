@@ -1,14 +1,16 @@
 """Run-wide state: the volume under test for each suite, its device (real or emulated), fio.
 
-Built once per pytest run from :class:`~pytest_ebsperf.config.settings.Settings`; holds no pytest
-objects. Errors are domain exceptions with sentences; the plugin turns them into usage
+A value built once per pytest run from :class:`~pytest_ebsperf.config.settings.Settings` and
+what discovery and preflight return (each derives a session that knows more; nothing assigns
+one); what it holds while it measures is :mod:`pytest_ebsperf.checks.resources`. It holds no
+pytest objects. Errors are domain exceptions with sentences; the plugin turns them into usage
 errors or skips.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -17,10 +19,10 @@ from pytest_ebsperf.aws.initialization import initialization_read
 from pytest_ebsperf.awsmodel import volume_types
 from pytest_ebsperf.awsmodel.facts import RunFacts, VolumeEntry
 from pytest_ebsperf.awsmodel.volume import DEFAULT, Volume
-from pytest_ebsperf.config.session_inputs import SessionInputs
+from pytest_ebsperf.checks.resources import SessionResources
+from pytest_ebsperf.config.session_inputs import ProgressWriter, SessionInputs
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.credits.book import CreditBook
-from pytest_ebsperf.device.safety import inspect_on
 from pytest_ebsperf.emulate.registry import EmulatedVolumes
 from pytest_ebsperf.emulate.target import (
     SuiteMismatch,
@@ -36,7 +38,6 @@ from pytest_ebsperf.verdicts import evidence
 
 if TYPE_CHECKING:
     from pytest_ebsperf.aws import Discovery
-    from pytest_ebsperf.config.session_inputs import ProgressWriter
     from pytest_ebsperf.device.mdraid import MdArray
     from pytest_ebsperf.device.safety import DeviceReport
     from pytest_ebsperf.fio.workload import Workload
@@ -57,80 +58,108 @@ class FoundVolume:
     skip_reason: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class EbsperfSession:
-    """Everything the checks of one pytest run share."""
+    """Everything the checks of one pytest run share: a value built once from the settings and
+    what discovery and preflight found (each returns a session :meth:`knowing` more), never
+    assigned. The devices, fio runner and record it holds are :attr:`resources`, shared by
+    every session derived from the first."""
 
     settings: Settings
-    #: What the pytest run gives besides the settings (progress, servers, AWS options...),
-    #: read once here: nothing sets a session's fields from outside.
+    #: What the pytest run gives besides the settings (progress, servers, AWS options...).
     inputs: SessionInputs = field(default_factory=SessionInputs)
     #: The host fio runs on when it is not the settings' ``--ebsperf-host`` (a fleet host's).
     fio_host: FioHost | None = None
     cpu_count: int = field(default_factory=lambda: os.cpu_count() or 1)
-    _runner: FioRunner | None = None
-    _targets: dict[tuple[Volume, str], Target] = field(default_factory=dict)
-    _reports: dict[str, DeviceReport] = field(default_factory=dict)
+    #: The fleet host this session measures (testinfra's id, ``ssh://10.0.0.2``); None when
+    #: the run has one host.
+    host_id: str | None = None
     #: Why the remote device could not be inspected (no python3 there): writes are refused.
     remote_uninspected: str | None = None
-    _written: set[str] = field(default_factory=set)
-    #: The notes said once per run (:meth:`first_to_say`).
-    _said: set[str] = field(default_factory=set)
-    #: The volume(s) under test as plain JSON-friendly data, for reports and result files:
-    #: ``volumes`` (per device each fact with its source: given, discovered, default, and
-    #: notes), ``discovery`` (status, error, what AWS said), ``initialization`` and
-    #: ``provisioning`` (cost, sweep, clean-up) when they apply.
-    facts: RunFacts = field(default_factory=lambda: RunFacts())
     #: The instance's EBS-optimized limits from DescribeInstanceTypes; when set, the models
     #: use them instead of the built-in instance table.
     instance_limits: awsmodel.EbsLimits | None = None
     #: The volume under test when AWS described it; None when the options describe it.
     found: FoundVolume | None = None
-    #: The fleet host this session measures (testinfra's id, ``ssh://10.0.0.2``); None when
-    #: the run has one host.
-    host_id: str | None = None
-    #: fio servers measured together (--ebsperf-fio-servers), with their settings.
-    fio_servers: list[Any] = field(init=False, default_factory=list)
     #: The other devices of a set (--device=A,B,...) as discovery described each; empty when
     #: their facts are taken as the first device's.
-    member_volumes: dict[str, Volume] = field(default_factory=dict)
+    member_volumes: Mapping[str, Volume] = field(default_factory=dict)
     #: Everything discovery learnt (:class:`pytest_ebsperf.aws.Discovery`), when it ran.
     discovery: Discovery | None = None
-    #: Read every block of a volume that is not fully initialized before measuring it.
-    initialize: bool = field(init=False, default=False)
-    #: What fio measured in that read (B-INIT), once made; judged by the check of a
-    #: provisioned initialization rate.
-    initialization_result: FioResult | None = field(init=False, default=None)
-    #: Keyword arguments for :func:`pytest_ebsperf.aws.discover` (``sysfs_root``, ``dev_root``).
-    aws_options: dict[str, Any] = field(init=False, default_factory=dict)
-    _credits: CreditBook | None = None
-    #: Checks of this run that can FAIL (the false-red budget is split over them): not
-    #: those that only record, not those whose suite does not apply; 0: unknown.
-    checks_planned: int = field(init=False, default=0)
-    #: Where live lines go while fio runs (a terminal line or CI heartbeat); None: nowhere.
-    progress: ProgressWriter | None = field(init=False, default=None)
-    _emulation: EmulatedVolumes | None = None
     #: The md array ``--device`` names, when it is one (its members are the set).
     md: MdArray | None = None
     #: What AWS said of --reference-device (type, encryption), when discovery ran for it.
     reference_found: Volume | None = None
+    #: Checks of this run that can FAIL once preflight knows which suites apply; 0: as
+    #: collected (:attr:`checks_planned`).
+    checks_judged: int = 0
+    _held: SessionResources | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        given = self.inputs
-        self.progress = given.progress
-        self.checks_planned = given.checks_planned
-        self.fio_servers = list(given.fio_servers)
-        self.initialize = given.initialize
-        self.aws_options = dict(given.aws_options)
+        if self._held is None:  # the first session of a run: its resources start here
+            object.__setattr__(self, "_held", SessionResources(self.settings, self.inputs,
+                                                               self.fio_host))
 
-    def settle_checks(self, judged: int) -> None:
+    def knowing(self, **learnt: Any) -> EbsperfSession:
+        """This session with what discovery, preflight or AWS learnt (the fields named),
+        holding the same resources."""
+        return replace(self, **learnt)
+
+    def settle_checks(self, judged: int) -> EbsperfSession:
         """The checks that can FAIL once preflight knows which suites apply (at least 1)."""
-        self.checks_planned = max(1, judged)
+        return self.knowing(checks_judged=max(1, judged))
 
-    def use_instance_limits(self, limits: awsmodel.EbsLimits) -> None:
-        """The instance's EBS-optimized limits as AWS described them (provisioning asks
-        DescribeInstanceTypes); the models use them instead of the built-in table."""
-        self.instance_limits = limits
+    def with_volume(self, found: FoundVolume | None) -> EbsperfSession:
+        """``found`` as the volume under test (None: none); forgets the previous one's
+        device state, since a later volume may appear under the same path."""
+        if self.found is not None:
+            self.resources.forget(self.found.path)
+        if found is not None:
+            self.resources.forget(found.path)
+        return self.knowing(found=found)
+
+    # -- what the run gives and holds ----------------------------------------------------
+    @property
+    def resources(self) -> SessionResources:
+        """The fio runner, devices, notes said and record this session shares."""
+        assert self._held is not None  # made in __post_init__
+        return self._held
+
+    @property
+    def facts(self) -> RunFacts:
+        """The run's record of its volumes (:attr:`SessionResources.facts`)."""
+        return self.resources.facts
+
+    @property
+    def progress(self) -> ProgressWriter | None:
+        """Where live lines go while fio runs (a terminal line or CI heartbeat)."""
+        return self.inputs.progress
+
+    @property
+    def fio_servers(self) -> list[Any]:
+        """fio servers measured together (--ebsperf-fio-servers), with their settings."""
+        return self.inputs.fio_servers
+
+    @property
+    def initialize(self) -> bool:
+        """Read every block of a volume that is not fully initialized before measuring it."""
+        return self.inputs.initialize
+
+    @property
+    def aws_options(self) -> dict[str, Any]:
+        """Keyword arguments for :func:`pytest_ebsperf.aws.discover` (``sysfs_root``...)."""
+        return self.inputs.aws_options
+
+    @property
+    def checks_planned(self) -> int:
+        """Checks of this run that can FAIL (the false-red budget is split over them): not
+        those that only record, not those whose suite does not apply; 0: unknown."""
+        return self.checks_judged or self.inputs.checks_planned
+
+    @property
+    def initialization_result(self) -> FioResult | None:
+        """What fio measured in the initialization read (B-INIT), once made."""
+        return self.resources.initialization_result
 
     @property
     def policy(self) -> evidence.Policy:
@@ -143,38 +172,23 @@ class EbsperfSession:
     @property
     def credits(self) -> CreditBook:
         """Burst-credit ledgers of the volumes and bucket controllers of emulated devices."""
-        if self._credits is None:
+        held = self.resources
+        if held.credits is None:
             book = CreditBook(self.settings)
             book.configure(bucket_factor=self.settings.emulate_bucket_factor,
                            start_pct=self.settings.emulate_burst_balance,
                            plots=self.inputs.plots, progress=self.inputs.progress)
-            self._credits = book
-        return self._credits
+            held.credits = book
+        return held.credits
 
-    # -- fio -----------------------------------------------------------------------------
     @property
     def runner(self) -> FioRunner:
-        if self._runner is None:
-            host = self.fio_host
-            spec = self.settings.host
-            if host is None and spec in ("", "local://"):
-                host = FioHost()
-            elif host is None:
-                # testinfra (and its backends): only for a remote --ebsperf-host
-                import testinfra
-
-                host = FioHost(testinfra.get_host(spec))
-            self._runner = FioRunner(host=host, fio=self.settings.fio,
-                                     keep_dir=self.inputs.keep_dir)
-        return self._runner
+        return self.resources.runner
 
     def device_report(self, path: str) -> DeviceReport:
         """What ``path`` is and holds, on the host fio runs on (inspected once, at preflight;
         writing checks inspect it again right before they write)."""
-        if path not in self._reports:
-
-            self._reports[path] = inspect_on(self.runner.host, path)
-        return self._reports[path]
+        return self.resources.device_report(path)
 
     # -- the volume under test -----------------------------------------------------------
     def volume_for(self, suite_type: str | None, emulated: Volume | None = None) -> Volume:
@@ -243,44 +257,10 @@ class EbsperfSession:
             entry["spec"] = spec
         self.facts.setdefault("volumes", []).append(entry)
 
-    # -- what discovery and preflight learnt: entered here, never assigned from outside --
-    def use_discovery(self, discovery: Discovery, found: FoundVolume) -> None:
-        """What AWS said of the device under test, and the volume it makes of it."""
-        self.discovery = discovery
-        self.use_volume(found)
-
-    def use_reference(self, volume: Volume) -> None:
-        """What AWS said of --reference-device (its type and encryption)."""
-        self.reference_found = volume
-
-    def use_member(self, path: str, volume: Volume) -> None:
-        """A further device of a set, as AWS described it on its own."""
-        self.member_volumes[path] = volume
-
-    def use_md(self, array: MdArray) -> None:
-        """--device names an md array: its members are the set."""
-        self.md = array
-
-    def refuse_writes_uninspected(self, reason: str) -> None:
-        """The remote device could not be inspected (``reason``): writes are refused."""
-        self.remote_uninspected = reason
-
     def first_to_say(self, what: str) -> bool:
         """True the first time a note about ``what`` is asked for in this run (a note said
         once per run, then out of the way), False after."""
-        if what in self._said:
-            return False
-        self._said.add(what)
-        return True
-
-    def use_volume(self, found: FoundVolume | None) -> None:
-        """Make ``found`` the volume under test (None: none); forgets the previous one's
-        device state, since a later volume may appear under the same path."""
-        if self.found is not None:
-            old = self.found.path
-            self._reports.pop(old, None)
-            self._targets = {k: t for k, t in self._targets.items() if t.path != old}
-        self.found = found
+        return self.resources.first(self.resources.said, what)
 
     def _found_for(self, suite_type: str | None) -> Volume:
         found = self.found
@@ -290,32 +270,37 @@ class EbsperfSession:
             raise SuiteMismatch(f"this suite checks {suite_type} volumes; the volume under "
                                 f"test is {found.volume.type} ({found.origin}).")
         if found.skip_reason is not None:
-            if not self.initialize or self.facts["initialization"].get("error"):
-                raise SuiteMismatch(found.skip_reason)
-            self._initialization_read(found)
+            read = self.resources.initialized
+            if found.path not in read:
+                if not self.initialize:
+                    raise SuiteMismatch(found.skip_reason)
+                read[found.path] = self._initialization_read(found)
+            problem = read[found.path]
+            if problem is not None:
+                raise SuiteMismatch(problem)
         return found.volume
 
-    def _initialization_read(self, found: FoundVolume) -> None:
+    def _initialization_read(self, found: FoundVolume) -> str | None:
         """AWS's documented read of every block (B-INIT), once, before the first check; what
-        fio measured is kept for the check of a provisioned initialization rate."""
+        fio measured is kept for the check of a provisioned initialization rate. Returns
+        why the read could not be made, else None."""
 
         estimate = float(self.facts["initialization"].get("read_estimate_s") or 0.0)
         read_s, problem, result = initialization_read(self.runner, found.path, estimate)
         if problem:
-            self.found = replace(found, skip_reason=problem)
             self.facts["initialization"]["error"] = problem
-            raise SuiteMismatch(problem)
-        self.found = replace(found, skip_reason=None)
+            return problem
         self.facts["initialization"]["read_s"] = round(read_s, 1)
-        self.initialization_result = result
+        self.resources.initialization_result = result
+        return None
 
     # -- devices -------------------------------------------------------------------------
     def target_for(self, volume: Volume, role: str = "device") -> Target:
         """The device (emulated or given) for ``volume``; ``role`` "reference" for the twin."""
-        key = (volume, role)
-        if key not in self._targets:
-            self._targets[key] = self._make_target(volume, role)
-        return self._targets[key]
+        key, made = (volume, role), self.resources.targets
+        if key not in made:
+            made[key] = self._make_target(volume, role)
+        return made[key]
 
     def _make_target(self, volume: Volume, role: str) -> Target:
         if self.settings.plan:  # a dry run makes no device and inspects none
@@ -363,9 +348,9 @@ class EbsperfSession:
             raise SuiteMismatch(
                 f"this check measures {count} volumes together; the set under test has "
                 f"{self.set_size} (--device=A,B,... or --emulate --volume-count=N).")
-        key = (volume, f"set{count}")
-        if key in self._targets:
-            return self._targets[key]
+        key, made = (volume, f"set{count}"), self.resources.targets
+        if key in made:
+            return made[key]
         if self.settings.plan:  # a dry run makes no device
             names = (tuple(f"/dev/emulated-{volume.type}-{n + 1}" for n in range(count))
                      if self.settings.emulate else tuple(self.settings.devices[:count]))
@@ -384,7 +369,7 @@ class EbsperfSession:
                 self.device_report(m) for m in members)
             target = Target(members[0], volume, role=f"set{count}", members=members,
                             member_reports=reports)
-        self._targets[key] = target
+        made[key] = target
         return target
 
     def member_target(self, target: Target, member: str) -> Target:
@@ -398,13 +383,13 @@ class EbsperfSession:
     @property
     def emulation(self) -> EmulatedVolumes:
         """The run's emulated volumes (made as checks need them; rates and pacing)."""
-        if self._emulation is None:
-
-            self._emulation = EmulatedVolumes(
+        held = self.resources
+        if held.emulation is None:
+            held.emulation = EmulatedVolumes(
                 self.settings, host=lambda: self.runner.host, limits=lambda: self.instance_limits,
                 credits=lambda: self.credits, record=self.record_volume,
                 set_size=lambda: self.set_size)
-        return self._emulation
+        return held.emulation
 
     def emulated_rates(self, volume: Volume, workload: Workload | None = None,
                        exact_io_bytes: int | None = None
@@ -419,34 +404,11 @@ class EbsperfSession:
 
     def first_write(self, path: str) -> bool:
         """True the first time a writing check reaches ``path`` (the overwrite is said once)."""
-        if path in self._written:
-            return False
-        self._written.add(path)
-        return True
+        return self.resources.first(self.resources.written, path)
 
     def close(self) -> None:
         """Remove every emulated device and release held devices; safe to call twice."""
-        # Every device is closed whatever became of the one before (a remote host that
-        # dropped a connection must not keep the next volume's loop device, mount and
-        # cgroup in place); the first error is raised once all were tried.
-        errors: list[Exception] = []
-
-        def attempt(close: Callable[[], None]) -> None:
-            try:
-                close()
-            except Exception as exc:  # noqa: BLE001 - raised below, after the others
-                errors.append(exc)
-
-        if self._credits is not None:
-            attempt(self._credits.close)  # stop the bucket threads before their devices go
-        for target in list(self._targets.values()):
-            if target.emulated is not None:
-                attempt(target.emulated.close)
-        if self._emulation is not None:
-            attempt(self._emulation.close)
-        self._targets.clear()
-        if errors:
-            raise errors[0]
+        self.resources.close()
 
 
 def volume_facts(volume: Volume) -> dict[str, dict[str, Any]]:

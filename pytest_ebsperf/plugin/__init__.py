@@ -18,6 +18,7 @@ from pytest_ebsperf.deferred import later
 from pytest_ebsperf.device import lifetime
 from pytest_ebsperf.errors import EbsperfError
 from pytest_ebsperf.plugin import hookspecs
+from pytest_ebsperf.plugin.aws import provisioned_session
 from pytest_ebsperf.plugin.hosts import fleet_session
 from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, ROW_KEY, marker_kwargs
 from pytest_ebsperf.plugin.outcomes import fail_plainly
@@ -251,7 +252,9 @@ def ebsperf(request: pytest.FixtureRequest, ebsperf_session: EbsperfSession,
         settings = ebsperf_session.settings.with_marker(markers)
     except EbsperfError as exc:
         fail_plainly(str(exc), pytrace=False)
-    session = fleet_session(request.node, ebsperf_host_id) or ebsperf_session
+    # the run's session, or one derived from it: a fleet host's, the provisioned volume's
+    session = fleet_session(request.node, ebsperf_host_id) or \
+        provisioned_session(request.config) or ebsperf_session
     if session is not ebsperf_session:
         try:
             settings = session.settings.with_marker(markers)

@@ -134,6 +134,12 @@ def aws_run(config: pytest.Config) -> AwsRun | None:
     return cast("AwsRun | None", state.aws if state is not None else None)
 
 
+def provisioned_session(config: pytest.Config) -> EbsperfSession | None:
+    """The session of the provisioned volume attached now, or None (no provisioning)."""
+    run = aws_run(config)
+    return run.attached_session if run is not None else None
+
+
 @pytest.fixture(scope="session")
 def ebsperf_provisioned(request: pytest.FixtureRequest) -> Iterator[tuple[Volume, str] | None]:
     """With ``--ebsperf-provision``: ``(Volume, device)`` of the volume the test runs on.
@@ -181,6 +187,10 @@ class AwsRun:
         self.specs = self._parse_specs(parallel)
         self.provisioner: Provisioner | None = None
         self.lines: list[str] = []
+        #: The instance's EBS-optimized limits as DescribeInstanceTypes gave them, if asked.
+        self.instance_limits: awsmodel.EbsLimits | None = None
+        #: The session of the volume attached now (:meth:`attached`): the run's, knowing it.
+        self.attached_session: EbsperfSession | None = None
 
     @property
     def session(self) -> EbsperfSession:
@@ -277,7 +287,7 @@ class AwsRun:
             self.session.facts["provisioning"]["instance_limits"] = str(exc)
             return
         if found is not None and found.ebs is not None:
-            self.session.use_instance_limits(awsmodel.as_ebs_limits(found.ebs))
+            self.instance_limits = awsmodel.as_ebs_limits(found.ebs)
 
     def _initialization_lines(self) -> None:
         if not self._state.session_made:
@@ -316,12 +326,15 @@ class AwsRun:
         self.session.facts["provisioning"]["volumes"].append(record)
 
         found = checks_session.FoundVolume(volume, device, f"provisioned as {label}")
-        self.session.use_volume(found)
+        run = self.session if self.instance_limits is None else \
+            self.session.knowing(instance_limits=self.instance_limits)
+        self.attached_session = run.with_volume(found)
         self.session.record_volume(device, volume, spec=label)
         try:
             yield volume, device
         finally:
-            self.session.use_volume(None)
+            self.attached_session = None
+            self.session.resources.forget(device)  # the next volume may come under its path
             record["deleted"] = self._release(provisioner, str(volume.volume_id))
 
     def _release(self, provisioner: Provisioner, volume_id: str) -> bool:

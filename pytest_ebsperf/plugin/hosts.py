@@ -81,7 +81,7 @@ class FleetRun:
         session = checks_session.EbsperfSession(settings, inputs=plugin.inputs,
                                  fio_host=fio_host.FioHost(fleet_host.host), host_id=host_id)
         try:
-            checks_preflight.run(session)
+            session = checks_preflight.run(session)
         except (EbsperfError, OSError) as exc:
             session.close()
             state.broken = checks_fleet.describe_error(exc, fleet_host)

@@ -203,7 +203,7 @@ class EbsperfPlugin:
             try:
                 judged = checks_preflight.check_plan(self.session,
                                                      [marker_kwargs(item) for item in ours])
-                self.session.settle_checks(judged)
+                self._session = self.session.settle_checks(judged)
             except EbsperfError as exc:
                 raise pytest.UsageError(str(exc)) from None
             return
@@ -214,12 +214,12 @@ class EbsperfPlugin:
                 raise pytest.UsageError(str(exc)) from None
             return
         try:
-            checks_preflight.run(self.session)
+            self._session = checks_preflight.run(self.session)
             # the volume each suite checks, twins, markers and the opt-in to write: a
             # misconfigured job stops here (exit 4), never as a failed check
             judged = checks_preflight.check_plan(self.session,
                                                  [marker_kwargs(item) for item in ours])
-            self.session.settle_checks(judged)
+            self._session = self.session.settle_checks(judged)
         except EbsperfError as exc:
             raise pytest.UsageError(str(exc)) from None
 

@@ -138,7 +138,7 @@ def test_discovered_ebs_optimized_limits_replace_the_built_in_instance_table(
 def test_the_emulated_rates_use_discovered_instance_limits_when_known() -> None:
     session = EbsperfSession(Settings(emulate=True))
     volume = Volume("io1", size_gib=1000, iops=50000, instance_type="c6id.large")
-    session.instance_limits = EbsLimits(3600, 81.25, 40000, 100.0)
+    session = session.knowing(instance_limits=EbsLimits(3600, 81.25, 40000, 100.0))
     iops, bps, _ = session.emulated_rates(volume)
     assert (iops, bps) == (40000, 100.0e6)
 

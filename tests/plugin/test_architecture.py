@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 from support.common import ROOT
 
 PACKAGE = ROOT / "pytest_ebsperf"
@@ -250,6 +251,38 @@ def test_nothing_sets_a_sessions_fields_from_outside() -> None:
                     found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: "
                                  f"{ast.unparse(node)[:80]}")
     assert found == []
+
+
+def test_a_session_is_a_value_built_once() -> None:
+    """EbsperfSession is frozen: discovery, preflight and AWS each return a session that
+    knows more, sharing what the first one holds (its runner, devices and record); none
+    assigns one, and its own methods assign none of its fields (the one
+    ``object.__setattr__`` is ``__post_init__`` giving the first session its resources)."""
+    from dataclasses import FrozenInstanceError
+
+    from pytest_ebsperf.checks.session import EbsperfSession
+    from pytest_ebsperf.config.settings import Settings
+
+    first = EbsperfSession(Settings(emulate=True))
+    with pytest.raises(FrozenInstanceError):
+        first.remote_uninspected = "no python3 there"  # type: ignore[misc]
+    later = first.knowing(remote_uninspected="no python3 there").settle_checks(3)
+    assert (first.remote_uninspected, first.checks_judged) == (None, 0)
+    assert (later.remote_uninspected, later.checks_judged) == ("no python3 there", 3)
+    assert later.resources is first.resources
+    tree = ast.parse((PACKAGE / "checks" / "session.py").read_text())
+    session = next(node for node in tree.body
+                   if isinstance(node, ast.ClassDef) and node.name == "EbsperfSession")
+    assigned, set_by_hand = [], []
+    for function in (n for n in session.body if isinstance(n, ast.FunctionDef)):
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                assigned += [f"{function.name}: {ast.unparse(t)}" for t in targets
+                             if isinstance(t, ast.Attribute) and ast.unparse(t.value) == "self"]
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "object.__setattr__":
+                set_by_hand.append(function.name)
+    assert (assigned, set_by_hand) == ([], ["__post_init__"])
 
 
 def _function_local_imports() -> list[tuple[str, int, str, bool]]:
