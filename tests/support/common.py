@@ -185,9 +185,12 @@ def interrupt_once_fio_runs(argv: list[str], cwd: Path, *, settle_s: float = 0.0
             proc.kill()
 
 
-def run_on_a_terminal(argv: list[str], cwd: Path) -> tuple[int, str]:
+def run_on_a_terminal(argv: list[str], cwd: Path, *, timeout_s: float = 600.0
+                      ) -> tuple[int, str]:
     """Run ``argv`` with a pseudo-terminal as its stdin/stdout/stderr; its exit status and
-    everything it wrote (60 s of silence ends the wait)."""
+    everything it wrote until it ended. A child may be silent for a long time (its check
+    waiting for another test that holds the host's measuring lock alone): the wait ends when
+    the child has ended and its terminal is drained, or after ``timeout_s``."""
     import pty
     import select
 
@@ -195,11 +198,14 @@ def run_on_a_terminal(argv: list[str], cwd: Path) -> tuple[int, str]:
     proc = subprocess.Popen(argv, cwd=cwd, stdin=child, stdout=child, stderr=child)
     os.close(child)
     output = b""
+    deadline = time.monotonic() + timeout_s
     try:
-        while True:
-            ready, _, _ = select.select([main], [], [], 60)
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([main], [], [], 1.0)
             if not ready:
-                break
+                if proc.poll() is not None:
+                    break  # ended, and nothing more to read
+                continue
             try:
                 chunk = os.read(main, 4096)
             except OSError:
@@ -207,11 +213,12 @@ def run_on_a_terminal(argv: list[str], cwd: Path) -> tuple[int, str]:
             if not chunk:
                 break
             output += chunk
-        proc.wait(timeout=60)
+        proc.wait(timeout=max(1.0, deadline - time.monotonic()))
     finally:
         os.close(main)
         if proc.poll() is None:
             proc.kill()
+            proc.wait()
     return proc.returncode, output.decode(errors="replace")
 
 
