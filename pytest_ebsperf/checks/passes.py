@@ -30,7 +30,7 @@ from pytest_ebsperf.fio.kept import keep_part
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload, format_size
 from pytest_ebsperf.units import MIB, format_mibps, format_seconds
-from pytest_ebsperf.verdicts import comparison, plain, stability, verdict
+from pytest_ebsperf.verdicts import comparison, plain, stability
 from pytest_ebsperf.verdicts.outcome import Verdict
 
 #: A pass writes into a region this many times larger than it can cover in its runtime, so
@@ -61,10 +61,6 @@ def device_bytes(runner: CheckCore) -> int:
         return int(target.report.size_bytes)
     runner.refuse(f"{target.path}: its size is unknown (the device was not inspected), so no "
                   "region can be chosen for a write pass.")
-
-
-def _values(result: FioResult) -> tuple[float, ...]:
-    return verdict.series_values(result, "total_iops")
 
 
 def _trim(runner: CheckCore, size: int, what: str, *, offset: int = 0

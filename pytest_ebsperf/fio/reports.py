@@ -31,11 +31,6 @@ from pytest_ebsperf.fio.workload import PATTERNS, Workload, parse_size
 FORMATS = ("json", "normal", "terse")
 
 
-#: Job options that cap a job's own rate.
-JOB_LIMITS = ("rate_iops", "rate", "rate_min", "rate_iops_min", "thinktime", "iodepth_low",
-              "rate_process", "flow")
-
-
 #: fio's names for the patterns the checks judge (``rw=`` values, fio's HOWTO).
 PATTERN_ALIASES = {"readwrite": "rw", "sequential": "read"}
 
