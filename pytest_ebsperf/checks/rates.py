@@ -169,6 +169,9 @@ class RateChecks:
                 waited = f" after {wait:,.0f} s idle for the bucket to earn it"
         longer = workload.replace(runtime_s=needed)
         again, again_result = self._measure(expectation, longer, metric)
+        # the fresh run's emulator may fall behind beside another worker as the first's can
+        again, again_result = self._alone_if_spoiled(again, expectation, longer, metric,
+                                                     again_result)
         again, longer, again_result = self._confirm_shortfall(again, expectation, longer,
                                                               metric, again_result)
         self._kept_as_part(result, "too-short")  # only chose to run the fresh one
