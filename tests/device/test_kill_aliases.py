@@ -22,7 +22,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from support.common import ROOT, backing_seen, detach_own, needs_fio, needs_root
+from support.common import (
+    FIO_START_WAIT_S,
+    ROOT,
+    backing_seen,
+    detach_own,
+    needs_fio,
+    needs_root,
+)
 
 from pytest_ebsperf.device import hold, identity, lock
 from pytest_ebsperf.emulate import cleanup, loop
@@ -125,7 +132,7 @@ _started: dict[str, float] = {}
 
 
 def wait_until_writing(device: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + FIO_START_WAIT_S
     while not writing(device):
         assert proc.poll() is None, "the run ended before fio wrote"
         assert time.monotonic() < deadline, "fio never started writing"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from support.common import (
+    FIO_START_WAIT_S,
     ROOT,
     backing_file,
     backing_seen,
@@ -112,7 +113,7 @@ def test_a_destructive_run_holds_the_device_so_a_mount_during_fio_fails(
     proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + FIO_START_WAIT_S
         while not writing_fio(proc.pid, device) and proc.poll() is None:
             assert time.monotonic() < deadline, "fio never started writing"
             time.sleep(0.05)
@@ -184,7 +185,7 @@ def test_fio_stops_within_two_seconds_of_the_run_ending_by_any_signal(
     proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, preexec_fn=_default_signals)  # noqa: PLW1509
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + FIO_START_WAIT_S
         while not (fios := fio_descendants(proc.pid)) and proc.poll() is None:
             assert time.monotonic() < deadline, "fio never started"
             time.sleep(0.1)
