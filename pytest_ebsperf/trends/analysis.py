@@ -11,8 +11,10 @@ from pytest_ebsperf.trends.changes import (
     DEFAULT_DRIFT_ALPHA,
     Change,
     Drift,
+    RunCorrelation,
     change_points,
     drift,
+    run_correlation,
     worsening_since,
 )
 from pytest_ebsperf.trends.store import Identity, Point
@@ -34,6 +36,8 @@ class Trend:
     changes: Sequence[Change]
     worsening: Change | None
     drift: Drift | None = None
+    #: the runs' lag-1 correlation around what was fitted: the level assumes it is 0
+    correlation: RunCorrelation | None = None
 
     @property
     def worse(self) -> bool:
@@ -77,10 +81,11 @@ def analyse(series: Mapping[Identity, Sequence[Point]], *, alpha: float = DEFAUL
     then any change, then the rest), each by claim."""
     trends = []
     for identity, points in series.items():
-        changes, worse, moving = gate(
-            [p.measured for p in points], higher_is_better=identity.higher_is_better,
-            alpha=alpha, since=since, drift_alpha=drift_alpha)
-        trends.append(Trend(identity, points, changes, worse, moving))
+        values = [p.measured for p in points]
+        changes, worse, moving = gate(values, higher_is_better=identity.higher_is_better,
+                                      alpha=alpha, since=since, drift_alpha=drift_alpha)
+        trends.append(Trend(identity, points, changes, worse, moving,
+                            run_correlation(values, changes, moving)))
     return sorted(trends, key=lambda t: (not t.worse, not t.changes,
                                          t.identity.claim, t.identity.key))
 
@@ -96,6 +101,22 @@ def describe_drift(trend: Trend) -> str:
     sign = "-" if moving.slope < 0 else "+"
     return (f"drift {sign}{slope}/run ({moving.relative_per_run * 100:+.1f} %/run) from run "
             f"{run} (p {moving.p_value:.1g})")
+
+
+def describe_assumption(trend: Trend) -> str:
+    """What a gate's level assumes of this series, and whether its runs bear it out."""
+    found = trend.correlation
+    if found is None:
+        return (f"the level assumes runs independent of each other; {len(trend.points)} runs "
+                "are too few to tell")
+    said = (f"the level assumes runs independent of each other: their lag-1 correlation "
+            f"around the fit is {found.value:+.2f} (+-{found.half_width:.2f} at 95 % if they "
+            "are)")
+    if not found.correlated:
+        return said + ", consistent with that"
+    return (said + ": these runs are correlated, and flat series of correlated runs alarm "
+            "more often than the level (docs/benchmarks.md, 'The history gate over the "
+            "cells')")
 
 
 def describe(trend: Trend) -> str:

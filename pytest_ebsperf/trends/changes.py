@@ -265,6 +265,19 @@ def drift(values: Sequence[float], *, alpha: float = DEFAULT_DRIFT_ALPHA, since:
 def _broken_stick(values: Sequence[float], start: int) -> tuple[float, float, float] | None:
     """Least squares of y = mu + beta x, x = max(0, i - start + 1): (beta, its standard
     error, degrees of freedom)."""
+    fitted = _stick_fit(values, start)
+    if fitted is None:
+        return None
+    mu, beta, sxx = fitted
+    n = len(values)
+    rss = sum((y - mu - beta * max(0, i - start + 1)) ** 2 for i, y in enumerate(values))
+    df = n - 2
+    se = math.sqrt(rss / df / sxx)
+    return beta, se, float(df)
+
+
+def _stick_fit(values: Sequence[float], start: int) -> tuple[float, float, float] | None:
+    """(mu, beta, sxx) of the broken stick's least squares; None when it has no slope."""
     n = len(values)
     xs = [max(0, i - start + 1) for i in range(n)]
     mx = sum(xs) / n
@@ -273,8 +286,55 @@ def _broken_stick(values: Sequence[float], start: int) -> tuple[float, float, fl
     if sxx == 0 or n < 3:
         return None
     beta = sum((x - mx) * (y - my) for x, y in zip(xs, values)) / sxx
-    mu = my - beta * mx
-    rss = sum((y - mu - beta * x) ** 2 for x, y in zip(xs, values))
-    df = n - 2
-    se = math.sqrt(rss / df / sxx)
-    return beta, se, float(df)
+    return my - beta * mx, beta, sxx
+
+
+# -- what the level assumes ------------------------------------------------------------------
+#: Fewest runs for which the runs' lag-1 correlation is said.
+CORRELATION_MIN = 8
+
+
+@dataclass(frozen=True)
+class RunCorrelation:
+    """The lag-1 correlation of a series' runs around what the gate fitted (the segments'
+    means between its changes, the drift's line), with the half-width of its 95 % interval
+    under independence (Bartlett: 1.96 / sqrt(n)). Every test of the gate takes runs as
+    independent of each other; ``correlated`` says the runs themselves show they are not."""
+
+    value: float
+    half_width: float
+    runs: int
+
+    @property
+    def correlated(self) -> bool:
+        return self.value > self.half_width
+
+
+def run_correlation(values: Sequence[float], changes: Sequence[Change],
+                    moving: Drift | None = None) -> RunCorrelation | None:
+    """The runs' lag-1 correlation once the changes' segment means (or a drift's line from
+    its start, whichever fits closer) are taken out; None for fewer than ``CORRELATION_MIN`` runs or no spread.
+    Within k segments of n runs a lag-1 estimate falls short by about k / n: that is added
+    back, so that independent runs give about 0 whatever was fitted."""
+    n = len(values)
+    if n < CORRELATION_MIN:
+        return None
+    bounds = [0, *(c.index for c in changes), n]
+    fitted_terms = len(bounds) - 1
+    residuals = list(values)
+    for a, b in zip(bounds, bounds[1:]):
+        mean = sum(values[a:b]) / (b - a)
+        residuals[a:b] = [v - mean for v in values[a:b]]
+    stick = _stick_fit(values, moving.start) if moving is not None else None
+    if moving is not None and stick is not None:  # the drift's line, where it fits better
+        mu, beta, _ = stick
+        line = [v - mu - beta * max(0, i - moving.start + 1) for i, v in enumerate(values)]
+        if sum(r * r for r in line) < sum(r * r for r in residuals):
+            residuals, bounds, fitted_terms = line, [0, n], 2
+    spread = sum(r * r for r in residuals)
+    if spread <= 0:
+        return None
+    lagged = sum(residuals[i] * residuals[i - 1] for a, b in zip(bounds, bounds[1:])
+                 for i in range(a + 1, b))
+    value = lagged / spread + fitted_terms / n
+    return RunCorrelation(max(-1.0, min(1.0, value)), 1.96 / math.sqrt(n), n)

@@ -26,7 +26,13 @@ from typing import Any, TextIO
 from pytest_ebsperf.errors import EXIT_CODES, EbsperfError, Parser
 from pytest_ebsperf.results import compare as cmp
 from pytest_ebsperf.results.tables import fit_table
-from pytest_ebsperf.trends.analysis import DEFAULT_SINCE, analyse, describe, describe_drift
+from pytest_ebsperf.trends.analysis import (
+    DEFAULT_SINCE,
+    analyse,
+    describe,
+    describe_assumption,
+    describe_drift,
+)
 from pytest_ebsperf.trends.changes import DEFAULT_ALPHA, DEFAULT_DRIFT_ALPHA
 from pytest_ebsperf.trends.page import render
 from pytest_ebsperf.trends.store import HistoryStore, documents_from
@@ -115,6 +121,7 @@ def _history(args: argparse.Namespace, out: TextIO) -> int:
         if trend.drift is not None:
             print(f"DRIFT {where}: {describe_drift(trend)}, by "
                   f"{trend.drift.method}", file=out)
+        print(f"  {describe_assumption(trend)}", file=out)
     if args.html:
 
         Path(args.html).write_text(render(trends, title="pytest-ebsperf: storage over time",

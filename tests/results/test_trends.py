@@ -226,6 +226,9 @@ def test_history_finds_a_recent_step_and_fails_the_gate(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 changed or drifting for the worse within the last 5 runs" in done.stdout
     assert "WORSE S0-02 io1 random read 4 KiB" in done.stdout and "from run 21" in done.stdout
+    # what the level assumes, and that these runs (independent, 1 % CV) bear it out
+    assert "the level assumes runs independent of each other" in done.stdout
+    assert "consistent with that" in done.stdout, done.stdout
     steady = _cli("history", "--db", str(tmp_path / "h2.sqlite"), "--import", *files[:20],
                   "--since", "5")
     assert steady.returncode == 0, steady.stdout + steady.stderr
@@ -254,6 +257,32 @@ def test_the_drift_test_holds_its_false_alarm_level_on_flat_series() -> None:
         alarms = sum(drift([1000.0 * rng.gauss(1, 0.02) for _ in range(n)]) is not None
                      for _ in range(1000))
         assert alarms / 1000 <= 2 * DEFAULT_DRIFT_ALPHA  # 0.5 % at most, plus its noise
+
+
+def test_the_gate_says_when_its_runs_are_correlated_with_each_other() -> None:
+    # issue 40: the gate's tests take runs as exchangeable; a series whose runs wander
+    # (AR(1) at 0.8 between runs) is told apart from independent runs around a real step
+    from pytest_ebsperf.trends.analysis import gate
+    from pytest_ebsperf.trends.changes import run_correlation
+
+    rng = random.Random(8)
+
+    def said(values: list[float]) -> bool:
+        changes, _, moving = gate(values)
+        found = run_correlation(values, changes, moving)
+        assert found is not None and found.runs == len(values)
+        return found.correlated
+
+    wandering = stepped = 0
+    for _ in range(100):
+        x, series = 0.0, []
+        for _ in range(50):
+            x = 0.8 * x + rng.gauss(0, 0.02 * 0.6)
+            series.append(1000 * (1 + x))
+        wandering += said(series)
+        stepped += said([1000 * rng.gauss(1 if i < 40 else 0.9, 0.02) for i in range(50)])
+    assert wandering >= 85 and stepped <= 8, (wandering, stepped)
+    assert run_correlation([1000.0] * 5, []) is None  # too few runs to say
 
 
 def test_the_matrix_puts_each_run_under_its_own_column(tmp_path: Path) -> None:
