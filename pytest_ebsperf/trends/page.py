@@ -15,7 +15,7 @@ import html
 import math
 from collections.abc import Sequence
 
-from pytest_ebsperf.trends.analysis import Trend, describe
+from pytest_ebsperf.trends.analysis import Trend, describe, describe_assumption
 from pytest_ebsperf.units import counted, format_quantity
 
 WIDTH, HEIGHT = 760, 240
@@ -60,6 +60,8 @@ def render(trends: Sequence[Trend], *, title: str, since: int, alpha: float) -> 
                      f"{html.escape(ident.what)} <span{cls}>{html.escape(said)}</span></h2>")
         parts.append(f"<p class='what'>{html.escape(ident.host)} | {html.escape(ident.volume)}"
                      f" | {counted(len(trend.points), 'run')}</p>")
+        if trend.worse:
+            parts.append(f"<p class='what'>{html.escape(describe_assumption(trend))}</p>")
         parts.append(chart(trend))
     parts.append(f"<script>{SCRIPT}</script></body></html>")
     return "\n".join(parts)

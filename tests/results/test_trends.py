@@ -229,6 +229,7 @@ def test_history_finds_a_recent_step_and_fails_the_gate(tmp_path: Path) -> None:
     # what the level assumes, and that these runs (independent, 1 % CV) bear it out
     assert "the level assumes runs independent of each other" in done.stdout
     assert "consistent with that" in done.stdout, done.stdout
+    assert "the level assumes runs independent" in (tmp_path / "t.html").read_text()
     steady = _cli("history", "--db", str(tmp_path / "h2.sqlite"), "--import", *files[:20],
                   "--since", "5")
     assert steady.returncode == 0, steady.stdout + steady.stderr
