@@ -33,9 +33,10 @@ CHECKS = ("test_random_read_holds_provisioned_iops_99_percent_of_seconds",
 def _kept_and_live(pytester: pytest.Pytester, *extra: str
                    ) -> tuple[Path, dict[str, dict[str, object]]]:
     keep, report = pytester.path / "kept", pytester.path / "results.json"
+    # on three workers, as the main job measures them (its checks side by side)
     pytester.runpytest_subprocess(*(f"{GP3}::{name}" for name in CHECKS), "--emulate",
                                   f"--ebsperf-keep-fio={keep}", f"--ebsperf-report={report}",
-                                  "-p", "no:cacheprovider", *extra)
+                                  "-p", "no:cacheprovider", "-n", "3", *extra)
     checks = json.loads(report.read_text())["checks"]
     return keep, {c["nodeid"]: c for c in checks}
 
@@ -101,7 +102,8 @@ def test_every_kept_run_of_two_suites_is_judged_with_no_volume_facts_given(
     keep, report = pytester.path / "kept", pytester.path / "results.json"
     pytester.runpytest_subprocess(f"{SUITES}/gp3/test_gp3.py", f"{SUITES}/io2/test_io2.py",
                                   "--emulate", f"--ebsperf-keep-fio={keep}", "-k", "not sweep",
-                                  f"--ebsperf-report={report}", "-p", "no:cacheprovider")
+                                  f"--ebsperf-report={report}", "-p", "no:cacheprovider",
+                                  "-n", "3")
     live = {c["nodeid"]: c for c in json.loads(report.read_text())["checks"]}
     done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(keep),
                            "--json"], capture_output=True, text=True, timeout=120, check=False)
