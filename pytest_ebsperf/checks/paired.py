@@ -17,13 +17,16 @@ from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.verdicts.comparison import Blocks, Design, Sequential
 from pytest_ebsperf.verdicts.paired_verdicts import (
+    MAX_PAIRS_AGAIN,
     emulator_spoiled,
     latency_verdict,
+    measured_again,
     ratio_verdict,
+    spoiled_pair,
 )
 
 __all__ = ["PairsStopped", "block_workload", "emulator_spoiled", "in_balanced_order",
-           "latency_verdict", "log_ratio", "measure", "ratio_verdict"]
+           "latency_verdict", "log_ratio", "measure", "measured_again", "ratio_verdict"]
 
 #: Seconds one block measures (ramp excluded) on a real volume, and on an emulated one
 #: (paced by the kernel to the second: a 1 s block's IOPS and QD-1 median latency scatter
@@ -57,24 +60,36 @@ PairRun = Callable[[int], Pair]
 
 
 def measure(design: Design, run_pair: PairRun, difference: Callable[[float, float], float],
-            *, block: Workload) -> tuple[Sequential, Blocks, FioResult | None]:
+            *, block: Workload, again_when_spoiled: bool = False
+            ) -> tuple[Sequential, Blocks, FioResult | None]:
     """Pairs until the design decides (or the pairs are stopped); ``run_pair(j)`` measures
     pair ``j`` and ``difference(a, b)`` makes its ``d``. The last fio result returned is
     the last pair's A side (where a kept verdict goes); the blocks keep where each run was
-    kept (``--ebsperf-keep-fio``), for ``ebsperf judge`` to judge the pairs again."""
+    kept (``--ebsperf-keep-fio``), for ``ebsperf judge`` to judge the pairs again. With
+    ``again_when_spoiled`` (twins that can be measured again at will) a pair the host held
+    back on one side (:func:`spoiled_pair`) is measured again, up to
+    :data:`MAX_PAIRS_AGAIN` times, as a one-run check's spoiled seconds are left out."""
     seq = Sequential(design)
     a_values: list[float] = []
     b_values: list[float] = []
     kept: list[tuple[str, str]] = []
     shares: list[tuple[float | None, float | None]] = []
+    again: list[tuple[float | None, float | None]] = []
     last: FioResult | None = None
     stopped = ""
     try:
         while seq.outcome is None:
-            for _ in range(seq.wanted()):
+            wanted = seq.wanted()
+            while wanted > 0:
                 a, b, last, other = run_pair(len(a_values))
+                pair_shares = (last.emulator_share, other.emulator_share)
+                if again_when_spoiled and len(again) < MAX_PAIRS_AGAIN and \
+                        spoiled_pair(pair_shares):
+                    again.append(pair_shares)
+                    continue
+                wanted -= 1
                 kept.append((last.kept_as or "", other.kept_as or ""))
-                shares.append((last.emulator_share, other.emulator_share))
+                shares.append(pair_shares)
                 if not (a > 0 and b > 0 and math.isfinite(a) and math.isfinite(b)):
                     raise PairsStopped(f"pair {len(a_values) + 1} measured nothing on "
                                        f"{'the first' if not a > 0 else 'the second'} side")
@@ -85,7 +100,7 @@ def measure(design: Design, run_pair: PairRun, difference: Callable[[float, floa
     except PairsStopped as exc:
         stopped = str(exc)
     blocks = Blocks(tuple(a_values), tuple(b_values), block.runtime_s, block.ramp_s, stopped,
-                    tuple(kept[:len(a_values)]), tuple(shares[:len(a_values)]))
+                    tuple(kept[:len(a_values)]), tuple(shares[:len(a_values)]), tuple(again))
     return seq, blocks, last
 
 

@@ -415,6 +415,8 @@ class Blocks:
     #: Each pair's A and B emulator shares (what fio saw over what an emulated volume was
     #: set to deliver; None: not emulated with a service time).
     shares: tuple[tuple[float | None, float | None], ...] = ()
+    #: The shares of the pairs measured again because the host held one side back.
+    again: tuple[tuple[float | None, float | None], ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         found: dict[str, object] = {"a": list(self.a), "b": list(self.b),
@@ -424,6 +426,8 @@ class Blocks:
             found["kept"] = [list(pair) for pair in self.kept]
         if any(a is not None or b is not None for a, b in self.shares):
             found["emulator_shares"] = [list(pair) for pair in self.shares]
+        if self.again:
+            found["measured_again"] = [list(pair) for pair in self.again]
         return found
 
     def emulator_shares(self) -> tuple[float | None, float | None]:
