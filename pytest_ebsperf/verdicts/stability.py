@@ -109,6 +109,29 @@ def judge_stability(claim: str, what: str, run_means: Sequence[float], *,
 #: the lowest (a quiet host's runs of a 27,500 IOPS instance store: 99-101 %).
 LOW_RUN_SHARE = 0.95
 EVEN_RUNS = 1.05
+#: A run whose emulator delivered under this share of its setting was held back by the host
+#: (a quiet host's runs deliver 99-101 %), not by the volume: it is measured again, at most
+#: :data:`MAX_RUNS_AGAIN` times a check (the pairs of a comparison likewise:
+#: :data:`pytest_ebsperf.verdicts.paired_verdicts.SPOILED_SHARE`).
+SPOILED_RUN_SHARE = 0.85
+MAX_RUNS_AGAIN = 4
+
+
+def spoiled_run(share: float | None) -> bool:
+    """A run of an emulated volume that the host held back (:data:`SPOILED_RUN_SHARE`)."""
+    return share is not None and 0 < share < SPOILED_RUN_SHARE
+
+
+def measured_again(found: Verdict, again: Sequence[float]) -> Verdict:
+    """``found`` saying which runs were measured again, and why (the host's)."""
+    if not again:
+        return found
+    shares = ", ".join(f"{share * 100:.0f} %" for share in again)
+    count = len(again)
+    return replace(found, message=(
+        f"{found.message} {count} run{'s' if count != 1 else ''} measured again: the emulator "
+        f"delivered {shares} of its setting there, this host's doing, not the volume's."),
+        details={**found.details, "measured_again": list(again)})
 
 
 def uneven_runs(shares: Sequence[float | None], what: str) -> str:

@@ -353,3 +353,61 @@ def test_a_baseline_hold_the_emulator_spoiled_is_held_again_alone(monkeypatch) -
     holds[:] = [(passed, _result([300.0] * 18))]
     assert checks.baseline_after_knee("S0-12", "gp2 baseline", Workload("randread")) is passed
     assert held == [True]
+
+
+def test_a_run_to_run_series_measures_again_the_runs_the_host_held_back(monkeypatch) -> None:
+    """S1-09 in a main job on a host busy for a moment: an emulated instance store set to
+    27,500 IOPS gave 13,992, 16,966, 17,885 and 21,447 IOPS (its emulator delivering 51-78 %
+    of its setting), then six runs at 27,336-27,731: INCONCLUSIVE naming the host before.
+    Each run the host held back is measured again (at most 4), so the ten runs judged are
+    the volume's."""
+    from contextlib import contextmanager
+
+    from pytest_ebsperf.checks import passes
+
+    recorded = [13_992, 16_966, 17_885, 21_447, 27_731, 27_336, 27_473, 27_420, 27_457,
+                27_446, 27_390, 27_512, 27_480, 27_455]
+    shares = {value: value / 27_500 for value in recorded}
+    phases: list[str] = []
+
+    @contextmanager
+    def measuring_alone():
+        yield
+
+    def run(workload: Workload, phase: str) -> FioResult:
+        phases.append(phase)
+        return replace(_result([float(recorded[len(phases) - 1])] * 2),
+                       kept_as=f"/kept/run-{len(phases)}")
+
+    monkeypatch.setattr(passes, "_emulator_share",
+                        lambda runner, workload, result: shares[round(result.total_iops)])
+    kept: list[str] = []
+    monkeypatch.setattr(passes, "keep_part", lambda stem, **kw: kept.append(kw["phase"]))
+    runner = SimpleNamespace(
+        settings=SimpleNamespace(runs=10, emulate=True, given=lambda name: False, block=None),
+        measuring_alone=measuring_alone, run=run, nodeid="suites/instance_store::S1-09",
+        target=SimpleNamespace(emulated=object()), volume=Volume("instance-store"),
+        session=SimpleNamespace(policy=SimpleNamespace(alpha=1e-3)),
+        conclude=lambda found, workload, result, started: found)
+    found = passes.check_stability(runner, "S1-09", "instance store random write 16 KiB, "  # type: ignore[arg-type]
+                                   "run to run", Workload("randwrite", bs=16384, iodepth=32))
+    assert len(phases) == 14  # ten runs judged, four measured again
+    assert found.outcome is Outcome.PASS, found.message
+    assert found.details["measured_again"] == [shares[v] for v in recorded[:4]]
+    assert "4 runs measured again: the emulator delivered 51 %, 62 %, 65 %, 78 % of its " \
+           "setting there, this host's doing, not the volume's." in found.message
+    assert found.details["emulator_shares"] == [shares[v] for v in recorded[5:]]
+    # each run kept (--ebsperf-keep-fio) is a part of the check, named as what it was: judge
+    # of the folder judges the ten as the series and skips the four
+    assert kept.count("stability run (measured again: the host held it back)") == 4
+    assert kept.count("stability run (dropped)") == 1 and kept.count("stability run") == 8
+    assert found.details["stability"]["runs"] == [f"/kept/run-{i}" for i in range(5, 15)]
+    # a host that holds back every run: four measured again, then the rule of uneven runs
+    phases.clear()
+    recorded[:] = [13_992] * 3 + [27_500] * 4 + [14_000] * 7
+    shares.update({13_992: 0.5088, 27_500: 1.0, 14_000: 0.509})
+    found = passes.check_stability(runner, "S1-09", "run to run",  # type: ignore[arg-type]
+                                   Workload("randwrite", bs=16384, iodepth=32))
+    assert len(phases) == 14 and len(found.details["measured_again"]) == 4
+    assert found.outcome is Outcome.INCONCLUSIVE, found.message
+    assert "could not emulate instance-store evenly" in found.message
