@@ -380,7 +380,15 @@ def test_judge_of_a_kept_stability_check_judges_its_runs_again_as_one_series(
         f"--ebsperf-report={report}", "-p", "no:cacheprovider")
     [check] = json.loads(report.read_text())["checks"]
     judged = _judge(keep)
-    assert judged["refused"] == [] and judged["skipped"] == [], judged
+    # a run the host held back was measured again (beside other tests' fio, an emulated
+    # instance store's run can come at half its setting): kept as a part, which judge skips
+    # saying what it was; every other run is the series'
+    again = (check.get("details") or {}).get("measured_again") or []
+    assert judged["refused"] == [], judged
+    part = ("a stability run (measured again: the host held it back) run of "
+            f"{check['nodeid']}, not a check: give --volume-type (and the volume's size, IOPS "
+            "...) to judge it as a run of its own")
+    assert [s["reason"] for s in judged["skipped"]] == [part] * len(again), judged["skipped"]
     [found] = judged["verdicts"]
     assert (found["claim"], found["outcome"]) == ("S1-09", check["outcome"]), found
     assert found["measured"] == pytest.approx(check["measured"]["value"], rel=1e-9)
