@@ -258,7 +258,7 @@ def check_stability(runner: CheckCore, claim: str, what: str, workload: Workload
         found = replace(found, details={**found.details, "stability": {
             "runs": kept, "dropped": stability.DROPPED_RUNS, "max_cv": stability.MAX_RUN_CV,
             "alpha": alpha, "emulator_shares": found.details.get("emulator_shares"),
-            "volume_type": runner.volume.type}})
+            "measured_again": again, "volume_type": runner.volume.type}})
     return runner.conclude(found, workload, result, started)
 
 

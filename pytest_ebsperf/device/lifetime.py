@@ -21,6 +21,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import fcntl
+import itertools
 import os
 import signal
 import threading
@@ -152,6 +153,10 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
 
 
 # -- owner files -------------------------------------------------------------------------
+#: Numbers for the private names owner files are made under (:class:`Owner`).
+_CLAIMS = itertools.count()
+
+
 class Owner:
     """An exclusive ``flock`` on ``path``, held until :meth:`release` or the process dies.
 
@@ -161,15 +166,25 @@ class Owner:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._fd: int | None = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # made and locked under a name of its own, then linked into place already held: a
+        # sweep that opens ``path`` never finds it unlocked while its run lives (created,
+        # then locked, a sweep in between took a new run's fio directory under CI's tests)
+        claim = path.with_name(f".{path.name}.{os.getpid()}.{next(_CLAIMS)}")
+        fd = os.open(claim, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self._fd)
-            self._fd = None
-            raise FileExistsError(f"{path} is held by a live run") from None
-        os.ftruncate(self._fd, 0)
-        os.write(self._fd, _whoami().encode())
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.write(fd, _whoami().encode())
+            os.link(claim, path)
+        except FileExistsError:
+            os.close(fd)
+            raise FileExistsError(f"{path} exists: another run's, alive or left behind "
+                                  "(a sweep removes it once its run is gone)") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        finally:
+            claim.unlink(missing_ok=True)
+        self._fd: int | None = fd
 
     def release(self, *, unlink: bool = True) -> None:
         """Remove the owner file (while still holding it) and drop the lock; idempotent."""

@@ -34,7 +34,11 @@ from pytest_ebsperf.verdicts.judge_facts import (
     kept_planned_s,
 )
 from pytest_ebsperf.verdicts.outcome import Verdict
-from pytest_ebsperf.verdicts.stability import emulator_uneven, judge_stability
+from pytest_ebsperf.verdicts.stability import (
+    emulator_uneven,
+    judge_stability,
+    measured_again,
+)
 
 
 def covered_points(verdict_file: Path, kept: Mapping[str, Any]) -> set[Path]:
@@ -147,4 +151,7 @@ def judge_stability_again(report: str, kept: Mapping[str, Any], claim: str, name
         found = emulator_uneven(found, [s if isinstance(s, (int, float)) else None
                                         for s in shares], str(series.get("volume_type") or
                                                              "the volume"))
+    again = series.get("measured_again")  # runs the host held back, measured again live
+    if isinstance(again, list):
+        found = measured_again(found, [float(s) for s in again if isinstance(s, (int, float))])
     return found

@@ -158,3 +158,32 @@ def test_a_run_directory_without_an_owner_file_is_young_or_dead(tmp_path: Path) 
 
 def test_pid_zero_and_below_are_never_alive_because_kill_would_mean_a_process_group() -> None:
     assert not cleanup.pid_alive(0) and not cleanup.pid_alive(-1)
+
+
+def test_an_owner_file_has_its_name_only_once_it_is_held(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Made and then locked under its own name, an owner file was unlocked for an instant:
+    a sweep starting then (another test's pytest run, under CI's first pass) found a new
+    run's fio directory unowned and removed it, and the run's engine probe failed with
+    FileNotFoundError. It is now made and locked under a private name and linked into place:
+    the instant it has its name, a sweep finds it held."""
+    from pytest_ebsperf.fio.process import OwnedDir, sweep_fio_dirs
+
+    seen: list[bool] = []
+    link = os.link
+
+    def linked(src: str | Path, dst: str | Path) -> None:
+        link(src, dst)
+        seen.append(lifetime.owner_alive(Path(dst)))  # what a sweep would see right then
+
+    monkeypatch.setattr(os, "link", linked)
+    made = tmp_path / "ebsperf-fio.abcdefgh"
+    made.mkdir()
+    owned = OwnedDir(str(made))
+    assert seen == [True]
+    assert sorted(p.name for p in made.iterdir()) == [".owner"]  # no private name left
+    assert sweep_fio_dirs(str(tmp_path)) == [] and made.is_dir()
+    with pytest.raises(FileExistsError, match="another run's, alive or left behind"):
+        lifetime.Owner(made / ".owner")
+    owned.close()
+    assert not made.exists()

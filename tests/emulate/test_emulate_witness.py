@@ -402,6 +402,13 @@ def test_a_run_to_run_series_measures_again_the_runs_the_host_held_back(monkeypa
     assert kept.count("stability run (measured again: the host held it back)") == 4
     assert kept.count("stability run (dropped)") == 1 and kept.count("stability run") == 8
     assert found.details["stability"]["runs"] == [f"/kept/run-{i}" for i in range(5, 15)]
+    # and the series kept for judge says which were measured again, so that judge of the
+    # folder gives the live message word for word (verdicts/judge_sweep.py)
+    assert found.details["stability"]["measured_again"] == [shares[v] for v in recorded[:4]]
+    again = stability.measured_again(stability.judge_stability(
+        "S1-09", "instance store random write 16 KiB, run to run",
+        [float(v) for v in recorded[4:]], alpha=1e-3), found.details["stability"]["measured_again"])
+    assert again.message == found.message
     # a host that holds back every run: four measured again, then the rule of uneven runs
     phases.clear()
     recorded[:] = [13_992] * 3 + [27_500] * 4 + [14_000] * 7
