@@ -131,10 +131,10 @@ class EmulatedDevice:
         #: process then drives both, each at its own limits (a set of volumes, see
         #: :class:`~pytest_ebsperf.emulate.stripe.EmulatedSet`). That device owns the cgroup.
         self.share_cgroup_of = share_cgroup_of
-        #: Mean service time of every I/O (µs), served by a FUSE daemon under the loop
-        #: device (:mod:`pytest_ebsperf.emulate.service_time`); None: the loop device's own,
-        #: and ``beyond_reach`` says why when the daemon could not carry the volume's rates.
-        self.latency_us, self.beyond_reach = latency_us, ""
+        #: Mean service time of every I/O (µs), served by a FUSE daemon under the loop device
+        #: (:mod:`.service_time`); None: the loop device's own, and ``beyond_reach`` says why
+        #: the daemon could not carry its rates, ``heavy`` why it needs the host alone.
+        self.latency_us, self.beyond_reach, self.heavy = latency_us, "", ""
         self._latency: Any = None
         #: The path's own time per I/O at queue depth 1, taken off each service time.
         self.overhead_us = 0.0

@@ -21,7 +21,7 @@ from pytest_ebsperf.awsmodel.volume import Volume
 from pytest_ebsperf.awsmodel.volume_types import is_hdd, is_instance_store
 from pytest_ebsperf.config.emulation import parse_latency, parse_misses
 from pytest_ebsperf.config.settings import Settings
-from pytest_ebsperf.emulate import misses, service_time
+from pytest_ebsperf.emulate import misses, service_time, witness
 from pytest_ebsperf.emulate.device import EmulatedDevice
 from pytest_ebsperf.emulate.on_host import RemoteEmulatedDevice
 from pytest_ebsperf.emulate.stripe import EmulatedSet
@@ -123,6 +123,10 @@ class EmulatedVolumes:
             device.beyond_reach = too_fast
             said = f"emulated without latency: {too_fast}; its runs hold the host alone"
             self.record(device.path, volume, [said], emulated=True)
+        heavy = "" if too_fast else witness.host_share(iops, mean_us)
+        if heavy:
+            device.heavy = heavy
+            self.record(device.path, volume, [heavy], emulated=True)
         try:
             self.credits().attach(volume, device, self.rates)  # gp2/st1/sc1 bucket
         except BaseException:
@@ -203,6 +207,7 @@ class EmulatedVolumes:
             pool.beyond_reach = too_fast
             notes.append(f"emulated without latency: the set's {too_fast}; its runs hold the "
                          "host alone")
+
         self.record(", ".join(pool.paths), volume, notes, emulated=True,
                            spec=f"set of {count}")
         return pool

@@ -17,6 +17,7 @@ from pytest_ebsperf import awsmodel
 from pytest_ebsperf.awsmodel import volume_types
 from pytest_ebsperf.awsmodel.volume import DEFAULT, EMULATED, GIVEN, Volume
 from pytest_ebsperf.config.settings import Settings
+from pytest_ebsperf.emulate import witness
 from pytest_ebsperf.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -147,12 +148,26 @@ class Target:
 
     @property
     def measures_alone(self) -> bool:
-        """An emulated volume the latency daemon could not carry has no witness of its own
-        (:mod:`pytest_ebsperf.emulate.witness`): beside another worker's fio it falls behind
-        unseen (a 50,000 IOPS instance store read undecided, an io2 without its latency at
-        0.56 ms per read), so its runs hold the host alone."""
-        return bool((self.emulated is not None and self.emulated.beyond_reach) or
-                    (self.emulated_set is not None and self.emulated_set.beyond_reach))
+        """An emulated volume the latency daemon could not carry falls behind beside another
+        worker's fio (a 50,000 IOPS instance store read undecided, an io2 without its latency
+        at 0.56 ms per read), and one whose emulation needs half the host's CPUs
+        (:func:`pytest_ebsperf.emulate.witness.host_share`) leaves none for another such
+        volume: their runs hold the host alone."""
+        return bool(self.emulated is not None and (self.emulated.beyond_reach or
+                                                   getattr(self.emulated, "heavy", ""))
+                    or self.emulated_set is not None and (self.emulated_set.beyond_reach or
+                                                          self.set_heavy))
+
+    @property
+    def set_heavy(self) -> str | None:
+        """Why the members of an emulated set this run drives need the host alone (their
+        IOPS together: :func:`~pytest_ebsperf.emulate.witness.host_share`), or None."""
+        pool = self.emulated_set
+        if pool is None:
+            return None
+        driven = set(self.members)
+        total = sum(member.iops or 0 for member in pool.members if member.path in driven)
+        return witness.host_share(total, pool.latency_us)
 
     @property
     def fio_filename(self) -> str | tuple[str, ...]:

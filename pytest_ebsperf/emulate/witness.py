@@ -14,12 +14,18 @@ left with too few seconds is INCONCLUSIVE naming the emulator. A volume emulated
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 #: A second below this share of what the emulator was set to deliver was the host's.
 BEHIND_SHARE = 0.9
+#: A volume emulated by its throttle alone (no service time: beyond the latency daemon's
+#: reach, or ``--emulate-latency=none``) is owed its throttle's rate wherever the queue could
+#: carry it with each I/O taking this long in the host's own path (the loop device and
+#: tmpfs take 20-100 µs here): below that rate Little's law, not the throttle, bounds it.
+PATH_BOUND_US = 1000.0
 #: How far a second of fio's log may sit from the emulator's clock (fio's start-up before
 #: its ramp, a report's delay): the rate set anywhere in the window, widened by this much
 #: before and after, is the least the second was owed.
@@ -64,16 +70,21 @@ def allowed_iops(device: Any, start: float, end: float, bs: int, outstanding: fl
                  ) -> float | None:
     """The least IOPS ``device`` was set to deliver between ``start`` and ``end``
     (``time.monotonic()``) for I/Os of ``bs`` bytes with ``outstanding`` in flight: its
-    throttle's IOPS and bytes/s and its service time; None when nothing limited it."""
-    timeline = list(device.timeline)
+    throttle's IOPS (an I/O larger than the device's unit counting as the pieces the kernel
+    splits it into) and bytes/s, and its service time (without one, :data:`PATH_BOUND_US`);
+    None when nothing limited it."""
+    timeline = list(getattr(device, "timeline", ()))  # a remote host's volume keeps none
     before = [entry for entry in timeline if entry[0] <= start][-1:]
     during = [entry for entry in timeline if start < entry[0] <= end]
     latency_us = getattr(device, "latency_us", None)
+    unit = getattr(device, "io_unit_bytes", 0) or bs
+    pieces = max(1, -(-bs // unit))
     rates = []
     for _, iops, bps in before + during:
-        found = [rate for rate in (iops, bps / bs if bps else None) if rate]
-        if latency_us:
-            found.append(max(1, outstanding) / (latency_us * 1e-6))
+        found = [rate for rate in (iops / pieces if iops else None, bps / bs if bps else None)
+                 if rate]
+        if latency_us or found:  # the service time, or the host path's bound on a throttle
+            found.append(max(1, outstanding) / ((latency_us or PATH_BOUND_US) * 1e-6))
         if found:
             rates.append(min(found))
     return min(rates) if rates else None
@@ -87,15 +98,18 @@ def behind(devices: Sequence[Any], t_s: Sequence[float], iops: Sequence[float],
     I/Os in flight: a stripe spreads them evenly); ``measuring_from``: when fio's measuring
     began on the emulator's clock.
 
-    Only a volume with an emulated service time (``--emulate-latency``) witnesses itself:
-    it knows what each I/O should take, its path's own time included (calibrated). Without
-    one, the host's I/O path *is* the service time, and a run it holds back at a shallow
-    queue is queue-depth bound (Little's law), which the verdict's diagnosis says."""
-    if not devices or not all(getattr(device, "latency_us", None) for device in devices):
+    A volume with an emulated service time (``--emulate-latency``) knows what each I/O should
+    take, its path's own time included (calibrated). One emulated by its throttle alone owes
+    its throttle's rate wherever its queue could carry it at :data:`PATH_BOUND_US` an I/O: a
+    loop device on tmpfs that takes longer is this host's path falling behind, while a run
+    held back at a queue too shallow for that is queue-depth bound (Little's law), which the
+    verdict's diagnosis says."""
+    if not devices:
         return Behind((), (), tuple(iops))
     share = outstanding / len(devices)
     # the whole queue bounds the set as one (a member owes at least one I/O's worth alone)
-    latency_s = sum(device.latency_us for device in devices) / len(devices) * 1e-6
+    latency_s = sum(getattr(device, "latency_us", None) or PATH_BOUND_US
+                    for device in devices) / len(devices) * 1e-6
     little = max(1, outstanding) / latency_s
     allowed: list[float | None] = []
     late: list[int] = []
@@ -109,3 +123,31 @@ def behind(devices: Sequence[Any], t_s: Sequence[float], iops: Sequence[float],
         if owed is not None and seen < BEHIND_SHARE * owed:
             late.append(index)
     return Behind(tuple(late), tuple(allowed), tuple(iops[:len(allowed)]))
+
+
+#: Host CPU an emulated I/O costs (docs/emulation.md, "What an emulated volume costs"): the
+#: loop device and throttle 13-41 µs, the latency daemon's wake-ups and copies 65-90 µs on
+#: top; the upper figures.
+LOOP_CPU_US = 41.0
+LATENCY_CPU_US = 90.0
+#: A volume (or set) whose emulation needs more than this share of the host's CPUs measures
+#: holding the host alone: two such beside each other outran a 2-CPU host (two 4-member io1
+#: sets at 8,000 IOPS each, 8 daemons at 15-33 % of a CPU, the host 96-100 % busy, one of
+#: them behind in 11 of 12 s).
+HOST_SHARE = 0.5
+
+
+def host_share(iops: float | None, latency_us: float | None,
+               cpus: int | None = None) -> str | None:
+    """Why a volume emulated at ``iops`` (with a service time or not) measures holding the
+    host alone (its emulation needs more than :data:`HOST_SHARE` of this host's CPUs), or
+    None: the main job sized to the host it runs on."""
+    cpus = cpus or os.cpu_count() or 1
+    if not iops:
+        return None
+    per_io = LOOP_CPU_US + (LATENCY_CPU_US if latency_us else 0.0)
+    needs = iops * per_io * 1e-6
+    if needs <= HOST_SHARE * cpus:
+        return None
+    return (f"emulating {iops:,.0f} IOPS takes about {needs:.1f} of this host's {cpus} CPUs "
+            f"({per_io:.0f} µs an I/O); its runs hold the host alone")

@@ -112,9 +112,11 @@ EVEN_RUNS = 1.05
 #: A run whose emulator delivered under this share of its setting was held back by the host
 #: (a quiet host's runs deliver 99-101 %), not by the volume: it is measured again, at most
 #: :data:`MAX_RUNS_AGAIN` times a check (the pairs of a comparison likewise:
-#: :data:`pytest_ebsperf.verdicts.paired_verdicts.SPOILED_SHARE`).
+#: :data:`pytest_ebsperf.verdicts.paired_verdicts.SPOILED_SHARE`). In two main jobs a fresh
+#: instance-store volume's first 6 and 7 runs of 1 s delivered 35-92 % (its loop worker
+#: busy for 14 s), every later run 100 %: ten runs again cover such a start.
 SPOILED_RUN_SHARE = 0.85
-MAX_RUNS_AGAIN = 4
+MAX_RUNS_AGAIN = 10
 
 
 def spoiled_run(share: float | None) -> bool:
