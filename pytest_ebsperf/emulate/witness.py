@@ -95,7 +95,8 @@ def behind(devices: Sequence[Any], t_s: Sequence[float], iops: Sequence[float],
     """Which of fio's seconds (``t_s[i]``: the end of window ``i`` after the ramp, ``iops[i]``
     what fio saw) fell below :data:`BEHIND_SHARE` of what ``devices`` were set to deliver
     together (one device, or the members of an emulated set, each with its share of the
-    I/Os in flight: a stripe spreads them evenly); ``measuring_from``: when fio's measuring
+    I/Os in flight: a stripe spreads them evenly, so it owes as many times its slowest
+    member's rate as it has members); ``measuring_from``: when fio's measuring
     began on the emulator's clock.
 
     A volume with an emulated service time (``--emulate-latency``) knows what each I/O should
@@ -117,8 +118,9 @@ def behind(devices: Sequence[Any], t_s: Sequence[float], iops: Sequence[float],
         at = measuring_from + end
         each = [allowed_iops(device, at - 1.0 - SLACK_BEFORE_S, at + SLACK_AFTER_S, bs, share)
                 for device in devices]
-        owed = None if any(one is None for one in each) else min(
-            sum(one for one in each if one is not None), little)
+        # a stripe spreads its I/Os evenly, so it runs at the pace of its slowest member
+        known = [one for one in each if one is not None]
+        owed = None if len(known) < len(each) else min(len(known) * min(known), little)
         allowed.append(owed)
         if owed is not None and seen < BEHIND_SHARE * owed:
             late.append(index)

@@ -465,3 +465,16 @@ def test_a_volume_whose_emulation_needs_half_the_host_measures_alone() -> None:
     assert target(4).measures_alone is (8000 * 131e-6 > 0.5 * cpus)
     assert target(2).measures_alone is (4000 * 131e-6 > 0.5 * cpus)
     assert not target(1).measures_alone
+
+
+def test_a_set_with_a_slow_member_owes_the_pace_of_that_member() -> None:
+    """--emulate-member-factors=1,1,0.75,1: the third member's throttle is set at 1,500 of
+    2,000 IOPS, and a stripe that spreads its I/Os evenly runs at 4 x 1,500 = 6,000. A set
+    seen at 5,998 IOPS kept up with what it was set to deliver (its FAIL is the volume's,
+    the slow member named); at 4,000 it did not."""
+    members = [_device((-5.0, rate), latency_us=None) for rate in (2000.0, 2000.0, 1500.0,
+                                                                     2000.0)]
+    found = witness.behind(members, [1.0, 2, 3], [5998.0, 6010.0, 4000.0], T0, bs=4096,
+                           outstanding=16)
+    assert found.allowed == (6000.0, 6000.0, 6000.0)
+    assert found.seconds == (2,)
