@@ -58,23 +58,30 @@ def _child(tmp_path: Path, mode: str) -> tuple[subprocess.Popen[str], Path]:
     return process, marker
 
 
+#: How long a child may take to close and end. Quiet, 0.3 s; in a CI run's first pass (four
+#: workers on 2 CPUs beside latency daemons at real-time priority, and the handler waiting up
+#: to 5 s for the run's guardian, itself still starting) once more than 10 s. What is asserted
+#: is how it ends, not how fast.
+ENDS_WITHIN_S = 60
+
+
 def test_sigterm_closes_registered_devices_and_still_ends_the_process(tmp_path: Path) -> None:
     process, marker = _child(tmp_path, "default")
     process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=10) == -signal.SIGTERM
+    assert process.wait(timeout=ENDS_WITHIN_S) == -signal.SIGTERM
     assert marker.read_text() == "closed\n"
 
 
 def test_sigterm_chains_to_the_handler_that_was_there_before(tmp_path: Path) -> None:
     process, marker = _child(tmp_path, "chained")
     process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=10) == 3
+    assert process.wait(timeout=ENDS_WITHIN_S) == 3
     assert marker.read_text() == "closed\nprevious handler\n"
 
 
 def test_a_normal_exit_closes_registered_devices(tmp_path: Path) -> None:
     process, marker = _child(tmp_path, "exit")
-    assert process.wait(timeout=10) == 0
+    assert process.wait(timeout=ENDS_WITHIN_S) == 0
     assert marker.read_text() == "closed\n"
 
 
