@@ -66,7 +66,7 @@ class RemoteEmulatedDevice:
         self.closed = False
         #: No emulated latency is made on another host, so none is out of reach ("").
         self.beyond_reach = ""
-        #: Why its emulation needs the host alone (service_time.host_share), or "".
+        #: Why its emulation needs the host alone (witness.host_share), or "".
         self.heavy = ""
         self.run_dir = f"{RUN_ROOT}/{self.name}"
         self.backing = f"{self.run_dir}/{self.name}.img"  # its name says whose it is

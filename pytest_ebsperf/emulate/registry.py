@@ -207,7 +207,6 @@ class EmulatedVolumes:
             pool.beyond_reach = too_fast
             notes.append(f"emulated without latency: the set's {too_fast}; its runs hold the "
                          "host alone")
-
         self.record(", ".join(pool.paths), volume, notes, emulated=True,
                            spec=f"set of {count}")
         return pool
