@@ -30,7 +30,8 @@ trap closing EXIT
 run_pass() {  # name, pytest arguments...
   local name=$1
   shift
-  EBSPERF_TESTS_FAILED="$work/$name" "$PY" -m pytest "$@"  # setup.cfg: testpaths = tests
+  # the slowest tests of each pass close its log: where the test command's time goes
+  EBSPERF_TESTS_FAILED="$work/$name" "$PY" -m pytest --durations=20 "$@"  # testpaths = tests
 }
 
 ok() {  # pytest's status: 0 passed, 5 nothing selected (a -k that matches one pass only)

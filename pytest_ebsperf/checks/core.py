@@ -270,13 +270,14 @@ class CheckCore:
         return held_from_first_measurement()
 
     @contextlib.contextmanager
-    def measuring_alone(self) -> Iterator[None]:
+    def measuring_alone(self, why: str = "a comparison measures alone") -> Iterator[None]:
         """A comparison of two measurements holds the host alone for its whole check: no
-        other measuring worker shares the CPUs while its pairs run."""
+        other measuring worker shares the CPUs while its pairs run (so does a run measured
+        again, a latency claim: ``why`` says which, in the line said when it waited)."""
         with self._measuring(alone=True) as waited:
             if waited:
                 self.announce(f"{self.name}: waited for the other measuring workers to finish "
-                              "their runs (a comparison measures alone)")
+                              f"their runs ({why})")
             yield
 
     def _one_load_at_a_time(self, target: Target) -> Any:

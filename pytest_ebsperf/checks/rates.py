@@ -255,7 +255,7 @@ class RateChecks:
             (target.emulated or target.emulated_set) is not None
         if found.outcome is not Outcome.INCONCLUSIVE or not (behind or busy):
             return found, result
-        with self.core.measuring_alone():
+        with self.core.measuring_alone("its first run was the host's: measured again alone"):
             again, again_result = self._measure(expectation, workload, metric)
         self._kept_as_part(result, "host-spoiled")
         why = ("" if behind else "host's CPUs were too busy to tell" if found.binding == "host"
@@ -460,7 +460,7 @@ def _sweep_point(rates: RateChecks, claim: str, what: str, expectation: Expectat
                                     policy=policy, cpu_count=cpus)
     if point.outcome is not Outcome.INCONCLUSIVE or point.binding != "emulator":
         return result, point, []
-    with core.measuring_alone():
+    with core.measuring_alone("the point's first run was the host's: it measures again alone"):
         again = core.run(workload, monitor=rates._monitor(expectation, workload, "iops", policy))
     rates._kept_as_part(result, "host-spoiled")
     note = (f"The {format_size(workload.bs)} point's first run was left undecided by "
@@ -487,4 +487,4 @@ def latency_host(core: CheckCore, *, mean_bound_ns: float | None = None
     if mean_bound_ns is not None and service_us is not None and \
             mean_bound_ns >= MEAN_LATENCY_ROOM * (service_us + 1000.0) * 1000.0:
         return contextlib.nullcontext()
-    return core.measuring_alone()
+    return core.measuring_alone("a latency claim measures its service time alone")

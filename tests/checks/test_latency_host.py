@@ -12,7 +12,7 @@ from pytest_ebsperf.checks.rates import MEAN_LATENCY_ROOM, latency_host
 
 def _core(held: list[str], emulated: object, emulated_any: bool = True) -> SimpleNamespace:
     @contextlib.contextmanager
-    def measuring_alone():
+    def measuring_alone(why: str = ""):
         held.append("alone")
         yield
 

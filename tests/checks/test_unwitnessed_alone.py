@@ -129,4 +129,7 @@ def test_a_volume_the_daemon_carries_measures_beside_other_workers(tmp_path: Pat
     assert first.returncode == 0 and list(folder.glob("path-*us")), first.stdout[-3000:]
     waited, passed, out = _check_beside_a_measuring_worker(
         tmp_path, f"{SUITES}/io1/test_io1.py", "-k", "random_write_holds", env=env)
-    assert not waited and passed, out[-3000:]
+    # it did not wait for the host before measuring; a first run whose emulator fell behind
+    # is measured again holding the host alone (rates._alone_if_spoiled), and says so
+    again = "its first run was the host's: measured again alone" in out
+    assert passed and (not waited or again), out[-3000:]

@@ -148,7 +148,7 @@ def test_a_check_the_emulator_spoiled_is_measured_again_alone() -> None:
     held: list[str] = []
 
     @contextmanager
-    def measuring_alone():
+    def measuring_alone(why: str = ""):
         held.append("alone")
         yield
 
@@ -195,7 +195,7 @@ def test_a_fresh_run_for_a_too_short_check_that_the_emulator_spoiled_is_measured
     held: list[str] = []
 
     @contextmanager
-    def measuring_alone():
+    def measuring_alone(why: str = ""):
         held.append("alone")
         yield
 
@@ -279,7 +279,7 @@ def test_a_sweep_point_the_emulator_spoiled_is_measured_again_alone() -> None:
     runs: list[Workload] = []
 
     @contextmanager
-    def measuring_alone():
+    def measuring_alone(why: str = ""):
         held.append("alone")
         yield
 
@@ -393,7 +393,7 @@ def test_a_run_to_run_series_measures_again_the_runs_the_host_held_back(monkeypa
     phases: list[str] = []
 
     @contextmanager
-    def measuring_alone():
+    def measuring_alone(why: str = ""):
         yield
 
     def run(workload: Workload, phase: str) -> FioResult:
