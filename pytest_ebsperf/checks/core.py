@@ -271,9 +271,8 @@ class CheckCore:
 
     @contextlib.contextmanager
     def measuring_alone(self, why: str = "a comparison measures alone") -> Iterator[None]:
-        """A comparison of two measurements holds the host alone for its whole check: no
-        other measuring worker shares the CPUs while its pairs run (so does a run measured
-        again, a latency claim: ``why`` says which, in the line said when it waited)."""
+        """A comparison holds the host alone for its whole check (a run measured again, a
+        latency claim too: ``why``, said when it waited): no other worker's fio beside it."""
         with self._measuring(alone=True) as waited:
             if waited:
                 self.announce(f"{self.name}: waited for the other measuring workers to finish "
