@@ -128,6 +128,7 @@ def check_first_write(runner: CheckCore, claim: str, what: str, workload: Worklo
                             f"({regions} region(s) in turn) before its first write."), note,
                            *trim_notes) if n])
     found = paired.emulator_spoiled(found, blocks, "first write", "second write")
+    found = paired.measured_again(found, blocks, "first write", "second write")
     if last is None:
         return runner.conclude_plain(found)
     return runner.conclude(found, job, last, started)
@@ -173,16 +174,18 @@ def check_write_after_trim(runner: CheckCore, claim: str, what: str, workload: W
     job, region, note = _pass_plan(runner, block, capacity)
     regions = max(1, capacity // region)
     trim_notes: list[str] = []
+    trimmed: set[int] = set()
 
     def one_round(index: int) -> paired.Pair:
         offset = (index % regions) * region
         at = job.replace(offset=offset)
-        if index >= regions:  # TRIMmed in an earlier round: full again first
+        if offset in trimmed:  # TRIMmed in an earlier round (or this one, measured again)
             refill = fill.replace(size=region, offset=offset,
                                   runtime_s=max(10.0, 3 * math.ceil(region / FILL_PLANNING_BPS)))
             runner.run(refill, phase="pass")
         full = runner.run(at, phase="pair")
         _, trim_note = _trim(runner, region, "the region", offset=offset)
+        trimmed.add(offset)
         if trim_note and not trim_notes:
             trim_notes.append(trim_note)
         after = runner.run(at, phase="pair")
@@ -195,6 +198,7 @@ def check_write_after_trim(runner: CheckCore, claim: str, what: str, workload: W
                             f"each round writes into a full region of {format_size(region)}, "
                             "TRIMs it and writes again."), note, *trim_notes) if n])
     found = paired.emulator_spoiled(found, blocks, "after TRIM", "full device")
+    found = paired.measured_again(found, blocks, "after TRIM", "full device")
     found = replace(found, message=f"{found.message} {trim_help(found)}")
     if last is None:
         verdicts.append(runner.conclude_plain(found))
@@ -338,9 +342,15 @@ class PassChecks:
 def _rounds_at_least(runner: CheckCore, one_round: paired.PairRun, job: Workload
                      ) -> tuple[comparison.Sequential, comparison.Blocks, FioResult | None]:
     """S1-03's and S1-08's rounds as one comparison (the first of each round at least
-    :data:`stability.MIN_PASS_RATIO` x the second), measured with the host alone."""
+    :data:`stability.MIN_PASS_RATIO` x the second), measured with the host alone. A round
+    is measured again whole (its TRIM included) when the host held one side back, as a
+    comparison's pair is: in a main job a fresh emulated instance store's first two first
+    writes came at 25,196 and 21,112 of 27,500 IOPS, every later one at 27,418-27,500, and
+    the check took 32 rounds instead of 4. A volume slow to write its first blocks keeps
+    up with what it owes (its emulator delivers its setting), so its rounds count."""
     design = comparison.ratio_design(comparison.AT_LEAST, stability.MIN_PASS_RATIO,
                                      fail_alpha=runner.session.policy.alpha,
                                      pass_alpha=runner.session.policy.pass_alpha)
     with runner.measuring_alone():
-        return paired.measure(design, one_round, paired.log_ratio, block=job)
+        return paired.measure(design, one_round, paired.log_ratio, block=job,
+                              again_when_spoiled=True)

@@ -139,7 +139,8 @@ class Witnesses:
             return result
         found = witness.behind(devices, series.t_s[:len(values)], values,
                                started + max(workload.ramp_s, 0.0), bs=workload.bs,
-                               outstanding=workload.iodepth * workload.numjobs)
+                               outstanding=workload.iodepth * workload.numjobs,
+                               run_from=started)
         if not found.seconds:
             return replace(result, emulator_share=found.share)
         return replace(result, emulator_behind=found.seconds,

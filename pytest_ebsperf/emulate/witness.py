@@ -91,7 +91,8 @@ def allowed_iops(device: Any, start: float, end: float, bs: int, outstanding: fl
 
 
 def behind(devices: Sequence[Any], t_s: Sequence[float], iops: Sequence[float],
-           measuring_from: float, *, bs: int, outstanding: int) -> Behind:
+           measuring_from: float, *, bs: int, outstanding: int,
+           run_from: float | None = None) -> Behind:
     """Which of fio's seconds (``t_s[i]``: the end of window ``i`` after the ramp, ``iops[i]``
     what fio saw) fell below :data:`BEHIND_SHARE` of what ``devices`` were set to deliver
     together (one device, or the members of an emulated set, each with its share of the
@@ -104,7 +105,12 @@ def behind(devices: Sequence[Any], t_s: Sequence[float], iops: Sequence[float],
     its throttle's rate wherever its queue could carry it at :data:`PATH_BOUND_US` an I/O: a
     loop device on tmpfs that takes longer is this host's path falling behind, while a run
     held back at a queue too shallow for that is queue-depth bound (Little's law), which the
-    verdict's diagnosis says."""
+    verdict's diagnosis says.
+
+    ``run_from`` (when fio started): a setting made before it was replaced by the one the
+    run started with, so a window's slack reaches no further back (a first write's throttle
+    at 0.7 of the rate, set 1.5 s before the second write began, made that run look 143 %
+    of what it owed)."""
     if not devices:
         return Behind((), (), tuple(iops))
     share = outstanding / len(devices)
@@ -116,7 +122,9 @@ def behind(devices: Sequence[Any], t_s: Sequence[float], iops: Sequence[float],
     late: list[int] = []
     for index, (end, seen) in enumerate(zip(t_s, iops)):
         at = measuring_from + end
-        each = [allowed_iops(device, at - 1.0 - SLACK_BEFORE_S, at + SLACK_AFTER_S, bs, share)
+        since = at - 1.0 - SLACK_BEFORE_S if run_from is None else \
+            max(at - 1.0 - SLACK_BEFORE_S, run_from)
+        each = [allowed_iops(device, since, at + SLACK_AFTER_S, bs, share)
                 for device in devices]
         # a stripe spreads its I/Os evenly, so it runs at the pace of its slowest member
         known = [one for one in each if one is not None]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -127,3 +128,24 @@ def test_a_volume_at_85_percent_run_alone_is_never_passed(pytester: pytest.Pytes
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) == 0, result.stdout.str()[-3000:]
     assert outcomes.get("failed", 0) + outcomes.get("inconclusive", 0) == 1
+
+
+FIRST_WRITE = f"{SUITES}/instance_store/test_instance_store.py::test_first_write_is_as_fast_as_the_second"
+
+
+def test_first_writes_set_slower_fail_s1_03_as_the_volume_s(pytester: pytest.Pytester) -> None:
+    """An instance store whose first writes run at 0.7 of its rate (the emulator's throttle
+    lowered for them) FAILs S1-03. The emulator's witness counts each write against the
+    setting it started with: counted against the first write's lower setting, made just
+    before, the second write looked 143 % of what it owed and the check was "the host's"."""
+    report = pytester.path / "report.json"
+    result = pytester.runpytest_subprocess(FIRST_WRITE, "--emulate", "--volume-count=2",
+                                           "--emulate-first-write-factor=0.7",
+                                           f"--ebsperf-report={report}", "-p",
+                                           "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*S1-03*first vs second write*0.900x*FAIL*"])
+    check = json.loads(report.read_text())["checks"][0]
+    assert 0.65 <= check["details"]["ratio"] <= 0.75, check["message"]
+    shares = check["details"]["emulator_share"]
+    assert min(shares.values()) >= 0.95 and max(shares.values()) <= 1.05, shares

@@ -8,6 +8,8 @@ import os
 from dataclasses import replace
 from types import SimpleNamespace
 
+import pytest
+
 from pytest_ebsperf.awsmodel.types import CAP, VOLUME, Expectation, Limit
 from pytest_ebsperf.awsmodel.volume import Volume
 from pytest_ebsperf.emulate import witness
@@ -34,6 +36,25 @@ def test_seconds_below_what_the_emulator_was_set_to_deliver_are_the_hosts() -> N
     said = found.sentence("io1")
     assert "this host could not emulate io1 at 4,000 IOPS in 2 of 6 s" in said
     assert "fio saw 2,890" in said
+
+
+def test_a_setting_made_before_the_run_started_is_not_what_it_owed() -> None:
+    """S1-03's rounds: the first write's throttle at 0.7 of the rate (an emulated first-write
+    cost), then the full rate set for the second write just before it starts. The second
+    write owes the full rate from its start: the window's slack does not reach back to the
+    first write's setting (it made a second write at the rate look 143 % of what it owed,
+    and the comparison the host's)."""
+    device = _device((-5.0, 27_500.0), (-1.6, 19_250.0), (-0.05, 27_500.0))
+    seen = [27_473.0]
+    found = witness.behind([device], [1.0], seen, T0, bs=4096, outstanding=28, run_from=T0)
+    assert found.allowed == (27_500.0,) and found.share == pytest.approx(27_473 / 27_500)
+    slacked = witness.behind([device], [1.0], seen, T0, bs=4096, outstanding=28)
+    assert slacked.allowed == (19_250.0,)  # without the run's start: the earlier setting
+    # a setting made while the run measures is still what it owed
+    dip = _device((-5.0, 27_500.0), (0.5, 19_250.0), (1.5, 27_500.0))
+    during = witness.behind([dip], [1.0], [19_200.0], T0, bs=4096, outstanding=28,
+                            run_from=T0)
+    assert during.allowed == (19_250.0,) and during.seconds == ()
 
 
 def test_a_volume_set_to_deliver_less_keeps_its_misses() -> None:
