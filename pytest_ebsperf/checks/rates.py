@@ -6,6 +6,7 @@ sweeps, latency bounds, claims of your own, and records of best-effort figures (
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import statistics
 import time
@@ -19,6 +20,7 @@ from pytest_ebsperf.checks.core import CheckCore
 from pytest_ebsperf.checks.servers import check_on_servers
 from pytest_ebsperf.checks.sets import name_slow_member
 from pytest_ebsperf.checks.time import burst_contradicted
+from pytest_ebsperf.checks.witnesses import latency_again_if_spoiled
 from pytest_ebsperf.device.lock import set_aside
 from pytest_ebsperf.errors import (
     EbsperfError,
@@ -375,9 +377,10 @@ class RateChecks:
         started = time.perf_counter()
         with latency_host(self.core):
             result = self.core.run(workload)
-        found = latency.judge_latency(claim, what, result, workload, percentile=percentile,
-                                      bound_ns=bound_ns, direction=direction,
-                                      alpha=self.core.session.policy.alpha, source=source)
+        judge = functools.partial(latency.judge_latency, claim, what, workload=workload,
+                                  percentile=percentile, bound_ns=bound_ns, direction=direction,
+                                  alpha=self.core.session.policy.alpha, source=source)
+        found, result = latency_again_if_spoiled(self.core, judge(result), result, workload, judge)
         return self.core.conclude(found, workload, result, started)
 
     def check_mean_latency(self, claim: str, what: str, workload: Workload, *,
@@ -401,9 +404,10 @@ class RateChecks:
         with latency_host(self.core, mean_bound_ns=bound_ns):
             result = self.core.run(workload)
         policy = self.core.session.policy
-        found = latency.judge_mean_latency(claim, what, result, workload, bound_ns=bound_ns,
-                                           direction=direction, alpha=policy.alpha,
-                                           pass_alpha=policy.pass_alpha, source=source)
+        judge = functools.partial(latency.judge_mean_latency, claim, what, workload=workload,
+                                  bound_ns=bound_ns, direction=direction, alpha=policy.alpha,
+                                  pass_alpha=policy.pass_alpha, source=source)
+        found, result = latency_again_if_spoiled(self.core, judge(result), result, workload, judge)
         return self.core.conclude(found, workload, result, started)
 
     def check_sweep(self, claim: str, what: str, pattern: str, sizes: Sequence[str | int]

@@ -6,7 +6,9 @@ when they disagree with fio or name the limit that bound.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from pytest_ebsperf.checks.session import EbsperfSession
@@ -14,8 +16,10 @@ from pytest_ebsperf.device import ebsnvme, kernelstat
 from pytest_ebsperf.device.kernelstat import BlockStat
 from pytest_ebsperf.emulate.target import Target
 from pytest_ebsperf.fio.counted import Witness, apply_witness
+from pytest_ebsperf.fio.kept import keep_part
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.verdicts.outcome import Outcome, Verdict, measured_alone
 
 
 def members_alone(target: Target) -> list[Target]:
@@ -26,6 +30,24 @@ def members_alone(target: Target) -> list[Target]:
     return [Target(m, target.volume, emulated=target.emulated, report=reports.get(m),
                    role=target.role, emulated_set=target.emulated_set)
             for m in target.members]
+
+
+def latency_again_if_spoiled(core: Any, found: Verdict, result: FioResult, workload: Workload,
+                             judge: Callable[[FioResult], Verdict]
+                             ) -> tuple[Verdict, FioResult]:
+    """A latency claim whose emulated volume fell behind in its run and did not PASS is
+    measured again holding the host alone, and that run decides (a false FAIL has at most
+    twice the check's level): in a quiet main job io2's per-second means at QD 1 went from
+    0.30-0.37 ms to 0.51-0.92 ms in 5 of 10 s, INCONCLUSIVE. A volume set slower keeps up
+    with its setting, so its seconds are not behind and its FAIL stands."""
+    behind = len(result.emulator_behind)
+    if found.outcome is Outcome.PASS or not behind:
+        return found, result
+    with core.measuring_alone("its first run was the host's: measured again alone"):
+        again = core.run(workload)
+    if result.kept_as:
+        keep_part(Path(result.kept_as), check=core.nodeid, phase="host-spoiled")
+    return measured_alone(judge(again), found, behind), again
 
 
 class Witnesses:

@@ -8,6 +8,9 @@ import contextlib
 from types import SimpleNamespace
 
 from pytest_ebsperf.checks.rates import MEAN_LATENCY_ROOM, latency_host
+from pytest_ebsperf.checks.witnesses import latency_again_if_spoiled
+from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 
 def _core(held: list[str], emulated: object, emulated_any: bool = True) -> SimpleNamespace:
@@ -43,3 +46,50 @@ def test_a_loose_mean_bound_measures_beside_the_other_workers() -> None:
     with latency_host(_core(held, None, emulated_any=False), mean_bound_ns=500e3):  # type: ignore[arg-type]
         pass
     assert held == ["alone"] * 3
+
+
+def _verdict(outcome: Outcome, measured: float) -> Verdict:
+    return Verdict(outcome, "B-IO2", "io2 random read 16 KiB, one at a time", 500_000.0,
+                   measured, "ns", "claimed mean read latency", "r", f"measured {measured:.0f}")
+
+
+def _runner(held: list[str], again: SimpleNamespace) -> SimpleNamespace:
+    @contextlib.contextmanager
+    def measuring_alone(why: str = ""):
+        held.append(why)
+        yield
+
+    def run(workload: object) -> SimpleNamespace:
+        held.append("run")
+        return again
+
+    return SimpleNamespace(measuring_alone=measuring_alone, run=run, nodeid="io2::latency")
+
+
+def test_a_latency_run_its_emulator_fell_behind_in_is_measured_again_alone() -> None:
+    """A quiet main job's io2 mean-latency run went from 0.30-0.37 ms a second to 0.51-0.92
+    ms in 5 of 10 s, its emulator behind there, and ended INCONCLUSIVE "run longer": that run
+    was the host's, so a fresh one holding the host alone decides, and says why."""
+    held: list[str] = []
+    first = SimpleNamespace(emulator_behind=(4, 5, 6, 8, 9), kept_as="", measured=0.45e6)
+    fresh = SimpleNamespace(emulator_behind=(), kept_as="", measured=0.31e6)
+
+    def judge(run: SimpleNamespace) -> Verdict:
+        return _verdict(Outcome.PASS if run.measured < 0.4e6 else Outcome.INCONCLUSIVE,
+                        run.measured)
+
+    found, result = latency_again_if_spoiled(_runner(held, fresh), judge(first), first,
+                                             Workload("randread"), judge)
+    assert result is fresh and found.outcome is Outcome.PASS
+    assert held == ["its first run was the host's: measured again alone", "run"]
+    assert "The first run's emulator fell behind in 5 s" in found.message
+    assert found.details["first_run"]["measured"] == 0.45e6
+    # a PASS, or a run the emulator kept up in, stands as it is (a volume set slower keeps
+    # up with its setting: its FAIL is the volume's)
+    for outcome, behind in ((Outcome.PASS, (4,)), (Outcome.FAIL, ())):
+        held.clear()
+        run = SimpleNamespace(emulator_behind=behind, kept_as="", measured=0.9e6)
+        kept = _verdict(outcome, 0.9e6)
+        assert latency_again_if_spoiled(_runner(held, fresh), kept, run, Workload("randread"),
+                                        judge) == (kept, run)
+        assert held == []
