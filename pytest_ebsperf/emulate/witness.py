@@ -19,8 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-#: A second below this share of what the emulator was set to deliver was the host's.
-BEHIND_SHARE = 0.9
+from pytest_ebsperf.verdicts.stability import HELD_BACK_SHARE
+
+#: A second below this share of what the emulator was set to deliver was the host's (the one
+#: rule for a held-back emulated volume, seconds, runs and pairs alike).
+BEHIND_SHARE = HELD_BACK_SHARE
 #: A volume emulated by its throttle alone (no service time: beyond the latency daemon's
 #: reach, or ``--emulate-latency=none``) is owed its throttle's rate wherever the queue could
 #: carry it with each I/O taking this long in the host's own path (the loop device and

@@ -13,7 +13,7 @@ from typing import Any
 from pytest_ebsperf.awsmodel.types import REL
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.units import format_latency, format_quantity, format_seconds
-from pytest_ebsperf.verdicts import comparison
+from pytest_ebsperf.verdicts import comparison, stability
 from pytest_ebsperf.verdicts.comparison import Blocks, Sequential
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
@@ -21,12 +21,12 @@ from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 #: comparison is the host's (:func:`emulator_spoiled`): S2-17's band is 5 %; twins on a quiet
 #: host kept within 0.5 % of each other, beside a memory-streaming neighbour 4.2 % apart.
 EVEN_SHARE = 0.02
-#: One pair is the host's (:func:`spoiled_pair`) when a side's emulator delivered under this
-#: share of its setting while its twin's delivered at least :data:`PAIR_UNEVEN` more. At QD 1
-#: fio's own submission time holds both sides near 94 %; a twin set three times as slow per
-#: I/O kept up at 96.6 % against its twin's 106.6 %; after a main job's first comparison
-#: blocks on a host busy for a moment, one side's emulator delivered 66-70 % of its setting.
-SPOILED_SHARE = 0.85
+#: One pair is the host's (:func:`spoiled_pair`) when a side was held back
+#: (:data:`pytest_ebsperf.verdicts.stability.HELD_BACK_SHARE`) while its twin's emulator
+#: delivered at least this much more. At QD 1 fio's own submission time holds both sides near
+#: 94 %; a twin set three times as slow per I/O kept up at 96.6 % against its twin's 106.6 %;
+#: after a main job's first comparison blocks on a host busy for a moment, one side's emulator
+#: delivered 66-70 % of its setting.
 PAIR_UNEVEN = 0.10
 #: At most this many pairs of one comparison are measured again for the host's sake; a
 #: spoiled pair after them counts, and :func:`emulator_spoiled` judges the sides' keeping-up.
@@ -221,12 +221,12 @@ def emulator_spoiled(found: Verdict, blocks: Blocks, a_label: str, b_label: str)
 
 
 def spoiled_pair(shares: tuple[float | None, float | None]) -> bool:
-    """A pair whose one side the host held back (its emulator delivered under
-    :data:`SPOILED_SHARE` of its setting, its twin's :data:`PAIR_UNEVEN` more or unknown): not
+    """A pair whose one side the host held back (:func:`stability.spoiled_run`, its twin's
+    emulator :data:`PAIR_UNEVEN` more or unknown): not
     a difference between the volumes, so it is measured again (a twin *set* slower delivers
     its setting as its twin does, and its pairs count)."""
     known = [share for share in shares if share is not None and share > 0]
-    if not known or min(known) >= SPOILED_SHARE:
+    if not any(stability.spoiled_run(share) for share in known):
         return False
     return len(known) == 1 or max(known) >= min(known) * (1.0 + PAIR_UNEVEN)
 

@@ -109,19 +109,26 @@ def judge_stability(claim: str, what: str, run_means: Sequence[float], *,
 #: the lowest (a quiet host's runs of a 27,500 IOPS instance store: 99-101 %).
 LOW_RUN_SHARE = 0.95
 EVEN_RUNS = 1.05
-#: A run whose emulator delivered under this share of its setting was held back by the host
-#: (a quiet host's runs deliver 99-101 %), not by the volume: it is measured again, at most
-#: :data:`MAX_RUNS_AGAIN` times a check (the pairs of a comparison likewise:
-#: :data:`pytest_ebsperf.verdicts.paired_verdicts.SPOILED_SHARE`). In two main jobs a fresh
-#: instance-store volume's first 6 and 7 runs of 1 s delivered 35-92 % (its loop worker
-#: busy for 14 s), every later run 100 %: ten runs again cover such a start.
-SPOILED_RUN_SHARE = 0.85
+#: The one rule for an emulated volume the host held back: what fio saw under this share of
+#: what the volume was set to deliver (its throttle and service time) was this host's doing,
+#: not the volume's. A second of a run below it is left out of the verdict
+#: (:mod:`pytest_ebsperf.emulate.witness`), a run below it is measured again, at most
+#: :data:`MAX_RUNS_AGAIN` times a check, and so is a comparison's pair with one side below it
+#: (:func:`pytest_ebsperf.verdicts.paired_verdicts.spoiled_pair`). A quiet host's runs
+#: deliver 99-101 % (at QD 1 fio's own submission time holds them near 94 %); a volume *set*
+#: slower delivers its setting and is never held back. In two main jobs a fresh
+#: instance-store volume's first 6 and 7 runs of 1 s delivered 35-92 % (its loop worker busy
+#: for 14 s), every later run 100 %: ten runs again cover such a start; a main job's S2-17
+#: block at 86 % of its setting (its twin at 100 %) took the comparison from 4 pairs to 32
+#: while the rule for a pair was 85 %.
+HELD_BACK_SHARE = 0.9
 MAX_RUNS_AGAIN = 10
 
 
 def spoiled_run(share: float | None) -> bool:
-    """A run of an emulated volume that the host held back (:data:`SPOILED_RUN_SHARE`)."""
-    return share is not None and 0 < share < SPOILED_RUN_SHARE
+    """A run (or one side of a pair) of an emulated volume that the host held back
+    (:data:`HELD_BACK_SHARE`)."""
+    return share is not None and 0 < share < HELD_BACK_SHARE
 
 
 def measured_again(found: Verdict, again: Sequence[float]) -> Verdict:

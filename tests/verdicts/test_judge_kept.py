@@ -33,7 +33,7 @@ CHECKS = ("test_random_read_holds_provisioned_iops_99_percent_of_seconds",
 def _kept_and_live(pytester: pytest.Pytester, *extra: str
                    ) -> tuple[Path, dict[str, dict[str, object]]]:
     keep, report = pytester.path / "kept", pytester.path / "results.json"
-    # on three workers, as the main job measures them (its checks side by side)
+    # on three workers, its checks side by side as the main job measures them
     pytester.runpytest_subprocess(*(f"{GP3}::{name}" for name in CHECKS), "--emulate",
                                   f"--ebsperf-keep-fio={keep}", f"--ebsperf-report={report}",
                                   "-p", "no:cacheprovider", "-n", "3", *extra)
