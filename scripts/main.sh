@@ -12,6 +12,7 @@ fi
 # four of them at a time (a real device above is measured by one check at a time); a
 # comparison of two measurements holds the host alone. The emulated volumes leave a 2-CPU
 # host 65-85 % idle (waiting for a bucket, a service time or the host held alone), so the
-# fourth worker fills idle time: docs/benchmarks.md has the runs on three, four and six. Every I/O of an emulated volume takes
-# its type's documented service time (--emulate-latency=auto).
+# fourth worker fills idle time: docs/benchmarks.md has the runs on three, four and six.
+# Every I/O of an emulated volume takes its type's documented service time
+# (--emulate-latency=auto).
 exec "${PYTHON:-python3}" -m pytest suites --emulate --volume-count=4 --emulate-latency=auto -n 4 "$@"

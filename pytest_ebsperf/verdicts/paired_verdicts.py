@@ -222,9 +222,9 @@ def emulator_spoiled(found: Verdict, blocks: Blocks, a_label: str, b_label: str)
 
 def spoiled_pair(shares: tuple[float | None, float | None]) -> bool:
     """A pair whose one side the host held back (:func:`stability.spoiled_run`, its twin's
-    emulator :data:`PAIR_UNEVEN` more or unknown): not
-    a difference between the volumes, so it is measured again (a twin *set* slower delivers
-    its setting as its twin does, and its pairs count)."""
+    emulator :data:`PAIR_UNEVEN` more or unknown): not a difference between the volumes, so
+    it is measured again (a twin *set* slower delivers its setting as its twin does, and its
+    pairs count)."""
     known = [share for share in shares if share is not None and share > 0]
     if not any(stability.spoiled_run(share) for share in known):
         return False
