@@ -341,6 +341,20 @@ def losetup(target: str | Path, *options: str) -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
+def sparse_image(folder: Path, name: str, mib: int = 128) -> Path:
+    image = folder / name
+    image.write_bytes(b"")
+    os.truncate(image, mib * 1024 * 1024)
+    return image
+
+
+def two_loops(image: Path, stack: list[str]) -> tuple[str, str]:
+    """Two loop devices over ``image``, detached with ``stack``."""
+    first, second = losetup(image), losetup(image)
+    stack += [first, second]
+    return first, second
+
+
 def mkfs_and_mount_ro(device: str, where: Path) -> None:
     subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True, capture_output=True)
     where.mkdir(exist_ok=True)
@@ -385,9 +399,7 @@ def stack(tmp_path: Path) -> Iterator[list[str]]:
 @pytest.mark.parametrize("mounted_side", ["upper", "lower"])
 def test_a_loop_over_a_loop_is_never_written_while_either_is_mounted(
         mounted_side: str, stack: list[str], tmp_path: Path) -> None:
-    image = tmp_path / "disk.img"
-    image.write_bytes(b"")
-    os.truncate(image, 128 * 1024 * 1024)
+    image = sparse_image(tmp_path, "disk.img")
     lower = losetup(image)
     stack.append(lower)
     upper = losetup(lower)
@@ -405,11 +417,8 @@ def test_a_loop_over_a_loop_is_never_written_while_either_is_mounted(
 
 def test_two_loops_over_a_deleted_file_are_one_piece_of_storage(stack: list[str],
                                                                 tmp_path: Path) -> None:
-    image = tmp_path / "gone.img"
-    image.write_bytes(b"")
-    os.truncate(image, 128 * 1024 * 1024)
-    first, second = losetup(image), losetup(image)
-    stack += [first, second]
+    image = sparse_image(tmp_path, "gone.img")
+    first, second = two_loops(image, stack)
     image.unlink()
     assert Path(f"/sys/block/{Path(first).name}/loop/backing_file").read_text() \
         .strip().endswith("(deleted)")
@@ -425,9 +434,7 @@ def test_two_loops_over_a_deleted_file_are_one_piece_of_storage(stack: list[str]
 @pytest.fixture
 def partitioned(tmp_path: Path, stack: list[str]) -> tuple[str, str]:
     """A loop device with an MBR and one partition (``/dev/loopN``, ``/dev/loopNp1``)."""
-    image = tmp_path / "parted.img"
-    image.write_bytes(b"")
-    os.truncate(image, 128 * 1024 * 1024)
+    image = sparse_image(tmp_path, "parted.img")
     disk = losetup(image, "--partscan")
     stack.append(disk)
     subprocess.run(["sfdisk", "-q", disk], input=",64M,L\n", text=True, check=True,
@@ -504,11 +511,8 @@ def test_two_destructive_workers_take_the_device_in_turn(loop_device: Callable[.
 
 def test_a_hold_is_refused_while_an_alias_is_claimed_elsewhere(stack: list[str],
                                                               tmp_path: Path) -> None:
-    image = tmp_path / "held.img"
-    image.write_bytes(b"")
-    os.truncate(image, 32 * 1024 * 1024)
-    first, second = losetup(image), losetup(image)
-    stack += [first, second]
+    image = sparse_image(tmp_path, "held.img", 32)
+    first, second = two_loops(image, stack)
     claim = os.open(second, os.O_RDONLY | os.O_EXCL)  # another program's exclusive claim
     try:
         with pytest.raises(UnsafeDeviceError, match="another loop device over the same file"):
@@ -516,6 +520,15 @@ def test_a_hold_is_refused_while_an_alias_is_claimed_elsewhere(stack: list[str],
     finally:
         os.close(claim)
     hold.hold(first).close()  # released: claimable again
+
+
+def _loop_in_a_gone_namespace(tmp_path: Path, name: str) -> str:
+    """A loop device over a file ``name`` made in a mount namespace of its own, gone when
+    the command ends: from here the file's path cannot be reached, only its name is seen."""
+    script = (f"mount -t tmpfs -o size=16m ebsperf {tmp_path} && truncate -s 8M "
+              f"{tmp_path}/{name} && losetup --find --show {tmp_path}/{name}")
+    return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 # -- what a killed run left, found by what the kernel shows ----------------------------------
@@ -526,12 +539,7 @@ def test_a_dead_runs_loop_device_is_swept_wherever_its_file_lives(tmp_path: Path
     probe.wait()
     dead = probe.pid
     name = f"ebsperf-run-{dead}-0.img"
-    # made in a mount namespace of its own, which is gone when the command ends: from here
-    # the file's path cannot be reached, only its name is seen
-    script = (f"mount -t tmpfs -o size=16m ebsperf {tmp_path} && truncate -s 8M "
-              f"{tmp_path}/{name} && losetup --find --show {tmp_path}/{name}")
-    made = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    made = _loop_in_a_gone_namespace(tmp_path, name)
     shown = backing_seen(made)
     try:
         assert shown is not None and shown.endswith(name)
@@ -550,10 +558,7 @@ def test_a_live_runs_loop_device_in_another_namespace_is_left_alone(tmp_path: Pa
     cleanup.RUN_ROOT.mkdir(parents=True, exist_ok=True)
     owner = lifetime.Owner(cleanup.owner_file(run))  # alive: this process holds it
     name = cleanup.image_name(run)
-    script = (f"mount -t tmpfs -o size=16m ebsperf {tmp_path} && truncate -s 8M "
-              f"{tmp_path}/{name} && losetup --find --show {tmp_path}/{name}")
-    made = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    made = _loop_in_a_gone_namespace(tmp_path, name)
     shown = backing_seen(made)
     try:
         removed = cleanup.sweep_stale()

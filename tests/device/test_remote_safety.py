@@ -56,14 +56,22 @@ def test_a_device_that_exists_only_on_the_remote_host_is_inspected_there(
     assert [sig.type for sig in found.signatures] == ["ext4"]
 
 
-def test_a_mount_on_the_remote_host_refuses_writes_there(
-        remote: NamespaceHost, loop_device: Callable[..., str]) -> None:
+def _mounted_there(remote: NamespaceHost, loop_device: Callable[..., str]
+                   ) -> tuple[str, str, Path]:
+    """A loop device carrying ext4, mounted read-only on ``remote`` only: the device, its
+    node there and the mount point."""
     device = loop_device(64)
     mkfs(device)
     where = remote.private_dir()
     node = remote.device_node(device, where)
     mnt = where / "data"
     assert remote.sh(f"mkdir {mnt} && mount -o ro {node} {mnt}").returncode == 0
+    return device, node, mnt
+
+
+def test_a_mount_on_the_remote_host_refuses_writes_there(
+        remote: NamespaceHost, loop_device: Callable[..., str]) -> None:
+    device, node, mnt = _mounted_there(remote, loop_device)
     try:
         assert inspect_device(device).mounted == ()  # nothing mounted in this namespace
         found = inspect_on(FioHost(remote.testinfra_host()), node)
@@ -111,12 +119,7 @@ def _pytest_on(remote: NamespaceHost, node: str, cwd: Path, *extra: str) -> Any:
 @needs_fio
 def test_a_remote_run_refuses_to_write_a_device_mounted_there_and_leaves_it_intact(
         remote: NamespaceHost, loop_device: Callable[..., str], tmp_path: Path) -> None:
-    device = loop_device(64)
-    mkfs(device)
-    where = remote.private_dir()
-    node = remote.device_node(device, where)
-    mnt = where / "data"
-    assert remote.sh(f"mkdir {mnt} && mount -o ro {node} {mnt}").returncode == 0
+    device, node, mnt = _mounted_there(remote, loop_device)
     before = sha256(backing_file(device))
     try:
         result = _pytest_on(remote, node, tmp_path, "--ebsperf-destructive")
@@ -131,13 +134,19 @@ def test_a_remote_run_refuses_to_write_a_device_mounted_there_and_leaves_it_inta
     assert after == before
 
 
+def _ext4_there(remote: NamespaceHost, loop_device: Callable[..., str]
+                ) -> tuple[str, str, str]:
+    """A loop device carrying ext4, its node on ``remote`` and its bytes' hash."""
+    device = loop_device(64)
+    mkfs(device)
+    return device, remote.device_node(device, remote.private_dir()), \
+        sha256(backing_file(device))
+
+
 @needs_fio
 def test_a_remote_run_without_the_opt_in_skips_writes_naming_what_is_there(
         remote: NamespaceHost, loop_device: Callable[..., str], tmp_path: Path) -> None:
-    device = loop_device(64)
-    mkfs(device)
-    node = remote.device_node(device, remote.private_dir())
-    before = sha256(backing_file(device))
+    device, node, before = _ext4_there(remote, loop_device)
     result = _pytest_on(remote, node, tmp_path)
     assert "carries an ext4 filesystem" in result.stdout, result.stdout[-3000:]
     assert result.returncode == 0  # skipped, not failed
@@ -147,10 +156,7 @@ def test_a_remote_run_without_the_opt_in_skips_writes_naming_what_is_there(
 @needs_fio
 def test_a_remote_run_with_the_opt_in_says_what_it_overwrites_there_and_writes(
         remote: NamespaceHost, loop_device: Callable[..., str], tmp_path: Path) -> None:
-    device = loop_device(64)
-    mkfs(device)
-    node = remote.device_node(device, remote.private_dir())
-    before = sha256(backing_file(device))
+    device, node, before = _ext4_there(remote, loop_device)
     result = _pytest_on(remote, node, tmp_path, "--ebsperf-destructive", "-s")
     line = f"ebsperf: overwriting ext4 on {node} on {remote.address} (--ebsperf-destructive)"
     assert line in result.stdout, result.stdout[-3000:]

@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.common import DATA, backing_seen, detach_own
@@ -531,13 +532,8 @@ def test_fio_killed_by_sigkill_mid_run_is_reported_and_reaped(
         for pid, _ in procs:
             os.kill(pid, signal.SIGKILL)
 
-    thread = _during_run(runner, kill_all)
-    start = time.monotonic()
-    with pytest.raises(FioRunError, match=r"fio was killed by signal 9 \(SIGKILL\)"):
-        runner.run(LONG_READ, loop_device, readonly=True)
-    thread.join(timeout=5)
-    assert time.monotonic() - start < LONG_READ.runtime_s
-    _assert_nothing_left(runner, _marker(runner))
+    _stopped_early(runner, loop_device, kill_all,
+                   pytest.raises(FioRunError, match=r"fio was killed by signal 9 \(SIGKILL\)"))
 
 
 @pytest.mark.needs_root
@@ -549,9 +545,16 @@ def test_ctrl_c_during_a_run_reaps_fio_and_removes_its_files(
     def interrupt(marker: str, procs: list[tuple[int, int]]) -> None:
         signal.pthread_kill(main, signal.SIGINT)  # what Ctrl-C delivers to the pytest process
 
-    thread = _during_run(runner, interrupt)
+    _stopped_early(runner, loop_device, interrupt, pytest.raises(KeyboardInterrupt))
+
+
+def _stopped_early(runner: FioRunner, loop_device: str,
+                   action: Callable[[str, list[tuple[int, int]]], None], raises: Any) -> None:
+    """``action`` during a long run ends it with ``raises``, long before its run time, and
+    leaves nothing behind."""
+    thread = _during_run(runner, action)
     start = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
+    with raises:
         runner.run(LONG_READ, loop_device, readonly=True)
     thread.join(timeout=5)
     assert time.monotonic() - start < LONG_READ.runtime_s

@@ -48,23 +48,18 @@ def assert_usage_error(done: subprocess.CompletedProcess[str], log: Path, *words
 
 @needs_root
 @needs_fio
-def test_io1_iops_above_what_io1_allows_is_a_usage_error_on_an_emulated_volume(
-        tmp_path: Path, fio_log: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize("target", ["emulated", pytest.param("device", marks=needs_root)])
+def test_io1_iops_above_what_io1_allows_is_a_usage_error(
+        target: str, tmp_path: Path, fio_log: tuple[Path, Path],
+        request: pytest.FixtureRequest) -> None:
     wrapper, log = fio_log
-    done = run(tmp_path, wrapper, str(SUITES / "io1"), "--emulate", "--volume-type=io1",
+    if target == "emulated":
+        where = ["--emulate"]
+    else:
+        device = request.getfixturevalue("loop_device")(size_mib=32)
+        where = [f"--device={device}", "--ebsperf-no-discovery"]
+    done = run(tmp_path, wrapper, str(SUITES / "io1"), *where, "--volume-type=io1",
                "--volume-size=2000", "--volume-iops=100000")
-    assert_usage_error(done, log, "100,000", "64,000")
-
-
-@needs_root
-@needs_fio
-def test_io1_iops_above_what_io1_allows_is_a_usage_error_on_a_device(
-        tmp_path: Path, fio_log: tuple[Path, Path], loop_device: Callable[..., str]) -> None:
-    wrapper, log = fio_log
-    device = loop_device(size_mib=32)
-    done = run(tmp_path, wrapper, str(SUITES / "io1"), f"--device={device}",
-               "--volume-type=io1", "--volume-size=2000", "--volume-iops=100000",
-               "--ebsperf-no-discovery")
     assert_usage_error(done, log, "100,000", "64,000")
 
 
