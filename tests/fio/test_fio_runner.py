@@ -14,6 +14,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -549,7 +550,8 @@ def test_ctrl_c_during_a_run_reaps_fio_and_removes_its_files(
 
 
 def _stopped_early(runner: FioRunner, loop_device: str,
-                   action: Callable[[str, list[tuple[int, int]]], None], raises: Any) -> None:
+                   action: Callable[[str, list[tuple[int, int]]], None],
+                   raises: AbstractContextManager[Any]) -> None:
     """``action`` during a long run ends it with ``raises``, long before its run time, and
     leaves nothing behind."""
     thread = _during_run(runner, action)

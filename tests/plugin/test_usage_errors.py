@@ -48,7 +48,7 @@ def assert_usage_error(done: subprocess.CompletedProcess[str], log: Path, *words
 
 @needs_root
 @needs_fio
-@pytest.mark.parametrize("target", ["emulated", pytest.param("device", marks=needs_root)])
+@pytest.mark.parametrize("target", ["emulated", "device"])
 def test_io1_iops_above_what_io1_allows_is_a_usage_error(
         target: str, tmp_path: Path, fio_log: tuple[Path, Path],
         request: pytest.FixtureRequest) -> None:
