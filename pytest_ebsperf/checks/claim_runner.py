@@ -16,10 +16,11 @@ Where a test would be skipped or fail without a verdict, the runner raises
 
 The runner is a core (:class:`~pytest_ebsperf.checks.core.CheckCore`: the volume, its
 devices, one fio run, concluding a verdict) that holds its families of checks, each an object
-on that core: :attr:`ClaimRunner.rates`, :attr:`~ClaimRunner.passes`,
-:attr:`~ClaimRunner.time` and :attr:`~ClaimRunner.relative` (fio servers answer through the
-rates; a set is :meth:`ClaimRunner.over`). The checks a suite calls are the runner's methods,
-each handing over to its family.
+on that core: :attr:`ClaimRunner.rates`, :attr:`~ClaimRunner.latencies`,
+:attr:`~ClaimRunner.passes`, :attr:`~ClaimRunner.time` and :attr:`~ClaimRunner.relative` (fio
+servers answer through the rates; a set is :meth:`ClaimRunner.over`). The checks a suite
+calls are the runner's :class:`Check` attributes, each handing over to its family; the dry
+run asks each what it would run first (``first_<check>`` beside the check).
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ import functools
 from collections.abc import Callable
 from typing import Any, overload
 
-from pytest_ebsperf.checks.core import CheckCore, ClaimRefused, ClaimSkipped
+from pytest_ebsperf.checks.core import CheckCore, ClaimRefused, ClaimSkipped, FirstRun
+from pytest_ebsperf.checks.latencies import MEAN_LATENCY_MIN_RUNTIME_S, LatencyChecks
 from pytest_ebsperf.checks.passes import PassChecks
-from pytest_ebsperf.checks.rates import INSTANCE_BOUND_HIGH, MEAN_LATENCY_MIN_RUNTIME_S, RateChecks
+from pytest_ebsperf.checks.rates import INSTANCE_BOUND_HIGH, RateChecks
 from pytest_ebsperf.checks.relative import RelativeChecks
-from pytest_ebsperf.checks.restored import check_initialization_rate
+from pytest_ebsperf.checks.restored import check_initialization_rate, first_initialization_read
 from pytest_ebsperf.checks.time import TimeChecks
 
 __all__ = ["CHECKS", "INSTANCE_BOUND_HIGH", "MEAN_LATENCY_MIN_RUNTIME_S", "Check", "CheckCore",
@@ -47,17 +49,33 @@ CHECKS: dict[str, Check] = {}
 class Check:
     """One check of the API, declared once as a class attribute of :class:`ClaimRunner`:
     ``runner.NAME(...)`` is ``runner.FAMILY.NAME(...)`` (or ``function(runner, ...)``), run
-    through the runner's :meth:`ClaimRunner.checking` hook, where the fixture's dry run plans
-    it (``planned`` False: a precondition, called directly). :data:`CHECKS` is the table."""
+    through the runner's :meth:`ClaimRunner.checking` hook. What the check would run first is
+    ``runner.FAMILY.first_NAME(...)`` (or ``first(runner, ...)``), with the same arguments:
+    the dry run asks it (:meth:`first_run`) and runs nothing of the check. ``planned`` False:
+    a precondition, called directly (it measures nothing). :data:`CHECKS` is the table."""
 
     def __init__(self, family: str | None, function: Callable[..., Any] | None = None, *,
-                 planned: bool = True) -> None:
-        self.family, self.function, self.planned = family, function, planned
+                 first: Callable[..., FirstRun] | None = None, planned: bool = True) -> None:
+        self.family, self.function, self.first, self.planned = family, function, first, planned
         self.name = ""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
         CHECKS[name] = self
+
+    def bound(self, runner: ClaimRunner) -> Callable[..., Any]:
+        """The check itself on ``runner``, not through the hook."""
+        if self.function is None:
+            return getattr(getattr(runner, str(self.family)), self.name)  # type: ignore[no-any-return]
+        return functools.update_wrapper(functools.partial(self.function, runner), self.function)
+
+    def first_run(self, runner: ClaimRunner) -> Callable[..., FirstRun]:
+        """What the check would run first on ``runner``, asked with the check's arguments:
+        (workload, target) or the sentence saying why it runs no fio. Skips and refusals
+        come as the check's own would, before anything runs."""
+        if self.first is not None:
+            return functools.partial(self.first, runner)
+        return getattr(getattr(runner, str(self.family)), f"first_{self.name}")  # type: ignore[no-any-return]
 
     @overload
     def __get__(self, runner: None, owner: type | None = None) -> Check: ...
@@ -68,17 +86,13 @@ class Check:
                 ) -> Check | Callable[..., Any]:
         if runner is None:
             return self
-        check: Callable[..., Any] = (
-            functools.update_wrapper(functools.partial(self.function, runner), self.function)
-            if self.function is not None else getattr(getattr(runner, str(self.family)),
-                                                      self.name))
+        check = self.bound(runner)
         if not self.planned:
             return check
-        name = self.name
 
         @functools.wraps(check)
         def call(*args: Any, **kwargs: Any) -> Any:
-            return runner.checking(name, check, args, kwargs)
+            return runner.checking(self, args, kwargs)
 
         return call
 
@@ -97,15 +111,16 @@ class ClaimRunner(CheckCore):
         super().__init__(*args, **kwargs)
         self._hold_families()
 
-    def checking(self, name: str, check: Callable[..., Any], args: tuple[Any, ...],
-                 kwargs: dict[str, Any]) -> Any:
-        """Every check of the API (:class:`Check`) runs
-        through here: the runner runs it; the fixture's dry run plans it instead."""
-        return check(*args, **kwargs)
+    def checking(self, declared: Check, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Every check of the API (:class:`Check`) runs through here: the runner runs it; the
+        fixture's dry run asks it what it would run first instead."""
+        return declared.bound(self)(*args, **kwargs)
 
     def _hold_families(self) -> None:
-        #: Rates against documented figures (CAP, FLOOR, INFO, sweeps, latency).
+        #: Rates against documented figures (CAP, FLOOR, INFO, sweeps, your own rate).
         self.rates = RateChecks(self)
+        #: Latency bounds of your own (a percentile, a mean).
+        self.latencies = LatencyChecks(self)
         #: Claims made of several passes over one device (TRIM, first writes, stability).
         self.passes = PassChecks(self)
         #: Burst credits over time (gp2, st1, sc1).
@@ -133,15 +148,16 @@ class ClaimRunner(CheckCore):
 
     # -- the check API: each check declared once, here (:class:`Check`) ----------------------
     #: Rates against documented figures (:class:`~pytest_ebsperf.checks.rates.RateChecks`):
-    #: CAP, the instance's limit, FLOOR, INFO, your own rate and latency, sweeps.
+    #: CAP, the instance's limit, FLOOR, INFO, your own rate, sweeps.
     check_cap = Check("rates")
     check_instance_bound = Check("rates")
     check_floor = Check("rates")
     record_info = Check("rates")
     check_at_least = Check("rates")
-    check_latency = Check("rates")
-    check_mean_latency = Check("rates")
     check_sweep = Check("rates")
+    #: Latency bounds (:class:`~pytest_ebsperf.checks.latencies.LatencyChecks`).
+    check_latency = Check("latencies")
+    check_mean_latency = Check("latencies")
     #: Passes over one device (:class:`~pytest_ebsperf.checks.passes.PassChecks`): S1-03,
     #: S1-08, S1-09, TRIM.
     check_first_write = Check("passes")
@@ -158,7 +174,8 @@ class ClaimRunner(CheckCore):
     check_no_knee = Check("time")
     #: B-INIT: a restored volume's first read
     #: (:func:`~pytest_ebsperf.checks.restored.check_initialization_rate`).
-    check_initialization_rate = Check(None, check_initialization_rate)
+    check_initialization_rate = Check(None, check_initialization_rate,
+                                      first=first_initialization_read)
     #: The device against its reference twin
     #: (:class:`~pytest_ebsperf.checks.relative.RelativeChecks`): S2-17, S0-08.
     check_rel = Check("relative")

@@ -20,7 +20,6 @@ from pytest_ebsperf import awsmodel
 from pytest_ebsperf.awsmodel.stripes import set_expectation
 from pytest_ebsperf.awsmodel.types import Expectation
 from pytest_ebsperf.awsmodel.volume import Volume
-from pytest_ebsperf.checks.plan import Planned
 from pytest_ebsperf.checks.session import EbsperfSession
 from pytest_ebsperf.checks.witnesses import Witnesses, members_alone
 from pytest_ebsperf.config.settings import Settings
@@ -55,6 +54,11 @@ from pytest_ebsperf.verdicts.run_bounds import held_back
 if TYPE_CHECKING:
     from pytest_ebsperf.device.hold import DeviceHold
 
+
+
+#: What a check would run first (:meth:`~pytest_ebsperf.checks.claim_runner.Check.first_run`):
+#: a workload and the target it would run on, or the sentence saying why it runs no fio.
+FirstRun = tuple[Workload, Target] | str
 
 
 class ClaimSkipped(EbsperfError):
@@ -181,13 +185,8 @@ class CheckCore:
                       "server mode runs the cap and floor checks of every host at once); run "
                       "it over ssh with --hosts.")
         target = target or self.target
-        if self.settings.plan:  # a dry run: say what would run, start nothing
-            s = self.settings  # volumes this run makes (emulated, provisioned) take writes
-            if workload.writes and not (target.emulated_any or s.emulate or s.provision
-                                        or s.destructive):
-                self.skip(f"writes to {target.path} need --ebsperf-destructive: this check "
-                          "would skip, so the plan leaves it out")
-            raise Planned(workload, target)
+        # a dry run asks each check what it would run (Check.first_run) and runs none of it
+        assert not self.settings.plan, "a dry run starts no fio"
         # one load per piece of storage at a time; a write claims the device (and its other
         # names) under that lock, fio inherits both; the host's measuring lock is shared
         # (held alone: :meth:`measuring_alone`, :attr:`Target.measures_alone`)

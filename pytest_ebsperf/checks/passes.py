@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from pytest_ebsperf.checks import paired
-from pytest_ebsperf.checks.core import CheckCore
+from pytest_ebsperf.checks.core import CheckCore, FirstRun
 from pytest_ebsperf.emulate.registry import EMULATED_INSTANCE_STORE_BYTES
 from pytest_ebsperf.fio.kept import keep_part
 from pytest_ebsperf.fio.result import FioResult
@@ -67,16 +67,19 @@ def _trim(runner: CheckCore, size: int, what: str, *, offset: int = 0
           ) -> tuple[FioResult, str]:
     """TRIM ``size`` bytes from ``offset`` with fio (``rw=trim``); a note when less was
     trimmed."""
-    bs = min(8 * MIB, size)
-    job = runner.workload("trim", bs).replace(
-        size=size, offset=offset, iodepth=1, numjobs=1, ramp_s=0.0, once=True,
-        runtime_s=max(10.0, 3 * math.ceil(size / TRIM_PLANNING_BPS)))
-    result = runner.run(job, phase="TRIM")  # kept as a part: no claim judges rw=trim
+    result = runner.run(_trim_job(runner, size, offset), phase="TRIM")  # kept as a part: no claim judges rw=trim
     if result.trim.io_bytes < size:
         return result, (f"The TRIM of {what} reached {format_size(result.trim.io_bytes)} of "
                         f"{format_size(size)}: some blocks of the first pass were written "
                         "before.")
     return result, ""
+
+
+def _trim_job(runner: CheckCore, size: int, offset: int = 0) -> Workload:
+    """fio's TRIM of ``size`` bytes from ``offset`` (``rw=trim``, once)."""
+    return runner.workload("trim", min(8 * MIB, size)).replace(
+        size=size, offset=offset, iodepth=1, numjobs=1, ramp_s=0.0, once=True,
+        runtime_s=max(10.0, 3 * math.ceil(size / TRIM_PLANNING_BPS)))
 
 
 def _pass_plan(runner: CheckCore, workload: Workload, capacity: int
@@ -139,18 +142,10 @@ def check_write_after_trim(runner: CheckCore, claim: str, what: str, workload: W
     """S1-08 (and S1-04 with ``prewarm_claim``): fill the device, then rounds on its regions
     in turn: random writes into the full region, TRIM it, random writes again (after TRIM),
     refill it; after-TRIM at least 0.90 x full, judged on the rounds' pairs."""
-    capacity = device_bytes(runner)
+    capacity, fill = _fill_job(runner)
     target = runner.target
-    if capacity > FILL_WITHOUT_LONG_BYTES and not runner.settings.long:
-        hours = capacity / FILL_PLANNING_BPS / 3600
-        runner.skip(f"this claim fills the whole device first ({format_size(capacity)}, about "
-                    f"{hours:.1f} h at {format_mibps(FILL_PLANNING_BPS)}); pass --ebsperf-long "
-                    "to run it.")
     started = time.perf_counter()
     verdicts: list[Verdict] = []
-    fill = runner.workload("write", "1m").replace(
-        size=capacity, ramp_s=0.0, iodepth=8, numjobs=1, once=True,
-        runtime_s=max(10.0, 3 * math.ceil(capacity / FILL_PLANNING_BPS)))
     runner.announce(f"{claim}: fill {target.path} ({format_size(capacity)}), then rounds of "
                     "measure, TRIM, measure on its regions")
     filled = runner.run(fill, phase="pass")
@@ -207,18 +202,26 @@ def check_write_after_trim(runner: CheckCore, claim: str, what: str, workload: W
     return verdicts
 
 
+def _fill_job(runner: CheckCore) -> tuple[int, Workload]:
+    """The device's size and the sequential fill of all of it (S1-08's first pass); a skip
+    when that takes long and --ebsperf-long was not given."""
+    capacity = device_bytes(runner)
+    if capacity > FILL_WITHOUT_LONG_BYTES and not runner.settings.long:
+        hours = capacity / FILL_PLANNING_BPS / 3600
+        runner.skip(f"this claim fills the whole device first ({format_size(capacity)}, about "
+                    f"{hours:.1f} h at {format_mibps(FILL_PLANNING_BPS)}); pass --ebsperf-long "
+                    "to run it.")
+    return capacity, runner.workload("write", "1m").replace(
+        size=capacity, ramp_s=0.0, iodepth=8, numjobs=1, once=True,
+        runtime_s=max(10.0, 3 * math.ceil(capacity / FILL_PLANNING_BPS)))
+
+
 def check_stability(runner: CheckCore, claim: str, what: str, workload: Workload
                     ) -> Verdict:
     """S1-09: ``--ebsperf-runs`` runs of ``workload``; the first dropped, CV <= 10 %."""
     started = time.perf_counter()
     runs = runner.settings.runs
-    if not runner.settings.given("runtime"):
-        # seed 001's runs lasted 6-40 s (1.6 GiB each); the spread of runs' means needs
-        # many runs more than long ones (on an emulated volume, runs as long as a block of
-        # a comparison)
-        longest = paired.block_seconds(runner.settings) if runner.settings.emulate \
-            else STABILITY_RUN_S
-        workload = workload.replace(runtime_s=min(workload.runtime_s, longest))
+    workload = _stability_run(runner, workload)
     means: list[float] = []
     kept: list[str] = []
     shares: list[float | None] = []
@@ -264,6 +267,17 @@ def check_stability(runner: CheckCore, claim: str, what: str, workload: Workload
             "alpha": alpha, "emulator_shares": found.details.get("emulator_shares"),
             "measured_again": again, "volume_type": runner.volume.type}})
     return runner.conclude(found, workload, result, started)
+
+
+def _stability_run(runner: CheckCore, workload: Workload) -> Workload:
+    """One of S1-09's runs: seed 001's lasted 6-40 s (1.6 GiB each); the spread of runs'
+    means needs many runs more than long ones (on an emulated volume, runs as long as a
+    block of a comparison)."""
+    if runner.settings.given("runtime"):
+        return workload
+    longest = paired.block_seconds(runner.settings) if runner.settings.emulate \
+        else STABILITY_RUN_S
+    return workload.replace(runtime_s=min(workload.runtime_s, longest))
 
 
 def _emulator_share(runner: CheckCore, workload: Workload, result: FioResult
@@ -328,6 +342,23 @@ class PassChecks:
     def check_stability(self, claim: str, what: str, workload: Workload) -> Verdict:
         """--ebsperf-runs runs, the first dropped, CV of their means <= 10 % (S1-09)."""
         return check_stability(self.core, claim, what, workload)
+
+    # what each would run first (the dry run asks; Check.first_run)
+    def first_check_first_write(self, claim: str, what: str, workload: Workload) -> FirstRun:
+        capacity = device_bytes(self.core)
+        block = paired.block_workload(workload, self.core.settings)
+        return _trim_job(self.core, _pass_plan(self.core, block, capacity)[1]), \
+            self.core.target
+
+    def first_check_write_after_trim(self, claim: str, what: str, workload: Workload, *,
+                                     prewarm_claim: str = "") -> FirstRun:
+        return _fill_job(self.core)[1], self.core.target
+
+    def first_check_stability(self, claim: str, what: str, workload: Workload) -> FirstRun:
+        return _stability_run(self.core, workload), self.core.target
+
+    def first_check_discard(self, claim: str, what: str) -> FirstRun:
+        return "the device's sysfs"
 
     def check_discard(self, claim: str, what: str) -> Verdict:
         """Judge that the device supports TRIM/discard (sysfs ``discard_max_bytes`` > 0)."""

@@ -40,15 +40,6 @@ FIO_START_S = 0.45
 TYPICAL_PAIRS = 4
 
 
-class Planned(Exception):
-    """Raised by a check's first fio run in plan mode: what it would have run."""
-
-    def __init__(self, workload: Any, target: Any) -> None:
-        super().__init__("planned")
-        self.workload = workload
-        self.target = target
-
-
 @dataclass(frozen=True)
 class PlanEntry:
     """One check of the plan."""
@@ -67,6 +58,27 @@ class PlanEntry:
                 "fio": self.command, "expected": self.expected,
                 "typical_s": round(self.typical_s, 1), "longest_s": round(self.longest_s, 1),
                 "note": self.note}
+
+
+def entry(runner: Any, method: str, first: Any, args: Sequence[Any],
+          kwargs: Mapping[str, Any]) -> PlanEntry:
+    """The plan's entry for check ``method`` called with ``args`` and ``kwargs``, which would
+    run ``first`` first (a (workload, target) pair, or the sentence saying why no fio runs).
+    A write the run would refuse without ``--ebsperf-destructive`` skips: the plan leaves
+    it out."""
+    claim, what = (str(args[0]) if args else ""), (str(args[1]) if len(args) > 1 else "")
+    nodeid = getattr(runner, "nodeid", "")
+    if isinstance(first, str):
+        return PlanEntry(nodeid, claim, what, f"(no fio: {first})", "-", 0.0, 0.0)
+    workload, target = first
+    s = runner.settings  # volumes this run makes (emulated, provisioned) take writes
+    if workload.writes and not (target.emulated_any or s.emulate or s.provision
+                                or s.destructive):
+        runner.skip(f"writes to {target.path} need --ebsperf-destructive: this check would "
+                    "skip, so the plan leaves it out")
+    typical, longest, note = estimate(method, runner, workload, args, kwargs)
+    return PlanEntry(nodeid, claim, what, fio_command(runner, workload, target),
+                     expected_text(runner, workload, method, kwargs), typical, longest, note)
 
 
 def fio_command(runner: Any, workload: Any, target: Any) -> str:
@@ -140,7 +152,7 @@ def estimate(method: str, runner: Any, workload: Any, args: Sequence[Any],
 def _credit_estimate(method: str, runner: Any, workload: Any) -> tuple[float, float, str]:
 
     cc = credit.CreditChecks(runner)
-    ledger, levels = cc._setup(workload)
+    ledger, levels = cc._setup(workload, hold=False)
     if levels.drain <= 0:
         return 0.0, 0.0, "no knee to time"
     lead = cc._drain_s(ledger, levels)

@@ -5,8 +5,6 @@ sweeps, latency bounds, claims of your own, and records of best-effort figures (
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import math
 import statistics
 import time
@@ -16,15 +14,11 @@ from pathlib import Path
 
 from pytest_ebsperf import awsmodel
 from pytest_ebsperf.awsmodel.types import Expectation
-from pytest_ebsperf.checks.core import CheckCore
-from pytest_ebsperf.checks.servers import check_on_servers
+from pytest_ebsperf.checks.core import CheckCore, FirstRun
+from pytest_ebsperf.checks.servers import check_on_servers, first_on_servers
 from pytest_ebsperf.checks.sets import name_slow_member
 from pytest_ebsperf.checks.time import burst_contradicted
-from pytest_ebsperf.checks.witnesses import latency_again_if_spoiled
 from pytest_ebsperf.device.lock import set_aside
-from pytest_ebsperf.errors import (
-    EbsperfError,
-)
 from pytest_ebsperf.fio.kept import keep_part
 from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult
@@ -35,22 +29,15 @@ from pytest_ebsperf.verdicts import (
     block_sizes,
     diagnosis,
     evidence,
-    latency,
     plain,
     stop_rule,
     verdict,
 )
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict, measured_alone
 
-#: Seconds a mean-latency check and a floor check run at least (unless --ebsperf-runtime is
-#: given): a PASS needs the mean's lower bound at the PASS level (t on the seconds' degrees of
-#: freedom) to clear the bar, and 4 seconds (t = 10.2 on 3) leave a 2 % noisy volume short of
-#: it where 9 (t = 4.5 on 8) do not.
-MEAN_LATENCY_MIN_RUNTIME_S = 10.0
-#: A mean-latency bound this many times (the emulated service time + 1 ms) or more does not
-#: need the host alone: the most a neighbour added to an emulated mean was 0.28 ms (io2's
-#: 0.3 ms beside two other workers' fio), and the bound leaves over 3 ms more than that.
-MEAN_LATENCY_ROOM = 4.0
+#: Seconds a floor check runs at least (unless --ebsperf-runtime is given): a PASS needs the
+#: mean's lower bound at the PASS level to clear the bar
+#: (:data:`~pytest_ebsperf.checks.latencies.MEAN_LATENCY_MIN_RUNTIME_S`).
 FLOOR_MIN_RUNTIME_S = 10.0
 #: S3-03 (claims.md): an instance-bound run lies within 0.90-1.05 x the instance's maximum.
 INSTANCE_BOUND_HIGH = 1.05
@@ -76,11 +63,28 @@ class RateChecks:
         expectation = self.core.expect_cap(claim, what, workload, metric=metric, credits=credits)
         return self._check_expectation(expectation, workload, metric, credits)
 
+    def first_check_cap(self, claim: str, what: str, workload: Workload, *,
+                        metric: str = "iops", credits: bool | None = None) -> FirstRun:
+        expectation = self.core.expect_cap(claim, what, workload, metric=metric, credits=credits)
+        return self._first_of_expectation(expectation, workload, metric, credits)
+
     def check_instance_bound(self, claim: str, what: str, workload: Workload, *,
                              metric: str = "throughput") -> Verdict:
         """CAP at the instance's EBS-optimized limit, for a volume faster than its instance
         (S3-03: a 6 TiB st1 bursts to 500 MiB/s, a d2.xlarge carries 93.75 MB/s): measured
         within 0.90-1.05 x the instance's maximum. Skipped where the volume itself binds."""
+        expectation = self._instance_expectation(claim, what, workload, metric)
+        return self._check_expectation(expectation, workload, metric, None)
+
+    def first_check_instance_bound(self, claim: str, what: str, workload: Workload, *,
+                                   metric: str = "throughput") -> FirstRun:
+        expectation = self._instance_expectation(claim, what, workload, metric)
+        return self._first_of_expectation(expectation, workload, metric, None)
+
+    def _instance_expectation(self, claim: str, what: str, workload: Workload, metric: str
+                              ) -> Expectation:
+        """S3-03's expectation: the instance's limit, within 0.90-1.05 x (a skip where the
+        volume itself binds)."""
         expectation = self.core.expect_cap(claim, what, workload, metric=metric)
         binding = expectation.binding
         if binding is None or binding.kind != awsmodel.INSTANCE:
@@ -90,11 +94,20 @@ class RateChecks:
                 f"here {binding.name if binding else 'no limit'} binds, not {instance}'s "
                       "EBS-optimized limit (give --instance-type, or run on a smaller "
                       "instance).")
-        expectation = replace(expectation, high=INSTANCE_BOUND_HIGH, notes=(
+        return replace(expectation, high=INSTANCE_BOUND_HIGH, notes=(
             *expectation.notes, (f"The instance binds ({binding.name}): within 0.90-"
             f"{INSTANCE_BOUND_HIGH:.2f} x its maximum required, as seed 003 measured 93.6-94.4 "
             "MB/s on a d2.xlarge's 93.75.")))
-        return self._check_expectation(expectation, workload, metric, None)
+
+    def _first_of_expectation(self, expectation: Expectation, workload: Workload, metric: str,
+                              credits: bool | None) -> FirstRun:
+        """What :meth:`_check_expectation` runs first."""
+        if self.core.session.fio_servers:
+            return first_on_servers(self.core, expectation.claim, expectation.what, workload,
+                                    metric=metric, credits=credits)
+        if expectation.policy == awsmodel.INFO:
+            return workload, self.core.target
+        return self._decidable(expectation, workload, credits), self.core.target
 
     def _check_expectation(self, expectation: Expectation, workload: Workload, metric: str,
                            credits: bool | None) -> Verdict:
@@ -190,11 +203,7 @@ class RateChecks:
         """Run ``workload`` and judge it against a published "at least" figure (FLOOR)."""
         if self.core.session.fio_servers:
             return check_on_servers(self.core, claim, what, workload)
-        if not self.core.settings.given("runtime"):
-            # a mean needs seconds enough to bound their correlation (a healthy volume
-            # still stops at an early look)
-            workload = workload.replace(runtime_s=max(workload.runtime_s, FLOOR_MIN_RUNTIME_S,
-                                                      evidence.MEAN_PLANNED_S))
+        workload = self._floor_workload(workload)
         expectation = awsmodel.floor_expectation(claim, what, self.core.volume, workload)
         started = time.perf_counter()
         found, result = self._measure(expectation, workload, "iops")
@@ -203,6 +212,19 @@ class RateChecks:
         found, workload, result = self._confirm_shortfall(found, expectation, workload, "iops",
                                                           result)
         return self.core.conclude(found, workload, result, started)
+
+    def first_check_floor(self, claim: str, what: str, workload: Workload) -> FirstRun:
+        if self.core.session.fio_servers:
+            return first_on_servers(self.core, claim, what, workload)
+        return self._floor_workload(workload), self.core.target
+
+    def _floor_workload(self, workload: Workload) -> Workload:
+        if self.core.settings.given("runtime"):
+            return workload
+        # a mean needs seconds enough to bound their correlation (a healthy volume still
+        # stops at an early look)
+        return workload.replace(runtime_s=max(workload.runtime_s, FLOOR_MIN_RUNTIME_S,
+                                              evidence.MEAN_PLANNED_S))
 
     def _measure(self, expectation: Expectation, workload: Workload, metric: str
                  ) -> tuple[Verdict, FioResult]:
@@ -326,6 +348,10 @@ class RateChecks:
                                  notes=expectation.notes if expectation else ())
         return self.core.conclude(found, workload, result, started)
 
+    def first_record_info(self, claim: str, what: str, workload: Workload, *,
+                          expectation: Expectation | None = None) -> FirstRun:
+        return workload, self.core.target
+
     # -- claims of your own ----------------------------------------------------------------
     def check_at_least(self, claim: str, what: str, workload: Workload, *,
                        iops: float | None = None, mibps: float | None = None,
@@ -336,22 +362,9 @@ class RateChecks:
         a trial, a FAIL needs evidence at the run's false-alarm level, fio stops as soon as
         the verdict is settled, and a shortfall is diagnosed (load generator, host, queue
         depth, a deeper-queue confirmation run) before it is called the volume's."""
-        if (iops is None) == (mibps is None):
-            self.core.refuse(f"{claim}: give exactly one of iops= or mibps= (the rate you claim "
-                         "for this workload).")
-        value = float(iops if iops is not None else (mibps or 0.0) * MIB)
-        if not value > 0 or not math.isfinite(value):
-            self.core.refuse(f"{claim}: the claimed rate must be a positive number, got "
-                         f"{iops if iops is not None else mibps!r}.")
-        if not 0 < share_of_seconds <= 1:
-            self.core.refuse(f"{claim}: share_of_seconds is a fraction of the seconds (0.99 for "
-                         f"99 %), got {share_of_seconds!r}.")
-        unit, metric = ("IOPS", "iops") if iops is not None else ("B/s", "throughput")
-        shown = format_quantity(value, unit)
-        per_io = value if iops is not None else value / workload.bs
-        limit = awsmodel.Limit(f"claimed {shown}", "claim", per_io, claim, source)
-        expectation = Expectation(claim, what, awsmodel.CAP, value, unit, limit, (limit,),
-                                  low=1.0, high=None, duty=share_of_seconds, source=source)
+        expectation = _claimed(self.core, claim, what, workload, iops, mibps,
+                               share_of_seconds, source)
+        metric = "iops" if iops is not None else "throughput"
         started = time.perf_counter()
         workload = self._decidable(expectation, workload)
         found, result = self._measure(expectation, workload, metric)
@@ -359,56 +372,12 @@ class RateChecks:
                                                           result)
         return self.core.conclude(found, workload, result, started)
 
-    def check_latency(self, claim: str, what: str, workload: Workload, *,
-                      percentile: float = 99.0, below: str | float = "2ms",
-                      direction: str | None = None, source: str = "") -> Verdict:
-        """Your own latency bound: fio's ``percentile``-th completion latency of ``workload``
-        is at most ``below`` ("2ms", "500us"; a number is milliseconds), e.g. "p99 read
-        latency stays under 2 ms at QD 4". ``direction`` is "read" or "write" (default: the
-        workload's main one). See :mod:`pytest_ebsperf.verdicts.latency` for the test."""
-
-        try:
-            bound_ns = latency.parse_duration_ns(below)
-            ladder = latency.percentile_list(percentile)
-        except EbsperfError as exc:
-            self.core.refuse(f"{claim}: {exc}")
-        extra = tuple((k, v) for k, v in workload.extra if k != "percentile_list")
-        workload = workload.replace(extra=(*extra, ("percentile_list", ladder)))
-        started = time.perf_counter()
-        with latency_host(self.core):
-            result = self.core.run(workload)
-        judge = functools.partial(latency.judge_latency, claim, what, workload=workload,
-                                  percentile=percentile, bound_ns=bound_ns, direction=direction,
-                                  alpha=self.core.session.policy.alpha, source=source)
-        found, result = latency_again_if_spoiled(self.core, judge(result), result, workload, judge)
-        return self.core.conclude(found, workload, result, started)
-
-    def check_mean_latency(self, claim: str, what: str, workload: Workload, *,
-                           below: str | float, direction: str | None = None,
-                           source: str = "") -> Verdict:
-        """The average completion latency of ``workload`` is under ``below`` ("500us"; a
-        number is milliseconds), judged on fio's per-second means (e.g. io2's "< 500 µs
-        average for 16 KiB I/O", B-IO2)."""
-
-        try:
-            bound_ns = latency.parse_duration_ns(below)
-        except EbsperfError as exc:
-            self.core.refuse(f"{claim}: {exc}")
-        if not self.core.settings.given("runtime"):
-            # the interval of a mean of per-second means needs seconds: at the run's
-            # false-alarm level 5 of them left 77 us - 0.55 ms around a 0.31 ms mean when one
-            # second was slow; 10 narrow it to a few percent
-            workload = workload.replace(runtime_s=max(workload.runtime_s,
-                                                      MEAN_LATENCY_MIN_RUNTIME_S))
-        started = time.perf_counter()
-        with latency_host(self.core, mean_bound_ns=bound_ns):
-            result = self.core.run(workload)
-        policy = self.core.session.policy
-        judge = functools.partial(latency.judge_mean_latency, claim, what, workload=workload,
-                                  bound_ns=bound_ns, direction=direction, alpha=policy.alpha,
-                                  pass_alpha=policy.pass_alpha, source=source)
-        found, result = latency_again_if_spoiled(self.core, judge(result), result, workload, judge)
-        return self.core.conclude(found, workload, result, started)
+    def first_check_at_least(self, claim: str, what: str, workload: Workload, *,
+                             iops: float | None = None, mibps: float | None = None,
+                             share_of_seconds: float = 0.99, source: str = "") -> FirstRun:
+        expectation = _claimed(self.core, claim, what, workload, iops, mibps,
+                               share_of_seconds, source)
+        return self._decidable(expectation, workload), self.core.target
 
     def check_sweep(self, claim: str, what: str, pattern: str, sizes: Sequence[str | int]
                     ) -> Verdict:
@@ -417,18 +386,15 @@ class RateChecks:
 
         Each point stops as soon as its seconds settle it; the sweep stops at the first point
         that is off the model beyond its noise (one such point fails the curve)."""
-        chosen = self.core.settings.sweep_sizes_bytes  # --ebsperf-sweep-sizes
-        if chosen:
-            sizes = chosen
+        sizes = self.core.settings.sweep_sizes_bytes or sizes  # --ebsperf-sweep-sizes
         started = time.perf_counter()
         policy = self.core.session.policy
         point_policy = policy.split(len(sizes))
         points = []
         notes: list[str] = []
         for size in sizes:
-            workload = self.core.workload(pattern, size)
-            expectation = self.core.expect_cap(claim, what, workload)
-            workload = self._decidable(expectation, workload, policy=point_policy)
+            expectation, workload = self._sweep_point_job(claim, what, pattern, size,
+                                                          point_policy)
             result, point, note = _sweep_point(self, claim, what, expectation, workload,
                                                point_policy)
             notes.extend(note)
@@ -450,6 +416,41 @@ class RateChecks:
         found = replace(found, details={**found.details, "sweep_points": len(points),
                                         "sweep": sweep})
         return self.core.conclude(found, points[-1][3], points[-1][2], started)
+
+    def first_check_sweep(self, claim: str, what: str, pattern: str,
+                          sizes: Sequence[str | int]) -> FirstRun:
+        sizes = self.core.settings.sweep_sizes_bytes or sizes
+        policy = self.core.session.policy.split(len(sizes))
+        return self._sweep_point_job(claim, what, pattern, sizes[0], policy)[1], \
+            self.core.target
+
+    def _sweep_point_job(self, claim: str, what: str, pattern: str, size: str | int,
+                         policy: evidence.Policy) -> tuple[Expectation, Workload]:
+        """A sweep point's expectation and workload, judged alone at ``policy``."""
+        workload = self.core.workload(pattern, size)
+        expectation = self.core.expect_cap(claim, what, workload)
+        return expectation, self._decidable(expectation, workload, policy=policy)
+
+
+def _claimed(core: CheckCore, claim: str, what: str, workload: Workload, iops: float | None,
+             mibps: float | None, share_of_seconds: float, source: str) -> Expectation:
+    """The expectation of a claim of your own (a refusal when it is not one)."""
+    if (iops is None) == (mibps is None):
+        core.refuse(f"{claim}: give exactly one of iops= or mibps= (the rate you claim for "
+                    "this workload).")
+    value = float(iops if iops is not None else (mibps or 0.0) * MIB)
+    if not value > 0 or not math.isfinite(value):
+        core.refuse(f"{claim}: the claimed rate must be a positive number, got "
+                    f"{iops if iops is not None else mibps!r}.")
+    if not 0 < share_of_seconds <= 1:
+        core.refuse(f"{claim}: share_of_seconds is a fraction of the seconds (0.99 for "
+                    f"99 %), got {share_of_seconds!r}.")
+    unit = "IOPS" if iops is not None else "B/s"
+    shown = format_quantity(value, unit)
+    per_io = value if iops is not None else value / workload.bs
+    limit = awsmodel.Limit(f"claimed {shown}", "claim", per_io, claim, source)
+    return Expectation(claim, what, awsmodel.CAP, value, unit, limit, (limit,), low=1.0,
+                       high=None, duty=share_of_seconds, source=source)
 
 
 def _sweep_point(rates: RateChecks, claim: str, what: str, expectation: Expectation,
@@ -474,21 +475,3 @@ def _sweep_point(rates: RateChecks, claim: str, what: str, expectation: Expectat
     point = block_sizes.judge_sweep(claim, what, [(workload.bs, expectation, again, workload)],
                                     policy=policy, cpu_count=cpus)
     return again, point, [note]
-
-
-def latency_host(core: CheckCore, *, mean_bound_ns: float | None = None
-                 ) -> contextlib.AbstractContextManager[object]:
-    """A latency claim on an emulated volume measures its emulated service time, whose
-    path was calibrated on a quiet host: it holds the host alone (beside two other
-    workers' fio, io2's 0.3 ms reads averaged 0.56 and 0.58 ms: INCONCLUSIVE twice).
-    A mean bound :data:`MEAN_LATENCY_ROOM` times (the service time + 1 ms) or more
-    (gp3's and io1's "single-digit milliseconds" over 0.5-0.6 ms) is out of reach of
-    what a neighbour adds to the path, and measures beside the other workers."""
-    target = core.target
-    if not target.emulated_any:
-        return contextlib.nullcontext()
-    service_us = getattr(target.emulated, "latency_us", None)
-    if mean_bound_ns is not None and service_us is not None and \
-            mean_bound_ns >= MEAN_LATENCY_ROOM * (service_us + 1000.0) * 1000.0:
-        return contextlib.nullcontext()
-    return core.measuring_alone("a latency claim measures its service time alone")

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf import awsmodel
 from pytest_ebsperf.awsmodel.volume import Volume
 from pytest_ebsperf.checks import discovery, paired, twins
-from pytest_ebsperf.checks.core import CheckCore
+from pytest_ebsperf.checks.core import CheckCore, FirstRun
 from pytest_ebsperf.emulate.target import SuiteMismatch
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
@@ -105,10 +105,7 @@ def _conclude(runner: CheckCore, found: Verdict, workload: Workload,
 def check_encrypted_twin(runner: CheckCore, claim: str, what: str, workload: Workload
                          ) -> list[Verdict]:
     """S2-17 on the twins the facts describe: one encrypted, one plain, of one type."""
-    facts = discovery.twin_facts(runner.session, runner.volume)
-    pair = twins.encryption_pair(facts, claim)
-    if pair.status in ("other", "contradiction"):
-        runner.skip(pair.sentence)  # (a contradiction stops the run at its start)
+    facts, pair = _encryption_pair(runner, claim)
     if pair.status == "unknown":
         return [runner.conclude_plain(Verdict(
             Outcome.INCONCLUSIVE, claim, what, None, None, "ratio", "encryption unknown",
@@ -123,6 +120,15 @@ def check_encrypted_twin(runner: CheckCore, claim: str, what: str, workload: Wor
     return check_same(runner, claim, what, workload, labels=labels)
 
 
+def _encryption_pair(runner: CheckCore, claim: str) -> tuple[Any, Any]:
+    """The twins' facts and which is encrypted (a skip when they are not such twins)."""
+    facts = discovery.twin_facts(runner.session, runner.volume)
+    pair = twins.encryption_pair(facts, claim)
+    if pair.status in ("other", "contradiction"):
+        runner.skip(pair.sentence)  # (a contradiction stops the run at its start)
+    return facts, pair
+
+
 def check_faster_than(runner: CheckCore, claim: str, what: str, workload: Workload, *,
                       reference_type: str, at_least: float, notes: Sequence[str] = ()
                       ) -> Verdict:
@@ -132,11 +138,7 @@ def check_faster_than(runner: CheckCore, claim: str, what: str, workload: Worklo
     fresh confirming stage both put it below, else INCONCLUSIVE. A device that bursts on
     credits is measured only while its bucket can carry a block, and a block in which the
     burst ended stops the pairs (a claim about the burst is not judged on the baseline)."""
-    facts = discovery.twin_facts(runner.session, runner.volume, reference_type)
-    pair = twins.type_pair(facts, reference_type, claim)
-    if pair.status != "ok":
-        runner.skip(pair.sentence)
-    reference = _reference_of_type(runner, reference_type)
+    pair, reference = _typed_twin(runner, claim, reference_type)
     block = paired.block_workload(workload, runner.settings)
     policy = runner.session.policy
     design = comparison.ratio_design(comparison.AT_LEAST, at_least, fail_alpha=policy.alpha,
@@ -218,6 +220,16 @@ def _burst_ended(runner: CheckCore, result: FioResult, levels: tuple[float, floa
                 "Is the balance current, and the bucket the size the model says?")
 
 
+def _typed_twin(runner: CheckCore, claim: str, reference_type: str) -> tuple[Any, Target]:
+    """The twins as the facts pair them and the ``reference_type`` twin (a skip when they
+    are not such twins)."""
+    facts = discovery.twin_facts(runner.session, runner.volume, reference_type)
+    pair = twins.type_pair(facts, reference_type, claim)
+    if pair.status != "ok":
+        runner.skip(pair.sentence)
+    return pair, _reference_of_type(runner, reference_type)
+
+
 def _reference_of_type(runner: CheckCore, vtype: str) -> Target:
     """The twin of another type: emulated as that type's volume of the device's size (in
     the type's range), else --reference-device with the facts discovery found."""
@@ -263,4 +275,20 @@ class RelativeChecks:
         return check_faster_than(self.core, claim, what, workload, reference_type=reference_type,
                                  at_least=at_least, notes=notes)
 
+    # what each would run first (the dry run asks; Check.first_run): the device's first block
+    def first_check_rel(self, claim: str, what: str, workload: Workload) -> FirstRun:
+        self.core.reference  # noqa: B018 - the twin, taken as the check takes it (or skipped)
+        return paired.block_workload(workload, self.core.settings), self.core.target
 
+    def first_check_encrypted_twin(self, claim: str, what: str, workload: Workload
+                                   ) -> FirstRun:
+        pair = _encryption_pair(self.core, claim)[1]
+        if pair.status == "unknown":
+            return f"which twin is encrypted is unknown: {pair.sentence}"
+        return self.first_check_rel(claim, what, workload)
+
+    def first_check_faster_than(self, claim: str, what: str, workload: Workload, *,
+                                reference_type: str, at_least: float,
+                                notes: Sequence[str] = ()) -> FirstRun:
+        _typed_twin(self.core, claim, reference_type)
+        return paired.block_workload(workload, self.core.settings), self.core.target

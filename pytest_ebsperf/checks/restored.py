@@ -7,7 +7,7 @@ what the rate promises a first read (:mod:`pytest_ebsperf.awsmodel.init_rate`)."
 from __future__ import annotations
 
 import time
-from typing import Any, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from pytest_ebsperf import awsmodel
 from pytest_ebsperf.aws.initialization import INIT_READ_MIN_TIMEOUT_S, initialization_workload
@@ -18,6 +18,10 @@ from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.verdicts.first_read import judge_first_read
 from pytest_ebsperf.verdicts.outcome import Verdict
+
+if TYPE_CHECKING:
+    from pytest_ebsperf.awsmodel.types import Expectation
+    from pytest_ebsperf.checks.core import FirstRun
 
 EMULATED = ("an emulated volume is created empty, and empty volumes need no initialization "
             "(B-INIT): there is no first read of a restored volume to time.")
@@ -30,11 +34,12 @@ INITIALIZED = ("AWS said the volume was fully initialized before this run, and i
 
 
 class Core(Protocol):
-    """What the check needs of a :class:`~pytest_ebsperf.checks.core.CheckCore` (not
-    imported: the core imports the plan, which imports this module)."""
+    """What the check needs of a :class:`~pytest_ebsperf.checks.core.CheckCore` (the plan
+    imports this module for the rate; a Protocol keeps it below the core)."""
 
     settings: Any
     session: Any
+    target: Any
 
     @property
     def volume(self) -> Volume: ...
@@ -60,6 +65,24 @@ def init_rate_of(core: Core) -> tuple[float | None, bool]:
 
 def check_initialization_rate(core: Core, claim: str, what: str) -> Verdict:
     """The first read of every block against the provisioned initialization rate."""
+    expectation, workload = _first_read(core, claim, what)
+    result = core.session.initialization_result
+    started = time.perf_counter()
+    if result is None:
+        result = core.run(workload)
+    found = judge_first_read(expectation, result, workload, cpu_count=core.session.cpu_count,
+                             policy=core.session.policy)
+    return core.conclude(found, workload, result, started)
+
+
+def first_initialization_read(core: Core, claim: str, what: str) -> FirstRun:
+    """What :func:`check_initialization_rate` runs (the dry run asks)."""
+    return _first_read(core, claim, what)[1], core.target
+
+
+def _first_read(core: Core, claim: str, what: str) -> tuple[Expectation, Workload]:
+    """B-INIT's expectation and the read of every block it judges (skips where it cannot
+    run: emulated, no rate known, already initialized)."""
     if core.settings.emulate:
         core.skip(EMULATED)
     rate, complete = init_rate_of(core)
@@ -75,10 +98,4 @@ def check_initialization_rate(core: Core, claim: str, what: str) -> Verdict:
     # twice the floor's time for the whole volume is a FAIL whatever follows
     size = (volume.size_gib or 0) * 1024 * MIB
     limit = max(INIT_READ_MIN_TIMEOUT_S, 2.0 * size / max(expectation.threshold, 1.0))
-    workload = initialization_workload(limit)
-    started = time.perf_counter()
-    if result is None:
-        result = core.run(workload)
-    found = judge_first_read(expectation, result, workload, cpu_count=core.session.cpu_count,
-                             policy=core.session.policy)
-    return core.conclude(found, workload, result, started)
+    return expectation, initialization_workload(limit)

@@ -29,7 +29,6 @@ from pytest_ebsperf import awsmodel
 from pytest_ebsperf.awsmodel.volume_types import is_instance_store
 from pytest_ebsperf.checks import fleet
 from pytest_ebsperf.checks.core import _latency_percentiles
-from pytest_ebsperf.checks.plan import Planned
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.emulate.target import SuiteMismatch, volume_from_settings
 from pytest_ebsperf.errors import EbsperfError, VolumeSpecError
@@ -44,7 +43,7 @@ from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 if TYPE_CHECKING:
     from pytest_ebsperf.awsmodel.types import Expectation
     from pytest_ebsperf.awsmodel.volume import Volume
-    from pytest_ebsperf.checks.core import CheckCore
+    from pytest_ebsperf.checks.core import CheckCore, FirstRun
 
 
 @dataclass(frozen=True)
@@ -79,15 +78,16 @@ def server_hosts(settings: Settings, entries: Mapping[str, Mapping[str, Any]]
     return found
 
 
-def check_on_servers(runner: CheckCore, claim: str, what: str, workload: Workload, *,
-                     metric: str = "iops", credits: bool | None = None) -> Verdict:
-    """Run ``workload`` on every server at once; judge each host; decide once."""
+def _hosts(runner: CheckCore, claim: str, what: str, workload: Workload, metric: str,
+           credits: bool | None
+           ) -> tuple[list[tuple[ServerHost, Volume, Expectation, Workload]], list[str]]:
+    """Each server with its volume, expectation and job, and the hosts of another type left
+    out (writes refused; none left: skipped)."""
     if workload.writes:
         runner.refuse(f"{claim}: writes through fio servers are refused: a fio server cannot "
                       "be asked whether its device is mounted, holds data or is the root disk. "
                       "Measure writes over ssh with --hosts, where each refusal is checked on "
                       "the host.")
-    started = time.perf_counter()
     hosts: list[tuple[ServerHost, Volume, Expectation, Workload]] = []
     skipped: list[str] = []
     for host in runner.session.fio_servers:
@@ -107,8 +107,20 @@ def check_on_servers(runner: CheckCore, claim: str, what: str, workload: Workloa
                                                        expectation)))
     if not hosts:
         runner.skip("; ".join(skipped))
-    if runner.settings.plan:  # a dry run starts no fio, on a server neither
-        raise Planned(hosts[0][3], runner.target)
+    return hosts, skipped
+
+
+def first_on_servers(runner: CheckCore, claim: str, what: str, workload: Workload, *,
+                     metric: str = "iops", credits: bool | None = None) -> FirstRun:
+    """What :func:`check_on_servers` runs: the first host's job (the plan shows one)."""
+    return _hosts(runner, claim, what, workload, metric, credits)[0][0][3], runner.target
+
+
+def check_on_servers(runner: CheckCore, claim: str, what: str, workload: Workload, *,
+                     metric: str = "iops", credits: bool | None = None) -> Verdict:
+    """Run ``workload`` on every server at once; judge each host; decide once."""
+    hosts, skipped = _hosts(runner, claim, what, workload, metric, credits)
+    started = time.perf_counter()
     engine = workload.engine if workload.engine != "auto" else "libaio"
     jobs = {host.server: clientserver.job_text(job.replace(engine=engine),
                                                str(host.settings.device), engine=engine)

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
+from typing import Any
 
 from pytest_ebsperf import awsmodel
 from pytest_ebsperf.awsmodel import volume_types
-from pytest_ebsperf.checks.core import CheckCore
+from pytest_ebsperf.checks.core import CheckCore, FirstRun
 from pytest_ebsperf.credits.checks import CreditChecks, NotApplicable
 from pytest_ebsperf.device.lock import set_aside
 from pytest_ebsperf.fio.workload import Workload
@@ -86,13 +88,36 @@ class TimeChecks:
         """A volume whose baseline reaches its burst level holds it with no knee."""
         return self._credit_check("no_knee", claim, what, workload)
 
-    def _credit_check(self, name: str, claim: str, what: str, workload: Workload) -> Verdict:
+    # what each would run first (the dry run asks; Check.first_run)
+    def first_check_burst_duration(self, claim: str, what: str, workload: Workload
+                                   ) -> FirstRun:
+        return self._credit_first("burst_duration", workload)
 
+    def first_check_baseline_after_knee(self, claim: str, what: str, workload: Workload
+                                        ) -> FirstRun:
+        return self._credit_first("baseline_after_knee", workload)
+
+    def first_check_refill(self, claim: str, what: str, workload: Workload) -> FirstRun:
+        return self._credit_first("refill", workload)
+
+    def first_check_no_knee(self, claim: str, what: str, workload: Workload) -> FirstRun:
+        return self._credit_first("no_knee", workload)
+
+    def _credit_check(self, name: str, claim: str, what: str, workload: Workload) -> Verdict:
+        credit = CreditChecks(self.core)
+        found: Verdict = self._applicable(lambda: getattr(credit, name)(claim, what, workload))
+        return found
+
+    def _credit_first(self, name: str, workload: Workload) -> FirstRun:
+        credit = CreditChecks(self.core)
+        return self._applicable(lambda: credit.first_job(name, workload)), self.core.target
+
+    def _applicable(self, call: Callable[[], Any]) -> Any:
+        """``call()``, a credit check that does not apply skipped with its sentence."""
         try:
-            found: Verdict = getattr(CreditChecks(self.core), name)(claim, what, workload)
+            return call()
         except NotApplicable as exc:
             self.core.skip(str(exc))
-        return found
 
 
 def burst_contradicted(core: CheckCore, found: Verdict, workload: Workload, metric: str,

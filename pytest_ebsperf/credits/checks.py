@@ -16,7 +16,6 @@ import contextlib
 import dataclasses
 import itertools
 import math
-import os
 import statistics
 import time
 from collections.abc import Iterator
@@ -27,27 +26,20 @@ from pytest_ebsperf.awsmodel.volume_types import spends_mib
 from pytest_ebsperf.credits.book import CreditBook
 from pytest_ebsperf.credits.handle import Handle
 from pytest_ebsperf.credits.ledger import CreditLedger, credit_cost_per_io
-from pytest_ebsperf.credits.plot import KneePlot, plot_path, save_plot
-from pytest_ebsperf.credits.progress import (
-    Counter,
-    Forecast,
-    ProgressMonitor,
-    block_stat_path,
-    parse_block_stat,
-)
+from pytest_ebsperf.credits.plot import draw_knee
+from pytest_ebsperf.credits.progress import Forecast, ProgressMonitor, device_counter
 from pytest_ebsperf.device.lock import hold_now, measuring, set_aside
 from pytest_ebsperf.fio.kept import keep_part
 from pytest_ebsperf.fio.live import LiveSeries
 from pytest_ebsperf.fio.result import FioResult, Series
 from pytest_ebsperf.fio.runner import Monitor
 from pytest_ebsperf.fio.workload import Workload
-from pytest_ebsperf.units import MIB, format_seconds
+from pytest_ebsperf.units import format_seconds
 from pytest_ebsperf.verdicts import evidence, plain, verdict
 from pytest_ebsperf.verdicts.burst_time import (
     Levels,
     Timing,
     _no_knee_sizes,
-    _plot_notes,
     _span,
     burst_end,
     consumed_credits,
@@ -94,27 +86,26 @@ class CreditChecks:
     # -- the checks ----------------------------------------------------------------------
     def burst_duration(self, claim: str, what: str, workload: Workload) -> Verdict:
         """TIME: a burst-level load lasts balance / (burst − baseline) before the knee."""
-        ledger, levels = self._setup(workload)
+        ledger, levels, _ = self._burst_duration_ready(workload)
+        self._note_start(ledger)
+        return self._time_knee(claim, what, workload, ledger, levels, "burst")
+
+    def _burst_duration_ready(self, workload: Workload, *, hold: bool = True
+                              ) -> tuple[CreditLedger, Levels, Workload]:
+        ledger, levels = self._setup(workload, hold=hold)
         self._require_knee(levels)
         expected = ledger.at(self.clock()) / levels.drain
         if expected < EMPTY_BURST_S:
             raise NotApplicable(self._no_credits(ledger))
         self._require_time(self._knee_run_s(expected), "timing the burst")
-        self._note_start(ledger)
-        return self._time_knee(claim, what, workload, ledger, levels, "burst")
+        return ledger, levels, self._knee_job(workload, expected, levels)[0]
 
     def baseline_after_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
         """CAP at the baseline once the bucket is empty: >= 90 % of it in 99 % of seconds,
         <= 110 % on average. Drains the bucket first when the ledger says it holds credits.
         A hold the emulator left undecided (its seconds fell behind: the host's) is measured
         again holding the host alone, as a plain check is."""
-        ledger, levels = self._setup(workload)
-        self._require_knee(levels)
-        lead = self._drain_s(ledger, levels)
-        hold = max(self.h.settings.runtime_s, HOLD_WINDOWS * self._window_s(),
-                   self._can_fail_s())
-        runtime = (lead + self._timing(lead).slack_s if lead else 0.0) + hold
-        self._require_time(runtime, "draining the bucket and holding the baseline")
+        ledger, levels, hold, _ = self._baseline_after_knee_ready(workload)
         self._note_start(ledger)
         found, job, result, started = self._hold_baseline(claim, what, workload, ledger,
                                                           levels, hold)
@@ -128,15 +119,31 @@ class CreditChecks:
             result = again_result
         return self.h.conclude(found, job, result, started)
 
+    def _baseline_after_knee_ready(self, workload: Workload, *, hold: bool = True
+                                   ) -> tuple[CreditLedger, Levels, float, Workload]:
+        ledger, levels = self._setup(workload, hold=hold)
+        self._require_knee(levels)
+        hold_s = max(self.h.settings.runtime_s, HOLD_WINDOWS * self._window_s(),
+                     self._can_fail_s())
+        job, _, _, runtime = self._baseline_job(workload, ledger, levels, hold_s)
+        self._require_time(runtime, "draining the bucket and holding the baseline")
+        return ledger, levels, hold_s, job
+
+    def _baseline_job(self, workload: Workload, ledger: CreditLedger, levels: Levels,
+                      hold_s: float) -> tuple[Workload, float, Timing, float]:
+        """Drain what the ledger says the bucket holds, then hold the baseline ``hold_s``:
+        the job, the drain's seconds, their timing and the job's runtime."""
+        lead = self._drain_s(ledger, levels)
+        timing = self._timing(lead)
+        runtime = (lead + timing.slack_s if lead else 0.0) + hold_s
+        return self._timed(workload, runtime, levels), lead, timing, runtime
+
     def _hold_baseline(self, claim: str, what: str, workload: Workload, ledger: CreditLedger,
                        levels: Levels, hold: float
                        ) -> tuple[Verdict, Workload, FioResult, float]:
         """Drain what the ledger says the bucket holds, hold the baseline ``hold`` s, judge
         the seconds after the knee (CAP), book the empty bucket and draw the run."""
-        lead = self._drain_s(ledger, levels)
-        timing = self._timing(lead)
-        runtime = (lead + timing.slack_s if lead else 0.0) + hold
-        job = self._timed(workload, runtime, levels)
+        job, lead, timing, runtime = self._baseline_job(workload, ledger, levels, hold)
         self._plan_note("baseline", lead, runtime)
         result, started = self._run(job, self._forecast("baseline", runtime, ledger, levels, job))
         knee, series = self._knee(result, levels)
@@ -147,26 +154,15 @@ class CreditChecks:
             levels, timing, modelled=0.0, origin=ledger.origin, context="",
             window_s=self._window_s(), credit_per_unit=self._credit_per_unit(levels, job))})
         self._learn(ledger, knee, series, levels)
-        self._plot(what, result, levels, knee, timing,
-                   model_curve(levels, lead if lead else None, runtime))
+        draw_knee(self.h, self.book, what, result, levels, knee, timing,
+                  model_curve(levels, lead if lead else None, runtime))
         return found, job, result, started
 
     def refill(self, claim: str, what: str, workload: Workload) -> Verdict:
         """TIME: after N idle seconds an empty bucket bursts N x baseline / (burst − baseline)."""
-        ledger, levels = self._setup(workload, idles_first=True)
-        self._require_knee(levels)
-        # Idle until the next burst should last REFILL_SHARE of a full bucket's, or
-        # REFILL_BURST_WINDOWS windows when that is shorter (all the logs can resolve).
-        full_burst_s = ledger.plan.capacity / levels.drain
-        burst_s = min(REFILL_SHARE * full_burst_s, REFILL_BURST_WINDOWS * self._window_s())
-        idle = burst_s * levels.drain / levels.earn
-        lead = self._drain_s(ledger, levels)
-        drain_run = self._knee_run_s(lead) if lead else 0.0
-        burst_run = self._knee_run_s(idle * levels.earn / levels.drain)
-        self._require_time(drain_run + idle + burst_run, "emptying the bucket, idling and "
-                           "timing the burst the idle time bought")
+        ledger, levels, idle, drain_run, _ = self._refill_ready(workload)
         self._note_start(ledger)
-        if lead:
+        if drain_run:
             self._empty_bucket(claim, what, workload, ledger, levels, drain_run)
 
         with set_aside():  # idle: a comparison waiting on another worker may measure now
@@ -177,10 +173,32 @@ class CreditChecks:
                                 else ledger.updated_at)
         context = (f"Idle {format_seconds(idled)} after the bucket ran dry earned "
                    f"{levels.earn * idled:,.0f} {levels.credit_unit} at the baseline rate.")
-        scale = self.book.timescale(self.h.volume)
-        floor = min(REFILL_FLOOR_WINDOWS * self._window_s(), plain.TIME_MIN_ABS_S / scale)
         return self._time_knee(claim, what, workload, ledger, levels, "refill", context,
-                               floor_s=floor)
+                               floor_s=self._refill_floor_s())
+
+    def _refill_ready(self, workload: Workload, *, hold: bool = True
+                      ) -> tuple[CreditLedger, Levels, float, float, Workload]:
+        """The ledger, levels, idle seconds, the drain run's seconds (0: already empty) and
+        the first job (the drain, else the burst the idle time buys)."""
+        ledger, levels = self._setup(workload, idles_first=True, hold=hold)
+        self._require_knee(levels)
+        # Idle until the next burst should last REFILL_SHARE of a full bucket's, or
+        # REFILL_BURST_WINDOWS windows when that is shorter (all the logs can resolve).
+        full_burst_s = ledger.plan.capacity / levels.drain
+        burst_s = min(REFILL_SHARE * full_burst_s, REFILL_BURST_WINDOWS * self._window_s())
+        idle = burst_s * levels.drain / levels.earn
+        lead = self._drain_s(ledger, levels)
+        drain_run = self._knee_run_s(lead) if lead else 0.0
+        bought = idle * levels.earn / levels.drain
+        self._require_time(drain_run + idle + self._knee_run_s(bought), "emptying the bucket, "
+                           "idling and timing the burst the idle time bought")
+        first = (self._timed(workload, drain_run, levels) if drain_run else
+                 self._knee_job(workload, bought, levels, self._refill_floor_s())[0])
+        return ledger, levels, idle, drain_run, first
+
+    def _refill_floor_s(self) -> float:
+        scale = self.book.timescale(self.h.volume)
+        return min(REFILL_FLOOR_WINDOWS * self._window_s(), plain.TIME_MIN_ABS_S / scale)
 
     def _time_knee(self, claim: str, what: str, workload: Workload, ledger: CreditLedger,
                    levels: Levels, phase: str, context: str = "",
@@ -190,12 +208,11 @@ class CreditChecks:
         knee came (TIME), book the empty bucket, draw it."""
         balance = ledger.at(self.clock())
         expected = balance / levels.drain
-        timing = self._timing(expected, floor_s)
-        runtime = expected + timing.slack_s + self._post_s(expected)
-        job = self._timed(workload, runtime, levels)
+        job, timing, runtime = self._knee_job(workload, expected, levels, floor_s)
         self._plan_note(phase, expected, runtime)
         result, started = self._run(job, self._forecast(phase, runtime, ledger, levels, job),
-                                    self._knee_monitor(levels, expected))
+                                    knee_monitor(levels, self._post_s(expected),
+                                                 self._window_s()))
         knee, series = self._knee(result, levels)
         timing = dataclasses.replace(timing, observed_s=_span(series))
         per_unit = self._credit_per_unit(levels, job)
@@ -208,20 +225,14 @@ class CreditChecks:
             levels, timing, modelled=balance, origin=ledger.origin, context=context,
             window_s=self._window_s(), credit_per_unit=per_unit)})
         self._learn(ledger, knee, series, levels)
-        self._plot(what, result, levels, knee, timing, model_curve(levels, expected, runtime))
+        draw_knee(self.h, self.book, what, result, levels, knee, timing,
+                  model_curve(levels, expected, runtime))
         return self.h.conclude(found, job, result, started)
 
     def no_knee(self, claim: str, what: str, workload: Workload) -> Verdict:
         """A volume whose baseline reaches its burst level holds it with no knee."""
         volume = self.h.volume
-        if awsmodel.has_burst(volume):
-            raise NotApplicable(
-                f"this {volume.label()} bursts above its baseline, so it has a knee (timed by "
-                f"the burst-duration check); this claim is about {_no_knee_sizes(volume)}.")
-        ledger, levels = self._setup(workload)
-        watch = max(ledger.plan.capacity / max(levels.burst_credits, 1e-9), self._can_fail_s())
-        self._require_time(watch, "watching for a knee")
-        job = self._timed(workload, watch, levels)
+        levels, watch, job = self._no_knee_ready(workload)
         result, started = self._run(job, None)
         knee, series = self._knee(result, levels)
         timing = Timing(math.inf, 0.0, _span(series), self.book.timescale(volume))
@@ -229,13 +240,33 @@ class CreditChecks:
             found = unexpected_knee(claim, what, knee, levels, self.h.volume)
         else:
             found = self._judge_cap(claim, what, job, result)
-        self._plot(what, result, levels, knee, timing, model_curve(levels, None, watch))
+        draw_knee(self.h, self.book, what, result, levels, knee, timing,
+                  model_curve(levels, None, watch))
         return self.h.conclude(found, job, result, started)
 
+    def _no_knee_ready(self, workload: Workload, *, hold: bool = True
+                       ) -> tuple[Levels, float, Workload]:
+        volume = self.h.volume
+        if awsmodel.has_burst(volume):
+            raise NotApplicable(
+                f"this {volume.label()} bursts above its baseline, so it has a knee (timed by "
+                f"the burst-duration check); this claim is about {_no_knee_sizes(volume)}.")
+        ledger, levels = self._setup(workload, hold=hold)
+        watch = max(ledger.plan.capacity / max(levels.burst_credits, 1e-9), self._can_fail_s())
+        self._require_time(watch, "watching for a knee")
+        return levels, watch, self._timed(workload, watch, levels)
+
     # -- setup ---------------------------------------------------------------------------
-    def _setup(self, workload: Workload, *, idles_first: bool = False
+    def first_job(self, name: str, workload: Workload) -> Workload:
+        """The first fio job check ``name`` would run (the dry run asks): its preconditions
+        are checked (NotApplicable), nothing runs, waits or holds the host."""
+        ready = getattr(self, f"_{name}_ready")
+        return ready(workload, hold=False)[-1]  # type: ignore[no-any-return]
+
+    def _setup(self, workload: Workload, *, idles_first: bool = False, hold: bool = True
                ) -> tuple[CreditLedger, Levels]:
-        """Ledger and levels; the measuring hold is taken before a balance is read."""
+        """Ledger and levels; the measuring hold is taken before a balance is read (not
+        with ``hold`` False: a dry run)."""
         volume = self.h.volume
         ledger = self.book.ledger(volume)  # checks run on the device, never the twin
         if ledger is None:
@@ -251,7 +282,7 @@ class CreditChecks:
         levels = Levels(burst.unit, burst.value, base.value,
                         burst.value * ios_per_value * cost, ledger.plan.earn_rate,
                         ledger.plan.unit)
-        if not idles_first or levels.drain <= 0 or self._drain_s(ledger, levels):
+        if hold and (not idles_first or levels.drain <= 0 or self._drain_s(ledger, levels)):
             hold_now()
         return ledger, levels
 
@@ -295,26 +326,6 @@ class CreditChecks:
             f"{format_seconds(expected_s)} plus its tolerance); it stops once the knee "
             f"and {format_seconds(self._post_s(expected_s))} after it are seen")
 
-    def _knee_monitor(self, levels: Levels, expected_s: float) -> Monitor:
-        """Stop a knee run once the knee is found and the level after it held a few windows."""
-        post_s = self._post_s(expected_s)
-        window = self._window_s()
-
-        def monitor(series: LiveSeries) -> str | None:
-            values = series.values(levels.key)
-            count = len(values)
-            # find_knee is linear: every window at first, then about fifty looks per run
-            if count < 4 or (count > 100 and count % (count // 50)):
-                return None
-            ends = list(itertools.accumulate(series.window_s))
-            knee = burst_end(find_knee(values, ends, window_s=window, describe=levels.q),
-                             values, levels)
-            if knee.found and knee.t_s is not None and ends[-1] - knee.t_s >= post_s:
-                return (f"the knee came at {format_seconds(knee.t_s)} and the lower "
-                        f"level held {format_seconds(ends[-1] - knee.t_s)} after it")
-            return None
-
-        return monitor
 
     def _can_fail_s(self) -> float:
         """The seconds a CAP's count needs to FAIL at all at the run's level."""
@@ -348,6 +359,14 @@ class CreditChecks:
             hint += " or a larger --emulate-timescale"
         raise NotApplicable(f"{doing} needs about {seconds:,.0f} s on {where}; {hint}.")
 
+    def _knee_job(self, workload: Workload, expected_s: float, levels: Levels,
+                  floor_s: float | None = None) -> tuple[Workload, Timing, float]:
+        """A burst-level job that sees a knee the model puts at ``expected_s``, its timing
+        and runtime (the model's time, the TIME tolerance and a few windows after)."""
+        timing = self._timing(expected_s, floor_s)
+        runtime = expected_s + timing.slack_s + self._post_s(expected_s)
+        return self._timed(workload, runtime, levels), timing, runtime
+
     def _timed(self, workload: Workload, runtime_s: float, levels: Levels) -> Workload:
         """A time-based job of ``runtime_s`` with no ramp (the ramp would hide the start of
         the burst) and a queue depth for the burst level, not the level credits allow now."""
@@ -375,16 +394,11 @@ class CreditChecks:
         if writer is None or forecast is None:
             yield
             return
-        with ProgressMonitor(writer, self._counter(), forecast):
+        local = self.h.settings.host in ("", "local://")
+        counter = device_counter(self.h.target.path,
+                                 None if local else self.h.session.runner.host)
+        with ProgressMonitor(writer, counter, forecast):
             yield
-
-    def _counter(self) -> Counter:
-        device = self.h.target.path
-        if self.h.settings.host in ("", "local://"):
-            path = block_stat_path(os.path.realpath(device))
-            return lambda: parse_block_stat(path.read_text())
-        host, remote = self.h.session.runner.host, str(block_stat_path(device))
-        return lambda: parse_block_stat(host.read_text(remote))
 
     def _forecast(self, phase: str, total_s: float, ledger: CreditLedger, levels: Levels,
                   job: Workload) -> Forecast:
@@ -404,7 +418,7 @@ class CreditChecks:
         lead = self._drain_s(ledger, levels)
         self._plan_note("drain", lead, runtime)
         result, started = self._run(job, self._forecast("drain", runtime, ledger, levels, job),
-                                    self._knee_monitor(levels, lead))
+                                    knee_monitor(levels, self._post_s(lead), self._window_s()))
         knee, series = self._knee(result, levels)
         if not self._learn(ledger, knee, series, levels):
             reason = (f"inconclusive: the bucket did not run dry within "
@@ -457,29 +471,22 @@ class CreditChecks:
         return verdict.judge_cap(expectation, result, job, metric=metric,
                                  cpu_count=self.h.session.cpu_count, policy=self.h.session.policy)
 
-    # -- picture -------------------------------------------------------------------------
-    def _plot(self, what: str, result: FioResult, levels: Levels, knee: Knee, timing: Timing,
-              model: list[tuple[float, float]]) -> None:
-        series = result.series.get(levels.key)
-        directory = self.book.plots_dir() if series is not None and len(series) else None
-        if directory is None or series is None:
-            return
-        scale = 1.0 / MIB if levels.unit == "B/s" else 1.0
-        t = [0.0, *series.t_s]
-        values = [series.values[0] * scale, *(v * scale for v in series.values)]
-        expected = timing.expected_s if math.isfinite(timing.expected_s) else None
-        plot = KneePlot(f"{what} - {self.h.target.label}", "MiB/s" if scale != 1.0 else "IOPS",
-                        t, values, [(x, y * scale) for x, y in model], expected,
-                        timing.slack_s if expected is not None else 0.0, knee.t_s,
-                        _plot_notes(timing, knee))
-        path = plot_path(Path(directory), str(self.h.nodeid))
-        try:
-            save_plot(plot, path)
-        except ImportError:
-            pass  # said once, in the summary: no pictures without matplotlib
-        except OSError as exc:
-            self.h.notes.append(f"no plot: could not write {path} ({exc.strerror or exc})")
-        else:
-            self.h.row_extras["plot"] = str(path)
 
+def knee_monitor(levels: Levels, post_s: float, window: float) -> Monitor:
+    """Stop a knee run once the knee is found and the level after it held ``post_s``."""
 
+    def monitor(series: LiveSeries) -> str | None:
+        values = series.values(levels.key)
+        count = len(values)
+        # find_knee is linear: every window at first, then about fifty looks per run
+        if count < 4 or (count > 100 and count % (count // 50)):
+            return None
+        ends = list(itertools.accumulate(series.window_s))
+        knee = burst_end(find_knee(values, ends, window_s=window, describe=levels.q),
+                         values, levels)
+        if knee.found and knee.t_s is not None and ends[-1] - knee.t_s >= post_s:
+            return (f"the knee came at {format_seconds(knee.t_s)} and the lower "
+                    f"level held {format_seconds(ends[-1] - knee.t_s)} after it")
+        return None
+
+    return monitor

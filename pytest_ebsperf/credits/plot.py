@@ -6,11 +6,21 @@ Agg canvas, no pyplot state, no display needed).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_ebsperf.results import plots
+from pytest_ebsperf.units import MIB
+from pytest_ebsperf.verdicts.burst_time import Levels, Timing, _plot_notes
+
+if TYPE_CHECKING:
+    from pytest_ebsperf.credits.book import CreditBook
+    from pytest_ebsperf.credits.handle import Handle
+    from pytest_ebsperf.fio.result import FioResult
+    from pytest_ebsperf.verdicts.knee import Knee
 
 
 @dataclass(frozen=True)
@@ -63,3 +73,30 @@ def save_plot(plot: KneePlot, path: Path) -> Path:
         axes.text(0.01, -0.16, "\n".join(plot.notes), transform=axes.transAxes, fontsize=7,
                   va="top")
     return plots.save_figure(figure, path)
+
+
+def draw_knee(handle: Handle, book: CreditBook, what: str, result: FioResult, levels: Levels,
+              knee: Knee, timing: Timing, model: list[tuple[float, float]]) -> None:
+    """A credit check's picture, when plots are asked for: its row names the file, or a
+    note says why there is none."""
+    series = result.series.get(levels.key)
+    directory = book.plots_dir() if series is not None and len(series) else None
+    if directory is None or series is None:
+        return
+    scale = 1.0 / MIB if levels.unit == "B/s" else 1.0
+    t = [0.0, *series.t_s]
+    values = [series.values[0] * scale, *(v * scale for v in series.values)]
+    expected = timing.expected_s if math.isfinite(timing.expected_s) else None
+    plot = KneePlot(f"{what} - {handle.target.label}", "MiB/s" if scale != 1.0 else "IOPS",
+                    t, values, [(x, y * scale) for x, y in model], expected,
+                    timing.slack_s if expected is not None else 0.0, knee.t_s,
+                    _plot_notes(timing, knee))
+    path = plot_path(Path(directory), str(handle.nodeid))
+    try:
+        save_plot(plot, path)
+    except ImportError:
+        pass  # said once, in the summary: no pictures without matplotlib
+    except OSError as exc:
+        handle.notes.append(f"no plot: could not write {path} ({exc.strerror or exc})")
+    else:
+        handle.row_extras["plot"] = str(path)

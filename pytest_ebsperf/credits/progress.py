@@ -15,13 +15,14 @@ passes pytest's terminal writer, or nothing under ``-q``, xdist workers and non-
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_ebsperf.config.session_inputs import ProgressWriter
 from pytest_ebsperf.units import MIB
@@ -49,6 +50,15 @@ def parse_block_stat(text: str) -> tuple[int, int]:
 def block_stat_path(device: str) -> Path:
     """Where the kernel counts ``device``'s I/O (works for partitions and loop devices)."""
     return Path("/sys/class/block") / Path(device).name / "stat"
+
+
+def device_counter(device: str, host: Any = None) -> Counter:
+    """(I/Os, bytes) of ``device`` so far, read here or on ``host`` (its ``read_text``)."""
+    if host is None:
+        path = block_stat_path(os.path.realpath(device))
+        return lambda: parse_block_stat(path.read_text())
+    remote = str(block_stat_path(device))
+    return lambda: parse_block_stat(host.read_text(remote))
 
 
 @dataclass

@@ -18,14 +18,12 @@ and measurement records travel as the test's user properties (also across xdist 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 from typing import Any, NoReturn
 
 import pytest
 
 from pytest_ebsperf.checks import plan
-from pytest_ebsperf.checks.claim_runner import ClaimRunner
-from pytest_ebsperf.checks.plan import Planned
+from pytest_ebsperf.checks.claim_runner import Check, ClaimRunner
 from pytest_ebsperf.checks.session import EbsperfSession
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.plugin.keys import MEASUREMENT_KEY, PLAN_KEY, ROW_KEY
@@ -69,34 +67,12 @@ class Ebsperf(ClaimRunner):
         self.item.config.hook.pytest_ebsperf_verdict(verdict=found, item=self.item)
         return decide(self.item, found, self.settings.strict)
 
-    def checking(self, name: str, check: Callable[..., Any], args: tuple[Any, ...],
-                 kwargs: dict[str, Any]) -> Any:
-        """With ``--ebsperf-plan`` a check's first fio run is planned, not run (the test is
-        skipped saying so); TRIM support, which runs no fio, is planned before it reads."""
+    def checking(self, declared: Check, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """With ``--ebsperf-plan`` a check is asked what it would run first and is skipped
+        saying so; nothing of it runs (no fio, no idle wait, no hold of the host)."""
         if not self.settings.plan:
-            return check(*args, **kwargs)
-        if name == "check_discard":
-            _plan(self, name, None, None, args, kwargs)
-        try:
-            return check(*args, **kwargs)
-        except Planned as planned:
-            _plan(self, name, planned.workload, planned.target, args, kwargs)
-
-
-# -- a dry run (--ebsperf-plan): each check says what it would run, and is skipped ------------
-def _plan(self: Ebsperf, name: str, workload: Any, target: Any, args: tuple[Any, ...],
-          kwargs: dict[str, Any]) -> NoReturn:
-    claim, what = (str(args[0]) if args else ""), (str(args[1]) if len(args) > 1 else "")
-    if workload is None:
-        entry = plan.PlanEntry(self.item.nodeid, claim, what, "(no fio: the device's sysfs)",
-                               "-", 0.0, 0.0)
-    else:
-        typical, longest, note = plan.estimate(name, self, workload, args, kwargs)
-        entry = plan.PlanEntry(self.item.nodeid, claim, what,
-                               plan.fio_command(self, workload, target),
-                               plan.expected_text(self, workload, name, kwargs), typical,
-                               longest,
-                               note)
-    self.item.user_properties.append((PLAN_KEY, entry.as_dict()))
-    pytest.skip(f"planned (--ebsperf-plan): {claim} {what}")
-
+            return declared.bound(self)(*args, **kwargs)
+        entry = plan.entry(self, declared.name, declared.first_run(self)(*args, **kwargs),
+                           args, kwargs)
+        self.item.user_properties.append((PLAN_KEY, entry.as_dict()))
+        pytest.skip(f"planned (--ebsperf-plan): {entry.claim} {entry.what}")

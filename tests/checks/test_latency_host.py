@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from types import SimpleNamespace
 
-from pytest_ebsperf.checks.rates import MEAN_LATENCY_ROOM, latency_host
+from pytest_ebsperf.checks.latencies import MEAN_LATENCY_ROOM, latency_host
 from pytest_ebsperf.checks.witnesses import latency_again_if_spoiled
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict

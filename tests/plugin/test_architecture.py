@@ -9,6 +9,7 @@ cycle among them is still two rooms that need each other) and under ``if TYPE_CH
 from __future__ import annotations
 
 import ast
+import inspect
 from pathlib import Path
 
 import pytest
@@ -358,12 +359,12 @@ def test_the_check_families_are_objects_the_runner_holds() -> None:
 
     assert ClaimRunner.__mro__ == (ClaimRunner, CheckCore, object)
     runner = ClaimRunner(EbsperfSession(Settings(emulate=True)), suite_type="io1")
-    families = (runner.rates, runner.passes, runner.time, runner.relative)
+    families = (runner.rates, runner.latencies, runner.passes, runner.time, runner.relative)
     assert all(family.core is runner for family in families)
     for twin in (copy.copy(runner), runner.over(2)):
         assert twin is not runner
         assert all(getattr(twin, name).core is twin
-                   for name in ("rates", "passes", "time", "relative"))
+                   for name in ("rates", "latencies", "passes", "time", "relative"))
     assert runner.over(2).set_count == 2 and runner.set_count is None
 
 
@@ -390,7 +391,7 @@ def test_the_check_api_is_declared_once() -> None:
     assert "checking" in Ebsperf.__dict__
     runner = ClaimRunner(EbsperfSession(Settings(emulate=True)), suite_type="io1")
     seen: list[str] = []
-    runner.checking = lambda name, check, args, kwargs: seen.append(name)  # type: ignore[method-assign]
+    runner.checking = lambda declared, args, kwargs: seen.append(declared.name)  # type: ignore[method-assign]
     for name, check in CHECKS.items():
         bound = getattr(runner, name)
         if check.family is not None:
@@ -398,8 +399,23 @@ def test_the_check_api_is_declared_once() -> None:
             assert bound.__doc__ == family_method.__doc__ and bound.__doc__, name
         if check.planned:  # a precondition is called as it is (it measures nothing)
             bound("S0-04", "what")
+            # the dry run asks the check what it would run first, with the same arguments
+            first = inspect.signature(check.first_run(runner))
+            assert list(first.parameters) == list(inspect.signature(
+                check.bound(runner), follow_wrapped=False).parameters), name
     assert seen == [n for n, c in CHECKS.items() if c.planned]
     assert len(seen) == 20
+
+
+def test_the_dry_run_asks_and_raises_nothing_from_inside_a_check() -> None:
+    """No exception carries a plan out of a check (the old ``Planned``): nothing in the
+    package raises one to end a dry run, and the fio run refuses a dry run outright."""
+    raised = _where(lambda n: isinstance(n, ast.Raise) and n.exc is not None
+                    and "Planned" in ast.unparse(n.exc))
+    classes = _where(lambda n: isinstance(n, ast.ClassDef) and n.name == "Planned")
+    assert (raised, classes) == ([], [])
+    core = (PACKAGE / "checks/core.py").read_text()
+    assert 'assert not self.settings.plan, "a dry run starts no fio"' in core
 
 
 # -- each rule in one place -------------------------------------------------------------------

@@ -96,6 +96,21 @@ def test_a_dry_run_lists_each_check_and_starts_no_fio(tmp_path: Path) -> None:
     assert not list(Path("/dev").glob("emulated-*"))
 
 
+def test_a_dry_run_asks_each_check_and_runs_none_of_it(tmp_path: Path) -> None:
+    """A credit check on an empty bucket idles before its first fio run (the refill); the
+    dry run asks it what it would run instead: no idle wait, no progress, no announcement."""
+    done = tool("plan", str(SUITES / "sc1"), f"--device={tmp_path / 'nvme1n1'}",
+                "--volume-type=sc1", "--volume-size=1000", "--burst-balance=0",
+                "--ebsperf-long", "-rs")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    text = done.stdout
+    assert "sc1 burst bought by idle time" in text  # planned, its idle not spent
+    assert " idle | " not in text and "ebsperf refill:" not in text, text[-3000:]
+    refill = text[text.index("sc1 burst bought by idle time"):].splitlines()[1]
+    assert refill.strip().startswith("$ fio") and "--rw=read" in refill
+    assert "2 check(s): about" in text and "No fio was started." in text
+
+
 def test_ebsperf_plan_is_the_dry_run() -> None:
     done = tool("plan", str(SUITES / "io2"), "--emulate")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
