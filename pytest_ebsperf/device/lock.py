@@ -44,11 +44,6 @@ def roots_of(device: str) -> tuple[str, ...]:
     return family_of_path(device).roots
 
 
-def lock_path(device: str) -> Path:
-    """The lock file for ``device`` (by the first root of its stack, so aliases share it)."""
-    return lock_path_of(roots_of(device)[0])
-
-
 def lock_path_of(root: str) -> Path:
     name = lock_name(root)
     for directory in LOCK_DIRS:

@@ -89,11 +89,6 @@ def binomial_tail(k: int, n: int, p: float) -> float:
     return float(_special().bdtrc(k - 1, n, p))
 
 
-def binomial_cdf(k: int, n: int, p: float) -> float:
-    """P(X <= k) for X ~ Binomial(n, p)."""
-    return 1.0 - binomial_tail(k + 1, n, p)
-
-
 def clopper_pearson_upper(successes: int, n: int, confidence: float) -> float:
     """Clopper-Pearson upper bound on a binomial rate (one-sided at ``confidence``): the
     ``confidence`` quantile of Beta(x + 1, n - x); 0 of 60 at 95 %: 1 - 0.05^(1/60) = 4.9 %."""

@@ -367,9 +367,11 @@ def test_a_baseline_hold_the_emulator_spoiled_is_held_again_alone(monkeypatch) -
                              settings=SimpleNamespace(runtime_s=5.0), nodeid="gp2::baseline",
                              conclude=lambda found, *args: found)
     checks = credit_checks.CreditChecks(handle)  # type: ignore[arg-type]
-    for name, value in (("_setup", lambda workload: (None, None)),
+    for name, value in (("_setup", lambda workload, hold: (None, None)),
                         ("_require_knee", lambda levels: None),
                         ("_drain_s", lambda ledger, levels: 0.0),
+                        ("_baseline_job", lambda workload, ledger, levels, hold_s: (
+                            workload, 0.0, None, hold_s)),
                         ("_require_time", lambda seconds, doing: None),
                         ("_note_start", lambda ledger: None),
                         ("_can_fail_s", lambda: 18.0), ("_window_s", lambda: 1.0)):
