@@ -109,6 +109,10 @@ def test_a_dry_run_asks_each_check_and_runs_none_of_it(tmp_path: Path) -> None:
     refill = text[text.index("sc1 burst bought by idle time"):].splitlines()[1]
     assert refill.strip().startswith("$ fio") and "--rw=read" in refill
     assert "2 check(s): about" in text and "No fio was started." in text
+    # what a check expects is what it judges: the baseline after the knee, not the burst
+    done = tool("plan", str(SUITES / "gp2"), "--emulate")
+    knee = [line for line in done.stdout.splitlines() if "baseline after the knee" in line]
+    assert len(knee) == 1 and "300 IOPS (gp2 baseline 300 IOPS" in knee[0], done.stdout[-3000:]
 
 
 def test_ebsperf_plan_is_the_dry_run() -> None:
