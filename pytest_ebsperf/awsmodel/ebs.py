@@ -176,16 +176,6 @@ def gp2_max_throughput_mibps(size_gib: int, credits: bool = True, era: str = NOW
     return cap
 
 
-def gp3_max_iops(size_gib: int) -> int:
-    """Most IOPS a gp3 volume of this size may be provisioned with (500/GiB, 3,000-80,000)."""
-    return max(GP3_DEFAULT_IOPS, min(GP3_MAX_IOPS, GP3_IOPS_PER_GIB * size_gib))
-
-
-def gp3_max_throughput_mibps(prov_iops: int) -> float:
-    """Most MiB/s a gp3 volume with these IOPS may be provisioned with (0.25/IOPS, 125-2,000)."""
-    return max(GP3_DEFAULT_MIBPS, min(GP3_MAX_MIBPS, GP3_MIBPS_PER_IOPS * prov_iops))
-
-
 def io1_max_iops(size_gib: int, nitro: bool = True, era: str = NOW) -> int:
     """io1 IOPS ceiling for a size: 50 per GiB up to 64,000 (Nitro) or 32,000. B-IO1.
 

@@ -8,7 +8,6 @@ are best effort: only documented ranges, never a ceiling to assert.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from pytest_ebsperf.awsmodel import sources
@@ -47,13 +46,6 @@ class HddRates:
         or 250 (sc1) I/Os per second: st1 2 TiB -> 500, sc1 2 TiB -> 160, sc1 6 TiB -> 250.
         """
         return min(self.max_mibps(size_gib, credits), float(self.max_iops))
-
-    def burst_duration_s(self, size_gib: int, balance_mib: float | None = None) -> float:
-        """Seconds of burst from ``balance_mib`` (default: full bucket); inf when burst <=
-        baseline. The bucket drains at burst minus baseline: it refills at the baseline."""
-        balance = hdd_bucket_mib(size_gib) if balance_mib is None else balance_mib
-        drain = self.burst_mibps(size_gib) - self.baseline_mibps(size_gib)
-        return math.inf if drain <= 0 else balance / drain
 
 
 #: B-HDD: st1 baseline 40 MiB/s per TiB (cap 500 at 12.5 TiB), burst 250 per TiB (cap 500

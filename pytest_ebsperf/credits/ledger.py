@@ -111,11 +111,6 @@ class CreditLedger:
         self.balance, self.updated_at, self.empty_at = 0.0, now, now
         self.origin = f"observed empty ({why})"
 
-    def burst_seconds(self, now: float, burst_rate: float) -> float:
-        """Seconds a load spending ``burst_rate`` credits per second bursts from ``now``."""
-        drain = burst_rate - self.plan.earn_rate
-        return math.inf if drain <= 0 else self.at(now) / drain
-
     def describe(self, now: float) -> str:
         """``21,600 I/O credits (40 % of the bucket), starting balance ...``."""
         left = self.at(now)

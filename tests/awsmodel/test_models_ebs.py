@@ -10,6 +10,7 @@ import pytest
 from pytest_ebsperf.awsmodel import ebs
 from pytest_ebsperf.awsmodel.burst import gp2_burst_plan
 from pytest_ebsperf.awsmodel.ebs import KIB, MIB
+from pytest_ebsperf.awsmodel.volume_types import volume_type
 
 # AWS's gp2 table (B-GP2): size -> (baseline IOPS, burst seconds from full, refill seconds from
 # empty). 1 GiB: 5.4e6 / 2,900 = 1,862 s (the newer doc's 1,802 looks like a typo).
@@ -94,17 +95,21 @@ def test_the_ledger_spends_credits_above_baseline_and_earns_them_below() -> None
 
 
 def test_gp3_reaches_80000_iops_at_160_gib_and_500_per_gib_below() -> None:
-    assert ebs.gp3_max_iops(160) == 80_000
-    assert ebs.gp3_max_iops(159) == 79_500
-    assert ebs.gp3_max_iops(1) == 3_000  # the included 3,000 need no size
-    assert ebs.gp3_max_iops(65_536) == 80_000
+    iops = volume_type("gp3").iops  # the type's record holds the rule (B-GP3)
+    assert iops is not None
+    assert iops.most(160) == 80_000
+    assert iops.most(159) == 79_500
+    assert iops.most(1) == 3_000  # the included 3,000 need no size
+    assert iops.most(65_536) == 80_000
 
 
 def test_gp3_reaches_2000_mib_per_s_at_8000_iops() -> None:
-    assert ebs.gp3_max_throughput_mibps(8_000) == 2_000.0
-    assert ebs.gp3_max_throughput_mibps(4_000) == 1_000.0
-    assert ebs.gp3_max_throughput_mibps(3_000) == 750.0
-    assert ebs.gp3_max_throughput_mibps(80_000) == 2_000.0
+    throughput = volume_type("gp3").throughput_mibps
+    assert throughput is not None
+    assert throughput.most(8_000) == 2_000.0
+    assert throughput.most(4_000) == 1_000.0
+    assert throughput.most(3_000) == 750.0
+    assert throughput.most(80_000) == 2_000.0
 
 
 def test_io1_reaches_64000_iops_at_1280_gib_on_nitro_and_32000_elsewhere() -> None:

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from pytest_ebsperf.awsmodel import cap_expectation, hdd, validate
+from pytest_ebsperf.awsmodel.burst import hdd_burst_plan
 from pytest_ebsperf.awsmodel.volume import Volume
 from pytest_ebsperf.awsmodel.volume_types import hdd_rates
 from pytest_ebsperf.fio.workload import Workload
@@ -70,8 +71,9 @@ def test_st1_and_sc1_2_tib_and_6_tib_small_io_caps_are_500_500_160_250() -> None
 
 def test_hdd_bucket_holds_one_tib_of_credit_per_tib_and_drains_at_burst_minus_baseline() -> None:
     assert hdd.hdd_bucket_mib(2_048) == 2_048 * 1_024
-    assert hdd.ST1.burst_duration_s(2_048) == pytest.approx(2_048 * 1_024 / (500 - 80))
-    assert math.isinf(hdd.ST1.burst_duration_s(12_800))
+    # the one bucket the plugin plans, books and emulates bursts with (awsmodel.burst)
+    assert hdd_burst_plan("st1", 2_048).burst_s == pytest.approx(2_048 * 1_024 / (500 - 80))
+    assert math.isinf(hdd_burst_plan("st1", 12_800).burst_s)
 
 
 def test_a_5_tib_st1_scan_takes_2_91_hours_at_500_mib_per_s() -> None:

@@ -51,7 +51,7 @@ def test_a_burst_run_is_charged_window_by_window_and_never_goes_negative() -> No
     ledger.charge(0.0, [3_000.0] * 25, 1.0)  # 25 s at burst: the bucket ran dry at 20 s
     assert ledger.balance == 0.0
     assert ledger.updated_at == 25.0 and ledger.runs == 1
-    assert ledger.burst_seconds(25.0, 3_000.0) == 0.0
+    assert ledger.at(25.0) == 0.0  # no burst left
 
 
 def test_an_observed_knee_empties_the_ledger_and_starts_the_refill_clock() -> None:
@@ -60,12 +60,13 @@ def test_an_observed_knee_empties_the_ledger_and_starts_the_refill_clock() -> No
     ledger.observe_empty(50.0, "knee at 40 s")
     assert ledger.at(50.0) == 0.0 and ledger.empty_at == 50.0
     assert "observed empty" in ledger.origin
-    assert ledger.burst_seconds(50.0 + 900, 3_000.0) == pytest.approx(100.0)  # 900 x 300/2,700
+    # 900 s idle earn 900 x 300 credits: 100 s of burst at 3,000 (2,700 net)
+    assert ledger.at(50.0 + 900) == pytest.approx(270_000.0)
 
 
 def test_a_volume_at_its_baseline_level_bursts_forever() -> None:
     ledger = CreditLedger.start(gp2_burst_plan(1000), now=0.0, origin="test")
-    assert ledger.burst_seconds(0.0, 3_000.0) == float("inf")
+    assert ledger.plan.burst_s == float("inf")
 
 
 def test_gp2_charges_256_kib_units_and_hdd_a_mib_per_small_random_io() -> None:
