@@ -186,7 +186,9 @@ class CheckCore:
                       "it over ssh with --hosts.")
         target = target or self.target
         # a dry run asks each check what it would run (Check.first_run) and runs none of it
-        assert not self.settings.plan, "a dry run starts no fio"
+        if self.settings.plan:  # never stripped, unlike an assert under python -O
+            self.refuse("a dry run starts no fio: this check was run, not asked what it "
+                        "would run (Check.first_run)")
         # one load per piece of storage at a time; a write claims the device (and its other
         # names) under that lock, fio inherits both; the host's measuring lock is shared
         # (held alone: :meth:`measuring_alone`, :attr:`Target.measures_alone`)

@@ -415,7 +415,17 @@ def test_the_dry_run_asks_and_raises_nothing_from_inside_a_check() -> None:
     classes = _where(lambda n: isinstance(n, ast.ClassDef) and n.name == "Planned")
     assert (raised, classes) == ([], [])
     core = (PACKAGE / "checks/core.py").read_text()
-    assert 'assert not self.settings.plan, "a dry run starts no fio"' in core
+    assert 'self.refuse("a dry run starts no fio' in core
+    from types import SimpleNamespace
+
+    from pytest_ebsperf.checks.claim_runner import ClaimRefused, ClaimRunner
+    from pytest_ebsperf.checks.session import EbsperfSession
+    from pytest_ebsperf.config.settings import Settings
+    from pytest_ebsperf.fio.workload import Workload
+
+    runner = ClaimRunner(EbsperfSession(Settings(plan=True)), suite_type="io1")
+    with pytest.raises(ClaimRefused, match="a dry run starts no fio"):
+        runner.run(Workload("randread"), target=SimpleNamespace(path="/dev/nvme1n1"))  # type: ignore[arg-type]
 
 
 # -- each rule in one place -------------------------------------------------------------------
