@@ -363,11 +363,15 @@ class EmulatedDevice:
         return name, direct
 
     def calibrate_path(self) -> float:
-        """Measure the path's own time per I/O again, now, and take it off (a correction
-        measured minutes ago, in a slower spell, leaves each I/O faster than set)."""
-        self.overhead_us = service_time.calibrate(self.path, self._need(self._latency),
-                                                  fresh=True)
+        """Measure the path's own time per I/O again, now (the daemon then follows it)."""
+        self.overhead_us = service_time.calibrate(self.path, self.latency_server, fresh=True)
         return self.overhead_us
+
+    @property
+    def latency_server(self) -> service_time.LatencyServer:
+        """The latency daemon serving this volume (a volume with latency only)."""
+        server: service_time.LatencyServer = self._need(self._latency)
+        return server
 
     def set_scale(self, scale: float) -> None:
         """Run at ``scale`` x the rates set (an emulated missed second), 1.0 to recover."""
@@ -403,10 +407,8 @@ class EmulatedDevice:
         self._apply()
 
     def set_rates(self, iops: float | None, bps: float | None) -> None:
-        """Change the combined limits (a credit bucket does this over time).
-
-        Writes only the values that change: each write restarts blk-throttle's time slice.
-        """
+        """Change the combined limits (a credit bucket does this over time). Writes only
+        the values that change: each write restarts blk-throttle's time slice."""
         self.iops, self.bps = iops, bps
         self._apply()
 
@@ -423,10 +425,8 @@ class EmulatedDevice:
 
     def close(self) -> None:
         """Kill what runs in the cgroup, remove it, detach, unmount, remove dirs. Idempotent.
-
         Each step runs even when an earlier one failed; failures end as one RuntimeWarning
-        naming what is left (``sweep_stale()`` removes it once this process is gone).
-        """
+        naming what is left (``sweep_stale()`` removes it once this process is gone)."""
         problems = []
         if self.misses is not None:
             self.misses.stop()

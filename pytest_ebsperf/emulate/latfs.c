@@ -8,9 +8,24 @@
  * answers in a heap ordered by due time and sleeps until the earliest (timer slack 1 ns).
  *
  * Service time: a log-normal draw with the given mean and shape (sigma), so most I/O is near
- * the mean with a tail to the right, less what the path itself costs (--overhead-us, measured
- * by the caller), never below zero. The parameters can be changed while it runs: write
- * "mean_us sigma overhead_us\n" to the file named by --control and send SIGUSR1.
+ * the mean with a tail to the right, less what the path itself costs, never below zero.
+ * What the path costs is --overhead-us (measured by the caller with fio) until the caller
+ * gives an anchor; from then on it is followed while the volume runs: whenever one I/O at a
+ * time goes through (nothing else in flight), the daemon sees how late its completion
+ * thread answered and how long after the answer the next request arrived (the answer's way
+ * back to fio, fio's turn, the request's way here: the path, plus fio's own few µs). The
+ * means of the last RING such pairs (means, as fio's figure is: on a busy host most I/Os
+ * pass quickly and a few wait for a CPU for milliseconds), less the anchor (what their sum
+ * exceeded fio's own figure by when the caller measured both at once), are what is taken
+ * off: a path measured
+ * in a slow spell of the host is not taken off for the rest of the run, nor a fast one's
+ * kept through a slow spell. A gap longer than IDLE_US (or 4 x the mean) is an idle pause
+ * (fio starting, a job ending), not the path. A job
+ * that pauses between its I/Os itself (fio's thinktime, rate_iops at queue depth 1) is seen
+ * as a slow path: its I/Os are served faster than set (at most 80 % of the mean is taken off).
+ * The parameters can be changed while it runs: write "mean_us sigma overhead_us anchor_us\n"
+ * (anchor "nan": the fixed overhead) to the file named by --control and send SIGUSR1;
+ * SIGUSR2 writes "path_us samples taken_us\n" to the file named by --stats.
  *
  * Usage: ebsperf-latfs MOUNTPOINT --backing FILE --mean-us N [--sigma S] [--overhead-us N]
  *        [--control FILE] [--threads N]
@@ -36,6 +51,8 @@
 #define FILE_INO 2
 #define FILE_NAME "volume.img"
 #define EARLY_NS 15000
+#define RING 256
+#define IDLE_US 10000.0 /* a gap longer than this (or 4 x the mean) is an idle pause */
 
 struct pending {
     uint64_t due_ns;
@@ -49,9 +66,17 @@ struct pending {
 
 static int backing_fd = -1;
 static off_t file_size;
-static const char *control_path;
-static volatile double mean_us, sigma, overhead_us;
-static volatile sig_atomic_t reload;
+static const char *control_path, *stats_path;
+static volatile double mean_us, sigma, overhead_us, anchor_us = NAN;
+static volatile sig_atomic_t reload, report;
+
+/* the path, followed (under the lock): pairs of (gap, lateness) in ns, one per I/O that went
+ * through alone; path_ns is the sum of their means, -1 while none is known */
+static uint32_t ring_gap[RING], ring_late[RING];
+static size_t ring_len, ring_next, since_estimate;
+static uint64_t last_answer_ns, last_late_ns;
+static long inflight;
+static double path_ns = -1;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake;
@@ -73,6 +98,38 @@ static double uniform(void) { /* xorshift64*, under the lock */
     return ((rng_state * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0);
 }
 
+static double mean_of(const uint32_t *values, size_t n) {
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) sum += values[i];
+    return sum / (double)n;
+}
+
+/* a request arrived with nothing in flight (under the lock): one more pair, if the gap since
+ * the last answer is the path's and not an idle pause */
+static void seen_alone(uint64_t arrived) {
+    if (!last_answer_ns || arrived <= last_answer_ns) return;
+    uint64_t gap = arrived - last_answer_ns;
+    double most = 4 * mean_us > IDLE_US ? 4 * mean_us : IDLE_US;
+    if (gap > (uint64_t)(most * 1000.0)) return;
+    ring_gap[ring_next] = (uint32_t)gap;
+    ring_late[ring_next] = (uint32_t)(last_late_ns < UINT32_MAX ? last_late_ns : UINT32_MAX);
+    ring_next = (ring_next + 1) % RING;
+    if (ring_len < RING) ring_len++;
+    if (ring_len >= RING / 4 && ++since_estimate >= 16) {
+        since_estimate = 0;
+        path_ns = mean_of(ring_gap, ring_len) + mean_of(ring_late, ring_len);
+    }
+}
+
+/* what is taken off each service time now (µs) */
+static double taken_us(void) {
+    double mean = mean_us, anchor = anchor_us;
+    if (isnan(anchor) || path_ns < 0) return overhead_us;
+    double t = path_ns / 1000.0 - anchor;
+    if (t > 0.8 * mean) t = 0.8 * mean;
+    return t > 0 ? t : 0;
+}
+
 static double service_us(void) {
     double mean = mean_us, s = sigma;
     if (mean <= 0) return 0;
@@ -80,7 +137,7 @@ static double service_us(void) {
     if (u1 < 1e-300) u1 = 1e-300;
     double z = sqrt(-2.0 * log(u1)) * cos(2 * M_PI * u2);
     /* log-normal with this mean: mu = ln(mean) - s^2 / 2 */
-    double t = exp(log(mean) - s * s / 2 + s * z) - overhead_us;
+    double t = exp(log(mean) - s * s / 2 + s * z) - taken_us();
     return t > 0 ? t : 0;
 }
 
@@ -132,6 +189,7 @@ static void answer(struct pending *p) {
 
 static void defer(struct pending p, uint64_t arrived) {
     pthread_mutex_lock(&lock);
+    if (inflight++ == 0) seen_alone(arrived);
     p.due_ns = arrived + (uint64_t)(service_us() * 1000.0);
     int first = heap_len == 0 || p.due_ns < heap[0].due_ns;
     heap_push(p);
@@ -158,6 +216,10 @@ static void *completer(void *arg) {
             continue;
         }
         struct pending p = heap_pop();
+        if (--inflight == 0) {  /* the path is followed from here to the next arrival */
+            last_answer_ns = now;
+            last_late_ns = now > p.due_ns ? now - p.due_ns : 0;
+        }
         pthread_mutex_unlock(&lock);
         answer(&p);
         pthread_mutex_lock(&lock);
@@ -295,21 +357,41 @@ static void op_init(void *userdata, struct fuse_conn_info *conn) {
 static void load_control(void) {
     FILE *f = control_path ? fopen(control_path, "r") : NULL;
     if (!f) return;
-    double m, s, o;
-    if (fscanf(f, "%lf %lf %lf", &m, &s, &o) == 3) {
+    double m, s, o, a = NAN;
+    char anchor[32];
+    int got = fscanf(f, "%lf %lf %lf %31s", &m, &s, &o, anchor);
+    if (got == 4 && strcmp(anchor, "nan") != 0) a = atof(anchor);
+    if (got >= 3) {
         pthread_mutex_lock(&lock);
-        mean_us = m; sigma = s; overhead_us = o;
+        mean_us = m; sigma = s; overhead_us = o; anchor_us = a;
         pthread_mutex_unlock(&lock);
     }
     fclose(f);
 }
 
+static void write_stats(void) {
+    if (!stats_path) return;
+    char partial[4096];
+    snprintf(partial, sizeof(partial), "%s.partial", stats_path);
+    FILE *f = fopen(partial, "w");
+    if (!f) return;
+    pthread_mutex_lock(&lock);
+    double path = path_ns >= 0 ? path_ns / 1000.0 : NAN, taken = taken_us();
+    size_t n = ring_len;
+    pthread_mutex_unlock(&lock);
+    fprintf(f, "%.3f %zu %.3f\n", path, n, taken);
+    fclose(f);
+    rename(partial, stats_path);
+}
+
 static void on_usr1(int sig) { (void)sig; reload = 1; }
+static void on_usr2(int sig) { (void)sig; report = 1; }
 
 static void *reloader(void *arg) {
     (void)arg;
     for (;;) {
         if (reload) { reload = 0; load_control(); }
+        if (report) { report = 0; write_stats(); }
         usleep(20000);
     }
     return NULL;
@@ -331,6 +413,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--sigma") && i + 1 < argc) sigma = atof(argv[++i]);
         else if (!strcmp(argv[i], "--overhead-us") && i + 1 < argc) overhead_us = atof(argv[++i]);
         else if (!strcmp(argv[i], "--control") && i + 1 < argc) control_path = argv[++i];
+        else if (!strcmp(argv[i], "--stats") && i + 1 < argc) stats_path = argv[++i];
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!mountpoint) mountpoint = argv[i];
         else { fprintf(stderr, "ebsperf-latfs: unknown argument %s\n", argv[i]); return 2; }
@@ -356,6 +439,7 @@ int main(int argc, char **argv) {
     if (!se) return 1;
     if (fuse_set_signal_handlers(se) != 0) return 1;
     signal(SIGUSR1, on_usr1);
+    signal(SIGUSR2, on_usr2);
     if (fuse_session_mount(se, mountpoint) != 0) return 1;
     printf("ready\n");
     fflush(stdout);

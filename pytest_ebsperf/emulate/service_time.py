@@ -17,9 +17,11 @@ import contextlib
 import fcntl
 import functools
 import hashlib
+import math
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import time
 from collections.abc import Iterator
@@ -111,7 +113,11 @@ class LatencyServer:
                  overhead_us: float = 0.0, sigma: float = SIGMA) -> None:
         self.backing, self.mountpoint = backing, mountpoint
         self.mean_us, self.overhead_us, self.sigma = mean_us, overhead_us, sigma
+        #: None: ``overhead_us`` is taken off; a figure: the path is followed while it runs,
+        #: less this anchor (latfs.c says how)
+        self.anchor_us: float | None = None
         self.control = mountpoint.with_name(mountpoint.name + ".control")
+        self.stats = mountpoint.with_name(mountpoint.name + ".stats")
         self.proc: subprocess.Popen[str] | None = None
 
     @property
@@ -124,7 +130,8 @@ class LatencyServer:
         self._write_control()
         argv = [binary(), str(self.mountpoint), "--backing", str(self.backing),
                 "--mean-us", f"{self.mean_us:g}", "--sigma", f"{self.sigma:g}",
-                "--overhead-us", f"{self.overhead_us:g}", "--control", str(self.control)]
+                "--overhead-us", f"{self.overhead_us:g}", "--control", str(self.control),
+                "--stats", str(self.stats)]
 
         setpriv = _setpriv()
         if setpriv is not None:  # dies with this process: a hung daemon would hang the loop
@@ -148,7 +155,9 @@ class LatencyServer:
         return self
 
     def _write_control(self) -> None:
-        self.control.write_text(f"{self.mean_us:g} {self.sigma:g} {self.overhead_us:g}\n")
+        anchor = "nan" if self.anchor_us is None else f"{self.anchor_us:g}"
+        self.control.write_text(
+            f"{self.mean_us:g} {self.sigma:g} {self.overhead_us:g} {anchor}\n")
 
     def set(self, mean_us: float | None = None, overhead_us: float | None = None) -> None:
         """Change the service time while it runs."""
@@ -156,10 +165,38 @@ class LatencyServer:
             self.mean_us = mean_us
         if overhead_us is not None:
             self.overhead_us = overhead_us
+        self._reload()
+
+    def follow(self, anchor_us: float | None) -> None:
+        """Follow the path while it runs, less ``anchor_us`` (None: take ``overhead_us``
+        off, as set)."""
+        self.anchor_us = anchor_us
+        self._reload()
+
+    def _reload(self) -> None:
         self._write_control()
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGUSR1)
             time.sleep(0.05)  # the daemon reloads within 20 ms
+
+    def seen(self) -> tuple[float | None, int, float]:
+        """What the daemon follows now: (the path it saw, µs, None: not yet; how many I/Os
+        that went through alone it is the median of; what it takes off each I/O, µs)."""
+        proc = self.proc
+        if proc is None or proc.poll() is not None:
+            return None, 0, self.overhead_us
+        self.stats.unlink(missing_ok=True)
+        proc.send_signal(signal.SIGUSR2)
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            try:
+                path, samples, taken = self.stats.read_text().split()
+            except (OSError, ValueError):
+                time.sleep(0.01)
+                continue
+            seen = float(path)
+            return (None if math.isnan(seen) else seen), int(samples), float(taken)
+        return None, 0, self.overhead_us
 
     def stop(self) -> None:
         """End the daemon (it unmounts); unmount lazily if it could not."""
@@ -179,7 +216,7 @@ class LatencyServer:
         if loop.is_mountpoint(self.mountpoint):
             subprocess.run(["umount", "-l", str(self.mountpoint)], capture_output=True,
                            check=False)
-        for path in (self.control,):
+        for path in (self.control, self.stats, self.stats.with_name(self.stats.name + ".partial")):
             path.unlink(missing_ok=True)
         try:
             self.mountpoint.rmdir()
@@ -187,7 +224,9 @@ class LatencyServer:
             pass
 
 
-_calibrated: dict[int, float] = {}
+#: Per mean (µs, rounded): what is taken off until the daemon has seen the path, and the
+#: anchor it follows the path with.
+_calibrated: dict[int, tuple[float, float]] = {}
 
 #: 1-s looks at the path: one with nothing taken off, the rest with its estimate taken off;
 #: the median of their estimates is kept (one slow spell of the host's wake-ups, seen at
@@ -201,10 +240,11 @@ SHARED_ENV = SHARED_CALIBRATION_ENV
 def calibrate(device: str, server: LatencyServer, *, fresh: bool = False) -> float:
     """Make fio's mean completion latency at queue depth 1 match the set mean: what the path
     adds beyond the service time (the loop device, FUSE, wake-ups) is measured with fio and
-    taken off each service time. Once per mean per run (the processes of one run share it
-    through :data:`SHARED_ENV`'s folder: the first measures, the others wait and read it,
-    or read it at once once it is there; ``fresh`` measures it again); returns what is
-    taken off."""
+    taken off each service time, and from then on followed by the daemon while it runs
+    (latfs.c: what it sees of the path, less the anchor measured here beside fio's figure).
+    Once per mean per run (the processes of one run share it through :data:`SHARED_ENV`'s
+    folder: the first measures, the others wait and read it, or read it at once once it is
+    there; ``fresh`` measures it again); returns what is taken off to begin with."""
     key = round(server.mean_us)
     if not fresh and key not in _calibrated:
         known = _known(key)  # another process of the run measured it: no wait for the host
@@ -222,18 +262,30 @@ def calibrate(device: str, server: LatencyServer, *, fresh: bool = False) -> flo
                 known = _measure_path(device, server)
                 _share(key, known)
             _calibrated[key] = known
-    server.set(overhead_us=_calibrated[key])
-    return _calibrated[key]
+    taken, anchor = _calibrated[key]
+    server.set(overhead_us=taken)
+    server.follow(anchor)
+    return taken
 
 
-def _measure_path(device: str, server: LatencyServer) -> float:
+def _measure_path(device: str, server: LatencyServer) -> tuple[float, float]:
+    """(what to take off, the anchor): the median of the looks' estimates, and the least of
+    fio's own time per I/O outside its completion latency (its cycle, 1/IOPS at queue depth
+    1, less that latency): the daemon sees that time in its gap, fio's figure has none of it.
+    Tens of µs on a quiet host, more in a spell in which fio waits for a CPU, which is not
+    the volume's to keep (an anchor kept from such a spell leaves every later I/O slower
+    than set by the difference): the least of the looks."""
+    server.follow(None)
     estimates: list[float] = []
+    own: list[float] = []
     taken = 0.0
     for _ in range(LOOKS):
         server.set(overhead_us=taken)
-        estimates.append(taken + measure_qd1_us(device) - server.mean_us)
+        clat_us, own_us = measure_qd1(device)
+        estimates.append(taken + clat_us - server.mean_us)
+        own.append(own_us)
         taken = _bounded(estimates[-1], server.mean_us)
-    return _bounded(sorted(estimates)[len(estimates) // 2], server.mean_us)
+    return _bounded(statistics.median(estimates), server.mean_us), max(0.0, min(own))
 
 
 def _shared_file(key: int) -> Path | None:
@@ -241,24 +293,29 @@ def _shared_file(key: int) -> Path | None:
     return Path(folder) / f"path-{key}us" if folder and Path(folder).is_dir() else None
 
 
-def _known(key: int) -> float | None:
+def _parse(text: str) -> tuple[float, float] | None:
+    """``taken anchor`` as _share writes it, or None."""
+    if not text.endswith("\n"):  # absent, or caught while _share writes it
+        return None
+    try:
+        taken, anchor = (float(part) for part in text.split())
+    except ValueError:
+        return None
+    return taken, anchor
+
+
+def _known(key: int) -> tuple[float, float] | None:
     """The correction another process of the run measured for the mean ``key``, read without
     waiting (None: not yet, or being written)."""
     path = _shared_file(key)
     try:
-        text = path.read_text() if path is not None else ""
+        return _parse(path.read_text()) if path is not None else None
     except OSError:
-        return None
-    if not text.endswith("\n"):  # absent, or caught while _share writes it
-        return None
-    try:
-        return float(text)
-    except ValueError:
         return None
 
 
 @contextlib.contextmanager
-def _shared(key: int, fresh: bool) -> Iterator[float | None]:
+def _shared(key: int, fresh: bool) -> Iterator[tuple[float, float] | None]:
     """Hold the run's lock for the mean ``key`` (one process measures it at a time) and yield
     the correction another process of the run measured, or None (``fresh``: always None)."""
     path = _shared_file(key)
@@ -269,19 +326,20 @@ def _shared(key: int, fresh: bool) -> Iterator[float | None]:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            known = None if fresh else float(path.read_text())
-        except (OSError, ValueError):
+            known = None if fresh else _parse(path.read_text())
+        except OSError:
             known = None
         yield known
     finally:
         os.close(fd)
 
 
-def _share(key: int, taken_us: float) -> None:
+def _share(key: int, known: tuple[float, float]) -> None:
     path = _shared_file(key)
+    taken, anchor = known
     if path is not None:
         with contextlib.suppress(OSError):
-            path.write_text(f"{taken_us!r}\n")
+            path.write_text(f"{taken!r} {anchor!r}\n")
 
 
 def _bounded(taken: float, mean_us: float) -> float:
@@ -289,12 +347,14 @@ def _bounded(taken: float, mean_us: float) -> float:
     return max(0.0, min(taken, 0.8 * mean_us))
 
 
-def measure_qd1_us(device: str) -> float:
-    """fio's mean completion latency (µs) of 4 KiB random reads at queue depth 1."""
+def measure_qd1(device: str) -> tuple[float, float]:
+    """fio's mean completion latency (µs) of 4 KiB random reads at queue depth 1, and its own
+    time per I/O beyond it (µs: 1/IOPS less that latency)."""
 
     result = FioRunner().run(Workload("randread", bs=4096, iodepth=1, runtime_s=1, ramp_s=0.2,
                                       engine="libaio"), device, readonly=True)
-    return result.read.clat.mean_ns / 1000.0
+    clat_us = result.read.clat.mean_ns / 1000.0
+    return clat_us, (1e6 / result.read.iops - clat_us if result.read.iops > 0 else 0.0)
 
 
 #: The real-time priority of the emulated-latency daemon's threads (the lowest: above every

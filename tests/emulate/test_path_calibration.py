@@ -22,30 +22,36 @@ class _Server:
     def __init__(self, mean_us: float) -> None:
         self.mean_us = mean_us
         self.overhead_us = 0.0
+        self.anchor_us: float | None = None
 
     def set(self, *, overhead_us: float) -> None:
         self.overhead_us = overhead_us
+
+    def follow(self, anchor_us: float | None) -> None:
+        self.anchor_us = anchor_us
 
 
 def test_a_second_process_of_the_run_reads_the_correction_the_first_measured(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[float] = []
 
-    def path(device: str) -> float:
+    def path(device: str) -> tuple[float, float]:
         calls.append(server.overhead_us)
-        return server.mean_us + 80.0 - server.overhead_us
+        return server.mean_us + 80.0 - server.overhead_us, 30.0 + len(calls)
 
     server = _Server(500.0)
-    monkeypatch.setattr(service_time, "measure_qd1_us", path)
+    monkeypatch.setattr(service_time, "measure_qd1", path)
     monkeypatch.setenv(SHARED_CALIBRATION_ENV, str(tmp_path))
     monkeypatch.setattr(service_time, "_calibrated", {})
     assert service_time.calibrate("/dev/loop9", server) == pytest.approx(80.0)
     assert len(calls) == service_time.LOOKS
+    # the daemon follows the path from then on, less fio's own time (the least of the looks)
+    assert server.anchor_us == pytest.approx(31.0)
     monkeypatch.setattr(service_time, "_calibrated", {})  # another worker's process
     other = _Server(500.0)
     server = other
     assert service_time.calibrate("/dev/loop8", other) == pytest.approx(80.0)
-    assert other.overhead_us == pytest.approx(80.0)
+    assert other.overhead_us == pytest.approx(80.0) and other.anchor_us == pytest.approx(31.0)
     assert len(calls) == service_time.LOOKS  # read, not measured
     # another service time is measured; `fresh` measures again and shares the new figure
     server = _Server(5000.0)
@@ -63,11 +69,11 @@ def test_without_the_folder_each_process_measures_its_own(
     calls: list[float] = []
     server = _Server(300.0)
 
-    def path(device: str) -> float:
+    def path(device: str) -> tuple[float, float]:
         calls.append(server.overhead_us)
-        return server.mean_us + 40.0 - server.overhead_us
+        return server.mean_us + 40.0 - server.overhead_us, 25.0
 
-    monkeypatch.setattr(service_time, "measure_qd1_us", path)
+    monkeypatch.setattr(service_time, "measure_qd1", path)
     monkeypatch.delenv(SHARED_CALIBRATION_ENV, raising=False)
     for _ in range(2):
         monkeypatch.setattr(service_time, "_calibrated", {})
@@ -159,11 +165,11 @@ def test_the_path_is_measured_holding_the_host_alone(
     monkeypatch.setenv(SHARED_CALIBRATION_ENV, str(tmp_path))
     started: list[float] = []
 
-    def path(device: str) -> float:
+    def path(device: str) -> tuple[float, float]:
         started.append(time.monotonic())
-        return 340.0
+        return 340.0, 20.0
 
-    monkeypatch.setattr(service_time, "measure_qd1_us", path)
+    monkeypatch.setattr(service_time, "measure_qd1", path)
     monkeypatch.setattr(service_time, "_calibrated", {})
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
         import sys, time
@@ -193,12 +199,12 @@ def test_a_correction_another_process_measured_is_read_without_waiting_for_the_h
     # it at once, measures nothing and waits for nobody
     monkeypatch.setenv(SHARED_CALIBRATION_ENV, str(tmp_path))
     monkeypatch.setattr(service_time, "_calibrated", {})
-    (tmp_path / "path-500us").write_text("212.5\n")
+    (tmp_path / "path-500us").write_text("212.5 41.0\n")
 
-    def never(device: str) -> float:
+    def never(device: str) -> tuple[float, float]:
         raise AssertionError("measured a path another process of the run had measured")
 
-    monkeypatch.setattr(service_time, "measure_qd1_us", never)
+    monkeypatch.setattr(service_time, "measure_qd1", never)
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
         import time
         from pytest_ebsperf.device import lock
@@ -212,6 +218,7 @@ def test_a_correction_another_process_measured_is_read_without_waiting_for_the_h
         server = _Server(500.0)
         assert service_time.calibrate("/dev/loop9", server) == 212.5
         assert time.monotonic() - asked < 1.0 and server.overhead_us == 212.5
+        assert server.anchor_us == 41.0
     finally:
         holder.kill()
         holder.wait()
