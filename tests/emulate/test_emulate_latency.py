@@ -44,19 +44,20 @@ def corrected(device: EmulatedDevice) -> None:
 
 def steady_qd1(device: EmulatedDevice) -> tuple[float, float, float]:
     """Two 2-s runs at queue depth 1: (IOPS, clat, total latency) of the first, or a skip
-    saying why the figure cannot be checked: the path the daemon followed through them was
-    beyond what can be taken off (80 % of the mean: beside a neighbour streaming through
-    memory a 0.5 ms setting's path once measured 400 µs), or the two runs differ by more
-    than 15 %. A path that moved after it was first measured no longer skips: a CI run once
-    took a 500 µs setting to 320 µs, both runs alike, when the correction was measured once,
-    in a slower spell; the daemon now follows it."""
+    saying why the figure cannot be checked: it is more than 25 % off the set mean while
+    the path the daemon followed through them was beyond what can be taken off (80 % of the
+    mean: beside a neighbour streaming through memory a 0.5 ms setting's path once measured
+    400 µs; in a CI run, 783 µs), or the two runs differ by more than 15 %. A path that
+    moved after it was first measured no longer skips: a CI run once took a 500 µs setting
+    to 320 µs, both runs alike, when the correction was measured once, in a slower spell;
+    the daemon now follows it."""
     first, second = read_with_total(device, 1), read_with_total(device, 1)
     mean = device.latency_us or 0.0
     path, _, taken = device.latency_server.seen()
-    if taken >= 0.8 * mean - 1.0:
+    if abs(first[1] - mean) > 0.25 * mean and taken >= 0.8 * mean - 1.0:
         pytest.skip(f"this machine's own I/O path through the latency daemon was {path:.0f} "
                     f"µs at queue depth 1 through the runs, 80 % of the set {mean:.0f} µs or "
-                    "more: too much to take off")
+                    f"more: too much to take off ({first[1]:.0f} µs measured)")
     if abs(first[1] - second[1]) > 0.15 * min(first[1], second[1]):
         pytest.skip(f"this machine's I/O path wandered between two 2-s runs at queue depth 1 "
                     f"({first[1]:.0f} and {second[1]:.0f} µs for a set {mean:.0f} µs): the "
