@@ -1,6 +1,7 @@
 """Benchmark of emulated latency (needs root, /dev/fuse, gcc, libfuse3 and fio).
 
     python3 benchmarks/bench_latency.py        # about 2 minutes
+    python3 benchmarks/bench_latency.py path   # about 3 minutes
 
 For each mean service time (0.5, 1, 2 and 5 ms) on an emulated volume whose kernel limit is
 far above what latency allows (100,000 IOPS):
@@ -8,11 +9,18 @@ far above what latency allows (100,000 IOPS):
 - QD 4, 16, 32, 64: IOPS against queue depth / latency (goal: >= 90 % up to 30,000 IOPS) and
   fio's mean completion latency, to show where the daemon tops out on this machine.
 4 KiB random reads, libaio, one job, 3 s after 0.5 s of ramp.
+
+``path``: a correction measured in a slow spell, then a quiet host. For each mean (0.5, 1
+and 3 ms) the path is measured (as every emulated volume does) beside three busy loops,
+which are then stopped; three 2-s runs at QD 1 with the daemon following the path, then
+three with that correction taken off as a fixed figure (as before the daemon followed it).
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import time
 
 from pytest_ebsperf.emulate import EmulatedDevice
 from pytest_ebsperf.fio.runner import FioRunner
@@ -22,7 +30,42 @@ MEANS_MS = (0.5, 1.0, 2.0, 5.0)
 DEPTHS = (1, 4, 16, 32, 64)
 
 
+def path() -> int:
+    runner = FioRunner()
+
+    def qd1(device: EmulatedDevice) -> float:
+        result = runner.run(Workload("randread", bs=4096, iodepth=1, runtime_s=2, ramp_s=0.5,
+                                     engine="libaio"), device.path, readonly=True,
+                            prefix=device.argv_prefix())
+        return result.read.clat.mean_ns / 1000
+
+    print(f"{'mean':>6} {'taken off (spell)':>18} {'followed, QD 1 clat us':>28} "
+          f"{'fixed, QD 1 clat us':>26}")
+    for mean_ms in (0.5, 1.0, 3.0):
+        with EmulatedDevice(size_bytes=64 * 1024 * 1024, iops=100_000,
+                            latency_us=mean_ms * 1000) as device:
+            busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                    for _ in range(3)]
+            try:
+                time.sleep(0.5)
+                taken = device.calibrate_path()
+            finally:
+                for loop in busy:
+                    loop.kill()
+                    loop.wait()
+            time.sleep(0.5)
+            followed = [qd1(device) for _ in range(3)]
+            device.latency_server.follow(None)
+            fixed = [qd1(device) for _ in range(3)]
+        print(f"{mean_ms:>5g}ms {taken:>18,.0f} "
+              f"{', '.join(f'{v:,.0f}' for v in followed):>28} "
+              f"{', '.join(f'{v:,.0f}' for v in fixed):>26}", flush=True)
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:] == ["path"]:
+        return path()
     runner = FioRunner()
     print(f"{'mean':>6} {'QD':>4} {'IOPS':>8} {'QD/lat':>8} {'share':>6} {'clat us':>8} "
           f"{'vs mean':>8}")
