@@ -15,20 +15,19 @@
  * thread answered and how long after the answer the next request arrived (the answer's way
  * back to fio, fio's turn, the request's way here: the path, plus fio's own few µs). The
  * means of the last RING such pairs (means, as fio's figure is: on a busy host most I/Os
- * pass quickly and a few wait for a CPU for milliseconds), less the anchor (what their sum
- * exceeded fio's own figure by when the caller measured both at once), are what is taken
- * off: a path measured
- * in a slow spell of the host is not taken off for the rest of the run, nor a fast one's
- * kept through a slow spell. A gap longer than IDLE_US (or 4 x the mean) is an idle pause
- * (fio starting, a job ending), not the path. A job
- * that pauses between its I/Os itself (fio's thinktime, rate_iops at queue depth 1) is seen
- * as a slow path: its I/Os are served faster than set (at most 80 % of the mean is taken off).
+ * pass quickly and a few wait for a CPU for milliseconds), less the anchor (fio's own time
+ * per I/O outside its completion latency, measured by the caller), are what is taken off:
+ * a path measured in a slow spell of the host is not taken off for the rest of the run, nor
+ * a fast one's kept through a slow spell. A gap longer than IDLE_US (or 4 x the mean) is an
+ * idle pause (fio starting, a job ending), not the path. A job that pauses between its I/Os
+ * itself (fio's thinktime, rate_iops at queue depth 1) is seen as a slow path: its I/Os are
+ * served faster than set (at most 80 % of the mean is taken off).
  * The parameters can be changed while it runs: write "mean_us sigma overhead_us anchor_us\n"
  * (anchor "nan": the fixed overhead) to the file named by --control and send SIGUSR1;
  * SIGUSR2 writes "path_us samples taken_us\n" to the file named by --stats.
  *
  * Usage: ebsperf-latfs MOUNTPOINT --backing FILE --mean-us N [--sigma S] [--overhead-us N]
- *        [--control FILE] [--threads N]
+ *        [--control FILE] [--stats FILE] [--threads N]
  * It stays in the foreground; SIGTERM, SIGINT or SIGHUP unmount and end it.
  */
 #define FUSE_USE_VERSION 34
