@@ -181,7 +181,7 @@ class LatencyServer:
 
     def seen(self) -> tuple[float | None, int, float]:
         """What the daemon follows now: (the path it saw, µs, None: not yet; how many I/Os
-        that went through alone it is the median of; what it takes off each I/O, µs)."""
+        that went through alone it is the mean of; what it takes off each I/O, µs)."""
         proc = self.proc
         if proc is None or proc.poll() is not None:
             return None, 0, self.overhead_us
