@@ -245,6 +245,8 @@ class CheckCore:
             cpu_after = read_cpu(self.session.runner.host)
             if cpu_before is not None and cpu_after is not None:
                 result = replace(result, host_cpu_busy_pct=cpu_after.busy_pct_since(cpu_before))
+            if target.emulated is not None:  # its device is this host's own work
+                result = replace(result, fio_wait_share=None)
             booked(result)
         result = self.witnesses.emulator_seen(target, workload, result, self.volume.type)
         return result, started, before, nvme_before
@@ -392,6 +394,7 @@ class CheckCore:
                    "stop_reason": result.stop_reason or "ran its whole runtime",
                    "host_cpu_busy_pct": None if result.host_cpu_busy_pct is None
                    else round(result.host_cpu_busy_pct, 1),
+                   "fio_wait_share": result.fio_wait_share,
                    **_latency_percentiles(result, workload)}
         keep_verdict(Path(result.kept_as) if result.kept_as else None, claim=found.claim,
                      policy=found.policy, outcome=found.outcome.value,

@@ -232,3 +232,40 @@ def sweep_fio_dirs(root: str | None = None) -> list[str]:
         shutil.rmtree(path, ignore_errors=True)
         removed.append(f"fio directory {path}")
     return removed
+
+
+# -- how long fio waited for a CPU ---------------------------------------------------------
+class RunQueueWait:
+    """How long a process's threads (and its children's) waited in the run queue for a CPU:
+    the second figure of ``/proc/PID/task/TID/schedstat`` (ns), the most seen per thread.
+    Sampled while the process runs, since a thread's figure goes with it; the last tenth of
+    a second before a thread ends may be missed. :attr:`seconds` is None when nothing could
+    be read (no schedstat in this kernel, or the process ended first)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._seen: dict[int, int] = {}
+
+    def sample(self) -> None:
+        pending, done = [self.pid], set()
+        while pending:
+            pid = pending.pop()
+            if pid in done:
+                continue
+            done.add(pid)
+            try:
+                tasks = list(Path(f"/proc/{pid}/task").iterdir())
+            except OSError:
+                continue
+            for task in tasks:
+                try:
+                    waited = int((task / "schedstat").read_text().split()[1])
+                    pending.extend(int(c) for c in (task / "children").read_text().split())
+                except (OSError, ValueError, IndexError):
+                    continue
+                tid = int(task.name)
+                self._seen[tid] = max(self._seen.get(tid, 0), waited)
+
+    @property
+    def seconds(self) -> float | None:
+        return sum(self._seen.values()) / 1e9 if self._seen else None

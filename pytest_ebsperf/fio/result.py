@@ -116,6 +116,10 @@ class FioResult:
     #: Share of all the host's CPUs busy while fio ran (fio, the kernel, other programs),
     #: from ``/proc/stat``; None when not measured.
     host_cpu_busy_pct: float | None = None
+    #: Share of fio's wall time its threads spent waiting for a CPU (all threads summed,
+    #: ``/proc/PID/task/*/schedstat``); None when not measured (a remote host, or an emulated
+    #: volume, whose device is this host's own work).
+    fio_wait_share: float | None = None
     #: Per-window figures seen while fio ran (:class:`pytest_ebsperf.fio.live.LiveSeries`).
     live: Any = field(default=None, repr=False, compare=False)
     #: Seconds (indices of the per-second series) in which an emulated volume fell behind

@@ -29,7 +29,7 @@ from pytest_ebsperf.fio.jobs import fio_argv
 from pytest_ebsperf.fio.live import LiveSeries, StatusStream
 from pytest_ebsperf.fio.logs import build_series, group_log_files
 from pytest_ebsperf.fio.parse import parse_result, parse_version
-from pytest_ebsperf.fio.process import LocalProcess, OwnedDir, read_from
+from pytest_ebsperf.fio.process import LocalProcess, OwnedDir, RunQueueWait, read_from
 from pytest_ebsperf.fio.refusals import (
     _before_json,
     _first_lines,
@@ -80,6 +80,8 @@ class FioRunner:
         self.log_interval_ms = 1000
         self.last_argv: list[str] = []
         self.last_wall_s: float | None = None
+        #: Seconds the latest local fio's threads waited for a CPU (None: not measured).
+        self.last_wait_s: float | None = None
         #: When the latest local fio was started (``time.monotonic()``), else None.
         self.last_started: float | None = None
         #: Where each run's report, logs and command line are kept (None: not kept).
@@ -180,8 +182,11 @@ class FioRunner:
             shown = filename if isinstance(filename, str) else " + ".join(filename)
             result = self._judge(completed, text, shown, limit, interrupted=bool(reason))
             result = result.with_series(self._series(tmp, result, workload))
+            waited = self.last_wait_s if live else None
             return dataclasses.replace(result, stop_reason=reason,
                                        live=series if series.iops else None,
+                                       fio_wait_share=round(waited / self.last_wall_s, 4)
+                                       if waited is not None and self.last_wall_s else None,
                                        kept_as=str(place[0] / place[1]) if place else "")
         finally:
             self._keep_evidence(tmp, workload, place)
@@ -255,11 +260,13 @@ class FioRunner:
         start = time.monotonic()
         proc = LocalProcess(argv, tmp, keep_fds=keep_fds)
         self.last_started = proc.started
+        waits = RunQueueWait(proc.pid)
         stream = StatusStream()
         offset, reason, timed_out = 0, "", False
         try:
             while proc.poll() is None:
                 proc.wait(0.1)
+                waits.sample()
                 text, offset = read_from(output, offset)
                 for report in stream.feed(text):
                     if series.add(report) and monitor is not None and not reason:
@@ -283,6 +290,7 @@ class FioRunner:
             raise
         finally:
             self.last_wall_s = time.monotonic() - start
+            self.last_wait_s = waits.seconds
         proc.finished()
         rc = proc.poll()
         stdout, stderr = proc.output()
@@ -311,7 +319,7 @@ class FioRunner:
 
     def _execute(self, argv: list[str], timeout_s: float, *, marker: str) -> RunResult:
         self.last_argv = argv
-        self.last_wall_s = None
+        self.last_wall_s = self.last_wait_s = None
         start = time.monotonic()
         try:
             completed = self.host.run(argv, timeout_s=timeout_s)

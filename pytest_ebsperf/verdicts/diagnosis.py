@@ -5,7 +5,10 @@ have gone faster.
   every CPU of the host): the volume may be fine, fio could not ask for more. INCONCLUSIVE.
 * **host bound** - the host's CPUs were ``HOST_BUSY_PERCENT`` busy in all while fio ran
   (``/proc/stat``: the kernel's work for the device and other programs count too, which fio's
-  own CPU figures miss): INCONCLUSIVE.
+  own CPU figures miss): INCONCLUSIVE, unless the device held fio's queue and fio's threads
+  waited so little for a CPU (``/proc/PID/task/*/schedstat``) that even without any of that
+  wait the run could not have reached the claim: then the busy host is named and the
+  shortfall is the volume's (a real device; an emulated volume's device is the host's work).
 * **queue-depth bound** - Little's law. In a closed loop ``achieved = QD / latency`` always
   holds, so the mean latency proves nothing. What one I/O costs *without* queueing is read from
   a low percentile of completion latency (p5, else p10, else the minimum); ``QD / that`` is the
@@ -140,8 +143,32 @@ def diagnose_shortfall(result: FioResult, workload: Workload, *, need: float, ex
         return Diagnosis(bound.binding, bound.reason + _also_busy(cpu), bound.sentences,
                          {**cpu.details, **qd.details, **kept.details})
     if cpu.binding:
+        device_paced = _not_the_host(result, kept, need=need, unit=unit)
+        if device_paced:
+            return Diagnosis(None, "", (device_paced, *qd.sentences),
+                             {**cpu.details, **qd.details, **kept.details})
         return Diagnosis(cpu.binding, cpu.reason, cpu.sentences, {**cpu.details, **qd.details})
     return Diagnosis(None, "", cpu.sentences + qd.sentences, {**cpu.details, **qd.details})
+
+
+def _not_the_host(result: FioResult, kept: Diagnosis, *, need: float, unit: str) -> str:
+    """A busy host that cannot have set the pace: the device held fio's queue (Little's law,
+    :func:`_occupancy_diagnosis`) and fio's threads waited so little for a CPU that the run
+    could not have reached ``need`` even had they never waited (at most ``1 / (1 - share)``
+    faster). Returns the sentence that says so, else "". Not for an emulated volume, whose
+    device is this host's own work (its witness says when it fell behind)."""
+    share, in_flight = result.fio_wait_share, kept.details.get("in_flight")
+    achieved = result.total_bw_bytes if unit == "B/s" else result.total_iops
+    if kept.binding or share is None or in_flight is None or share >= 1.0 or achieved <= 0:
+        return ""
+    most = achieved / (1.0 - share)
+    if most >= need:
+        return ""
+    busy = result.host_cpu_busy_pct or 0.0
+    return (f"Not host bound, though this machine's CPUs were {busy:.0f} % busy while fio ran: "
+            f"the device held {in_flight:.1f} of fio's I/Os on average, and fio's threads "
+            f"waited for a CPU {share:.1%} of the run, so without any wait it could have gone "
+            f"at most {1 / (1 - share) - 1:.1%} faster, short of what the claim needs.")
 
 
 def _also_busy(cpu: Diagnosis) -> str:

@@ -5,12 +5,14 @@ gives the kept output the live check's verdict."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from support.busy import neighbours
 from support.common import SUITES, run_pytest
 
 from pytest_ebsperf.emulate.throttle import (
@@ -103,6 +105,25 @@ def test_a_first_read_is_judged_against_the_rate_and_judge_agrees(
     assert verdict["outcome"] == outcome and verdict["claim"] == "B-INIT", judged.stdout
     assert verdict["measured"] == pytest.approx(check["measured"]["value"], rel=0.02)
     assert judged.returncode == (1 if outcome == "fail" else 0)
+
+
+@pytest.mark.alone
+def test_a_first_read_short_of_the_rate_fails_beside_a_busy_host(
+        throttled: Callable[[int], tuple[str, tuple[str, ...]]], tmp_path: Path) -> None:
+    # Low-priority neighbours on every CPU make the host 100 % busy, yet the kernel's
+    # throttle, not the CPUs, sets a 30 MiB/s pace: fio hardly waits for a CPU and the device
+    # holds its whole queue, so the shortfall is the volume's (it was INCONCLUSIVE "host
+    # bound" before fio's own wait was read from the kernel).
+    device, prefix = throttled(30 * MIB)
+    with neighbours(os.cpu_count() or 1) as procs:
+        ran = run_pytest(tmp_path, SUITE, f"--ebsperf-device={device}", *FACTS,
+                         "-p", "no:randomly", prefix=prefix, timeout=300)
+        assert all(proc.poll() is None for proc in procs)  # they were there throughout
+    (check,) = ran.checks
+    assert check["outcome"] == "fail", check["message"]
+    assert check["measured"]["value"] / MIB == pytest.approx(30, rel=0.15), check
+    assert check["details"]["host_cpu_busy_pct"] >= 90, check["details"]
+    assert "Not host bound, though this machine's CPUs were" in check["message"]
 
 
 def test_without_a_rate_or_on_an_emulated_volume_the_check_skips_with_the_reason(

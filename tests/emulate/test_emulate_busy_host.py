@@ -5,37 +5,15 @@ undecided says the emulator was the cause (docs/emulation.md)."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from support.busy import neighbours
 from support.common import SUITES, needs_fio, needs_root, run_pytest
 
 pytestmark = [needs_root, needs_fio, pytest.mark.alone]
 
 IO1_READ = f"{SUITES}/io1/test_io1.py::test_random_read_holds_provisioned_iops_999_percent_of_seconds"
-#: Copies a 256 MiB buffer again and again: memory bandwidth and both CPUs.
-STREAM = "b = bytearray(256 << 20)\nwhile True:\n    c = bytes(b)\n    del c\n"
-
-
-@contextmanager
-def neighbours(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
-    procs = [subprocess.Popen(["nice", "-n", "19", sys.executable, "-c", STREAM],
-                              start_new_session=True) for _ in range(count)]
-    try:
-        yield procs
-    finally:
-        for proc in procs:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait(timeout=30)
 
 
 def test_a_healthy_emulated_volume_beside_busy_neighbours_is_never_failed(

@@ -167,6 +167,27 @@ def test_a_host_whose_cpus_were_saturated_is_host_bound_not_failed() -> None:
     assert found.details["host_cpu_busy_pct"] == 96.0
 
 
+@pytest.mark.parametrize(("wait_share", "outcome"), [(0.02, Outcome.FAIL),
+                                                     (0.30, Outcome.INCONCLUSIVE)])
+def test_a_busy_host_that_fio_hardly_waited_for_does_not_excuse_a_full_queue_s_shortfall(
+        wait_share: float, outcome: Outcome) -> None:
+    # The device held all 32 I/Os (Little's law) and fio waited 2 % of the run for a CPU:
+    # without any wait, 1,500 IOPS could have been 1,531 at most, short of 1,800. A busy
+    # host (a low-priority neighbour on every CPU) cannot have set that pace. Waiting 30 %
+    # of the run could have cost up to 43 %: that is still the host's.
+    busy = dataclasses.replace(run([1500] * 60, p5_ns=1e6, cpu_pct=3), host_cpu_busy_pct=100.0,
+                               fio_wait_share=wait_share)
+    found = verdict.judge_cap(cap(), busy, workload(), cpu_count=2)
+    assert found.outcome is outcome
+    if outcome is Outcome.FAIL:
+        assert ("Not host bound, though this machine's CPUs were 100 % busy while fio ran: "
+                "the device held 32.0 of fio's I/Os on average, and fio's threads waited for "
+                "a CPU 2.0% of the run, so without any wait it could have gone at most 2.0% "
+                "faster") in found.message
+    else:
+        assert found.binding == "host"
+
+
 def test_a_queue_depth_that_cannot_reach_the_claim_comes_before_a_busy_host() -> None:
     # QD 1 at 600 us per I/O allows 1,667 IOPS on any host: that is what to fix first (a
     # closed loop at a low depth is itself what keeps the CPUs busy); the busy host is named.
