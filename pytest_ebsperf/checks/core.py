@@ -245,7 +245,7 @@ class CheckCore:
             cpu_after = read_cpu(self.session.runner.host)
             if cpu_before is not None and cpu_after is not None:
                 result = replace(result, host_cpu_busy_pct=cpu_after.busy_pct_since(cpu_before))
-            if target.emulated is not None:  # its device is this host's own work
+            if target.emulated_any:  # its device is this host's own work
                 result = replace(result, fio_wait_share=None)
             booked(result)
         result = self.witnesses.emulator_seen(target, workload, result, self.volume.type)
