@@ -116,6 +116,11 @@ def instance_store_iops(instance_type: str) -> tuple[int, int] | None:
     return None if row is None else (row[0], row[1])
 
 
+def store_types() -> dict[str, tuple[int, int]]:
+    """Every instance type with published instance-store IOPS: ``(read, write)``."""
+    return {name: (row[0], row[1]) for name, row in data.INSTANCE_STORE_4K.items()}
+
+
 def instance_store_devices(instance_type: str) -> int | None:
     """How many instance-store devices the published IOPS are spread over, if known."""
     row = data.INSTANCE_STORE_4K.get(instance_type)

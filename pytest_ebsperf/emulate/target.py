@@ -34,8 +34,12 @@ class SuiteMismatch(Exception):
 def emulated_default(vtype: str, era: str) -> Volume:
     """The volume ``--emulate`` makes for a suite of ``vtype`` under ``--ebsperf-era`` (the
     type's record: the seed documents' own examples where they fit, sized so every check runs
-    in seconds; a seed era's own where today's was not sold then)."""
-    return awsmodel.volume_type(vtype).emulated_volume(era)
+    in seconds; a seed era's own where today's was not sold then; an instance store the host
+    can carry beside other work: :func:`~pytest_ebsperf.emulate.witness.store_stand_in`)."""
+    volume = awsmodel.volume_type(vtype).emulated_volume(era)
+    if volume.instance_type and awsmodel.volume_type(vtype).family == awsmodel.STORE:
+        return volume.replace(instance_type=witness.store_stand_in(volume.instance_type)[0])
+    return volume
 
 
 def given_volume(settings: Settings) -> Volume:

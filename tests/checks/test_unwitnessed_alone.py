@@ -1,6 +1,6 @@
-"""An emulated volume the latency daemon cannot carry (beyond its reach: an instance store at
-tens of thousands of IOPS) has no witness of its own, so its runs hold the host's measuring
-lock alone: no other worker's fio shares the CPUs its rate depends on. Real fio on emulated
+"""An emulated volume whose emulation needs more of the host than it can share (an i3.large
+instance store's 100,125 IOPS through the kernel's throttle: 4 CPUs' worth at 41 µs an I/O)
+holds the host's measuring lock alone: no other worker's fio shares the CPUs its rate depends on. Real fio on emulated
 volumes; another process holds the lock shared, as a measuring worker does."""
 
 from __future__ import annotations

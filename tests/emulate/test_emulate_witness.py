@@ -501,3 +501,24 @@ def test_a_set_with_a_slow_member_owes_the_pace_of_that_member() -> None:
                            outstanding=16)
     assert found.allowed == (6000.0, 6000.0, 6000.0)
     assert found.seconds == (2,)
+
+
+def test_an_emulated_instance_store_is_one_this_host_carries_beside_other_checks() -> None:
+    """Sized to the host (B-IS): i4i.large's 50,000 read IOPS take 2.05 CPUs at 41 µs an I/O,
+    so on 2 CPUs its runs held the host alone; the emulated store stands for the fastest
+    published single-device store within a quarter of the host's CPUs (g4ad.xlarge, 10,417 /
+    8,333), said in its notes; a host with 16 CPUs, or one with too few for any, keeps the
+    record's i4i.large."""
+    from pytest_ebsperf.awsmodel.ebs import NOW
+    from pytest_ebsperf.emulate.target import emulated_default
+
+    name, said = witness.store_stand_in("i4i.large", cpus=2)
+    assert name == "g4ad.xlarge"
+    assert "10,417 read / 8,333 write IOPS" in said and "2 CPUs carry i4i.large's 50,000" in said
+    assert witness.host_share(10_417, None, cpus=2) is None  # it measures beside the others
+    assert witness.host_share(50_000, None, cpus=2)  # the record's would hold the host alone
+    assert witness.store_stand_in("i4i.large", cpus=4)[0] == "g4ad.2xlarge"
+    assert witness.store_stand_in("i4i.large", cpus=16) == ("i4i.large", "")
+    assert witness.store_stand_in("i4i.large", cpus=1) == ("i4i.large", "")  # none fits
+    volume = emulated_default("instance-store", NOW)
+    assert volume.instance_type == witness.store_stand_in("i4i.large")[0]
