@@ -110,8 +110,7 @@ class EmulatedVolumes:
             injected.append(f"--emulate-first-write-factor: writes into blocks not written "
                             f"since made or TRIMmed run at {first:g} x its rates")
         if is_instance_store(volume.type):  # sized to this host (said once, in its notes)
-            record_type = awsmodel.volume_type(volume.type).emulated.get("instance_type", "")
-            name, said = witness.store_stand_in(record_type)
+            name, said = witness.store_stand_in(witness.store_record())
             if said and volume.instance_type == name:
                 injected.append(said)
         if injected:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_ebsperf.awsmodel import instances
+from pytest_ebsperf.awsmodel import instances, volume_types
 from pytest_ebsperf.verdicts.stability import HELD_BACK_SHARE
 
 #: A second below this share of what the emulator was set to deliver was the host's (the one
@@ -174,6 +174,12 @@ def host_share(iops: float | None, latency_us: float | None,
 SHARED_STORE_SHARE = 0.25
 
 
+def store_record() -> str:
+    """The instance type instance store's record emulates (B-IS: i4i.large)."""
+    record = volume_types.volume_type(volume_types.INSTANCE_STORE).emulated
+    return str(record.get("instance_type", ""))
+
+
 def store_stand_in(record_type: str, cpus: int | None = None) -> tuple[str, str]:
     """The instance whose instance store an emulated one stands for, and the sentence that
     says why when it is not the type's record (``record_type``, i4i.large): the record's when
@@ -195,3 +201,18 @@ def store_stand_in(record_type: str, cpus: int | None = None) -> tuple[str, str]
                   f"IOPS, B-IS): this host's {cpus} CPUs carry {record_type}'s "
                   f"{published[0]:,} only holding the host alone, and a store at up to "
                   f"{budget:,.0f} IOPS measures beside the other checks")
+
+
+def sizing_header(cpus: int | None = None) -> str:
+    """The session header's line for emulated volumes: how this host's CPUs size them."""
+    cpus = cpus or os.cpu_count() or 1
+    record = store_record()
+    name, _ = store_stand_in(record, cpus)
+    read, write = instances.instance_store_iops(name) or (0, 0)
+    store = (f"the instance store as {name}'s ({read:,} / {write:,} IOPS"
+             + (f"; {record}'s would hold the host alone)" if name != record else ")"))
+    return (f"ebsperf: emulated volumes sized to this host's {cpus} CPU"
+            f"{'s' if cpus != 1 else ''}: {store}; a volume or set whose emulation needs "
+            f"more than {HOST_SHARE * cpus:g} CPU ({LOOP_CPU_US:.0f} µs an I/O, "
+            f"{LOOP_CPU_US + LATENCY_CPU_US:.0f} µs with a service time) measures holding "
+            "the host alone (docs/emulation.md)")

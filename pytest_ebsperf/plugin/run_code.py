@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the modules themselves, for the type checker
     from pytest_ebsperf.checks import preflight as checks_preflight
     from pytest_ebsperf.checks import servers as checks_servers
     from pytest_ebsperf.checks import session as checks_session
+    from pytest_ebsperf.emulate import witness as emulate_witness
     from pytest_ebsperf.fio import host as fio_host
     from pytest_ebsperf.results import cost as results_cost
     from pytest_ebsperf.results import csv_export as results_csv_export
@@ -55,6 +56,7 @@ MODULES: dict[str, str] = {
     "checks_preflight": "pytest_ebsperf.checks.preflight",
     "checks_servers": "pytest_ebsperf.checks.servers",
     "checks_session": "pytest_ebsperf.checks.session",
+    "emulate_witness": "pytest_ebsperf.emulate.witness",
     "fio_host": "pytest_ebsperf.fio.host",
     "results": "pytest_ebsperf.results",
     "results_cost": "pytest_ebsperf.results.cost",
@@ -98,6 +100,7 @@ __all__ = [
     "checks_preflight",
     "checks_servers",
     "checks_session",
+    "emulate_witness",
     "fio_host",
     "results",
     "results_cost",

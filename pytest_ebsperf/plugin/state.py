@@ -27,6 +27,7 @@ from pytest_ebsperf.plugin.run_code import (
     checks_plan,
     checks_preflight,
     checks_session,
+    emulate_witness,
     results_markdown,
     results_paths,
     results_plots,
@@ -138,6 +139,13 @@ class EbsperfPlugin:
                 keep.rmdir()  # only when empty: a run that measured nothing leaves nothing
             except OSError:
                 pass
+
+    def pytest_report_header(self) -> list[str]:
+        """With --emulate on this host: how its CPUs size the emulated volumes."""
+        s = self.settings
+        if not s.emulate or s.host != "local://" or s.hosts_file or s.fio_servers:
+            return []
+        return [emulate_witness.sizing_header()]
 
     def pytest_sessionstart(self) -> None:
         # The terminal reporter exists from here on (not yet in pytest_configure).

@@ -522,3 +522,22 @@ def test_an_emulated_instance_store_is_one_this_host_carries_beside_other_checks
     assert witness.store_stand_in("i4i.large", cpus=1) == ("i4i.large", "")  # none fits
     volume = emulated_default("instance-store", NOW)
     assert volume.instance_type == witness.store_stand_in("i4i.large")[0]
+
+
+def test_an_emulated_run_s_header_says_how_this_host_sizes_its_volumes(
+        pytester: pytest.Pytester) -> None:
+    """The session header of an emulated run names the host's CPUs, the instance store it
+    stands in and the share past which a volume holds the host alone; a run on a device
+    says nothing of it."""
+    pytester.makepyfile(test_nothing="def test_nothing():\n    pass\n")
+    emulated = pytester.runpytest_subprocess("--emulate", "-p", "no:cacheprovider")
+    cpus = os.cpu_count() or 1
+    stand_in = witness.store_stand_in("i4i.large")[0]
+    line = (f"ebsperf: emulated volumes sized to this host's {cpus} CPU*: the instance store "
+            f"as {stand_in}'s *")
+    emulated.stdout.fnmatch_lines([line])
+    assert "g4ad.xlarge's (10,417 / 8,333 IOPS; i4i.large's would hold the host alone)" in \
+        witness.sizing_header(2)
+    assert "i4i.large's (50,000 / 27,500 IOPS)" in witness.sizing_header(16)
+    plain = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert "sized to this host" not in plain.stdout.str()
