@@ -5,9 +5,13 @@
 # Two passes, each test in exactly one, each run once (a test that fails fails the run):
 #  1. the tests that share the machine, side by side on pytest-xdist workers
 #     (EBSPERF_TEST_WORKERS, default 4): every test not marked `alone`;
-#  2. the tests marked `alone`, one after another with nothing beside them: they time rates
-#     or latencies to a few percent, expect a FAIL that a busy CPU would make INCONCLUSIVE
-#     ("host bound"), or count what the whole machine holds.
+#  2. the tests marked `alone`, never beside pass 1's CPU-bound tests: they time rates or
+#     latencies to a few percent, or expect a FAIL that a busy CPU would make INCONCLUSIVE
+#     ("host bound"). Two lanes (EBSPERF_TEST_LANES): two such tests side by side leave the
+#     CPUs about 70 % idle, their time being fio's planned seconds, and a comparison holds the
+#     host's measuring lock alone while it measures; a test marked `alone(machine=True)`
+#     (it counts or sweeps what the whole machine holds, or loads every CPU itself) holds the
+#     machine with nothing beside it (tests/conftest.py).
 # Both passes run even when the first fails; the log ends with what failed and why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,7 +47,7 @@ shared=0
 run_pass shared -n "${EBSPERF_TEST_WORKERS:-4}" --dist worksteal -m "not alone" "$@" || shared=$?
 echo "pytest-ebsperf tests, pass 2: the tests that run alone"
 alone=0
-run_pass alone -m alone "$@" || alone=$?
+EBSPERF_TEST_LANES=1 run_pass alone -n 2 --dist worksteal -m alone "$@" || alone=$?
 if ok "$shared" && ok "$alone" && { [ "$shared" -eq 0 ] || [ "$alone" -eq 0 ]; }; then
   exit 0
 fi

@@ -102,16 +102,25 @@ def _lighter_children(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
         monkeypatch.setenv("PYTEST_ADDOPTS", f"{given} {CHILD_ADDOPTS}".strip())
 
 
+#: Set by ``scripts/test.sh`` for its second pass: ``alone`` tests share the machine in two
+#: lanes, ``alone(machine=True)`` ones still hold it.
+LANES = "EBSPERF_TEST_LANES"
+
+
 @pytest.fixture(autouse=True)
 def _share_the_machine(request: pytest.FixtureRequest,
                        monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Tests run side by side under pytest-xdist (``scripts/test.sh``). A test marked
-    ``alone`` (it times rates or latencies to a few percent, or counts what the whole machine
-    holds) waits until no other test runs and holds the machine while it runs; every other
-    test shares it. A shared/exclusive file lock with a turnstile, so a waiting ``alone`` test
-    is not starved. Without xdist there is nothing to share. (scripts/test.sh runs the two
-    kinds in two passes, ``-m "not alone"`` on workers and ``-m alone`` without, so nothing
-    waits.)
+    ``alone`` (it times rates or latencies to a few percent, or expects a FAIL that a busy CPU
+    would make INCONCLUSIVE) never runs beside the other tests; ``alone(machine=True)`` (it
+    counts or sweeps what the whole machine holds, or loads every CPU itself) never runs beside
+    any test. A shared/exclusive file lock with a turnstile, so a waiting test is not starved.
+
+    ``scripts/test.sh`` runs the kinds in two passes: ``-m "not alone"`` on four workers, then
+    ``-m alone`` in two lanes (:data:`LANES` set): two ``alone`` tests side by side, which
+    leave the CPUs 70 % idle (their time is fio's planned seconds and a comparison holds the
+    host's measuring lock alone while it measures), while a ``machine`` test holds the machine.
+    Without xdist there is nothing to share.
 
     The runs a test starts (pytester, subprocesses) are not xdist workers themselves."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
@@ -125,7 +134,9 @@ def _share_the_machine(request: pytest.FixtureRequest,
     # the workers' basetemps share a parent: pytest removes it with the run's others
     shared = request.getfixturevalue("tmp_path_factory").getbasetemp().parent
     base = shared / f"ebsperf-tests-{run}"
-    alone = request.node.get_closest_marker("alone") is not None
+    marker = request.node.get_closest_marker("alone")
+    alone = marker is not None and (marker.kwargs.get("machine", False)
+                                    or not os.environ.get(LANES))
     with open(f"{base}.turnstile", "a") as turnstile, open(f"{base}.lock", "a") as lock:
         fcntl.flock(turnstile, fcntl.LOCK_EX)
         try:

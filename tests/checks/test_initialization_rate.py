@@ -107,7 +107,7 @@ def test_a_first_read_is_judged_against_the_rate_and_judge_agrees(
     assert judged.returncode == (1 if outcome == "fail" else 0)
 
 
-@pytest.mark.alone
+@pytest.mark.alone(machine=True)  # loads every CPU itself
 def test_a_first_read_short_of_the_rate_fails_beside_a_busy_host(
         throttled: Callable[[int], tuple[str, tuple[str, ...]]], tmp_path: Path) -> None:
     # Low-priority neighbours on every CPU make the host 100 % busy, yet the kernel's

@@ -111,7 +111,7 @@ def test_a_run_on_a_volume_beyond_the_daemon_s_reach_waits_for_the_host_alone(
 
 
 # Alone (conftest): a comparison of another test holding the host would make it wait too
-@pytest.mark.alone
+@pytest.mark.alone(machine=True)  # reads every process on the machine
 def test_a_volume_the_daemon_carries_measures_beside_other_workers(tmp_path: Path) -> None:
     # an io1 at 4,000 IOPS has its emulated latency and its witness: it shares the host,
     # and its check ends while the other worker still holds the lock. Its path's correction

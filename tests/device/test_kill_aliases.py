@@ -283,8 +283,8 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.mark.alone  # beside four workers' fio, detaching a throttled loop device whose
-# queue still holds writes took over 20 s once (it was gone a little later)
+@pytest.mark.alone(machine=True)  # beside four workers' fio, detaching a throttled loop
+# device whose queue still holds writes took over 20 s once (it was gone a little later)
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_a_killed_emulated_run_leaves_nothing_behind(signum: int, tmp_path: Path) -> None:
     """The guardian (SIGKILL) or the run itself (SIGTERM) removes the emulated volume, its
@@ -532,8 +532,8 @@ def _loop_in_a_gone_namespace(tmp_path: Path, name: str) -> str:
 
 
 # -- what a killed run left, found by what the kernel shows ----------------------------------
-@pytest.mark.alone  # its dead run's loop device is the machine's: any other run's start-up
-# sweep may detach it first, and then this sweep finds nothing to say
+@pytest.mark.alone(machine=True)  # its dead run's loop device is the machine's: any other
+# run's start-up sweep may detach it first, and then this sweep finds nothing to say
 def test_a_dead_runs_loop_device_is_swept_wherever_its_file_lives(tmp_path: Path) -> None:
     probe = subprocess.Popen(["true"])
     probe.wait()

@@ -170,7 +170,7 @@ def test_fios_own_refusal_is_its_sentence_not_a_verdict(loop_device: Callable[..
 # like this run's. Beside the other tests it found directories made since it started that
 # held fio's report and logs but no owner file, as a neighbour's run directory does when a
 # sweep removes it while that run's fio still writes.
-@pytest.mark.alone
+@pytest.mark.alone(machine=True)  # sweeps what dead runs left anywhere on the machine
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL],
                          ids=["SIGTERM", "SIGHUP", "SIGKILL"])
 def test_fio_stops_within_two_seconds_of_the_run_ending_by_any_signal(

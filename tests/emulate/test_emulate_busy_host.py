@@ -11,7 +11,7 @@ import pytest
 from support.busy import neighbours
 from support.common import SUITES, needs_fio, needs_root, run_pytest
 
-pytestmark = [needs_root, needs_fio, pytest.mark.alone]
+pytestmark = [needs_root, needs_fio, pytest.mark.alone(machine=True)]  # loads every CPU itself
 
 IO1_READ = f"{SUITES}/io1/test_io1.py::test_random_read_holds_provisioned_iops_999_percent_of_seconds"
 

@@ -344,8 +344,8 @@ def _rmdir_when_empty(path: Path) -> None:
             time.sleep(0.02)
 
 
-@pytest.mark.alone  # its dead run is the machine's: any other run's start-up sweep may
-# remove it first (seen once in the shared pass), and then this sweep finds nothing to say
+@pytest.mark.alone(machine=True)  # its dead run is the machine's: any other run's start-up
+# sweep may remove it first (seen once in the shared pass), and then this sweep finds nothing to say
 def test_sweep_stale_removes_a_dead_runs_leftovers_and_leaves_live_ones(
     make: Any, dead_run: dict[str, Any]
 ) -> None:
