@@ -8,11 +8,13 @@ tests/support/realebs.py as the tests read it).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import subprocess
 import sys
 from pathlib import Path
 
+from pytest_ebsperf.cli import main as ebsperf
 from pytest_ebsperf.units import format_quantity
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,22 +37,28 @@ def _why(verdict: dict) -> str:
     return _cell(text)
 
 
+def _judge(args: list[str]) -> tuple[int, str, str]:
+    """``ebsperf judge ARGS``: its exit status, what it printed and what it said on stderr
+    (the console script's own code, in this process: one interpreter for all the files)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = ebsperf(["judge", *args])
+    return code, out.getvalue(), err.getvalue()
+
+
 def table(name: str) -> str:
     lines = ["| file | volume (instance) | verdicts | measured / expected | binding | why |",
              "|---|---|---|---|---|---|"]
     for row in realebs.facts(name):
         args = realebs.options(row)
-        done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge",
-                               str(realebs.SETS[name] / row["file"]), *args, "--json"],
-                              capture_output=True, text=True, check=False, cwd=ROOT,
-                              timeout=120)
+        code, out, err = _judge([str(realebs.SETS[name] / row["file"]), *args, "--json"])
         volume = f"{row['volume_type']} {row['size_gib']} GiB ({row['instance_type']})"
-        if done.returncode == 4:  # refused: the sentence is the row
-            said = done.stderr.strip().removeprefix("error: ")
+        if code == 4:  # refused: the sentence is the row
+            said = err.strip().removeprefix("error: ")
             lines.append(f"| `{row['file']}` | {_cell(volume)} | REFUSED | - | - | "
                          f"{_cell(said)} |")
             continue
-        found = json.loads(done.stdout)
+        found = json.loads(out)
         verdicts = found["verdicts"]
         outcomes = sorted({v["outcome"].upper() for v in verdicts})
         first = verdicts[0] if verdicts else {}

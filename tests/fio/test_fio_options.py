@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support.common import ROOT, needs_fio, needs_root
+from support.common import ROOT, ebsperf_cli, needs_fio, needs_root
 
 from pytest_ebsperf.config.consistency import validate
 from pytest_ebsperf.config.settings import Settings
@@ -88,8 +88,6 @@ def test_a_rate_of_your_own_is_the_jobs_limit_live_and_in_judge(
     # a gp3 check (3,000 IOPS) run with your own rate_iops=1000: the run sat at your rate, a
     # shortfall that is the job's, not the volume's; the live check and judge of its kept
     # run say so by the same rule (one verdict path), neither calls the volume broken
-    import subprocess
-    import sys
 
     report, keep = pytester.path / "r.json", pytester.path / "kept"
     pytester.runpytest_subprocess(
@@ -99,8 +97,7 @@ def test_a_rate_of_your_own_is_the_jobs_limit_live_and_in_judge(
     (check,) = json.loads(report.read_text())["checks"]
     assert check["outcome"] == "inconclusive", check["message"]
     assert "the job's own rate_iops=1000" in check["message"], check["message"]
-    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(keep),
-                           "--json"], capture_output=True, text=True, timeout=120, check=False)
+    done = ebsperf_cli("judge", str(keep), "--json")
     judged = json.loads(done.stdout)["verdicts"]
     again = [v for v in judged if v["outcome"] != "pass"]
     assert again and all(v["outcome"] == "inconclusive" and v["binding"] == "job's own limit"

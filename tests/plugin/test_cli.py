@@ -11,13 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.common import SUITES
+from support.common import SUITES, ebsperf_cli
 
 from pytest_ebsperf import __version__
 
 
 def tool(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None
          ) -> subprocess.CompletedProcess[str]:
+    """The tool as a process (a plan runs pytest; the console script's exit status)."""
     return subprocess.run([sys.executable, "-m", "pytest_ebsperf", *args], capture_output=True,
                           text=True, timeout=120, check=False, cwd=cwd,
                           env={**os.environ, **(env or {})})
@@ -25,20 +26,20 @@ def tool(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None
 
 def test_help_is_on_stdout_and_exits_0_and_names_the_exit_codes() -> None:
     for args in ((), ("--help",)):
-        done = tool(*args)
+        done = ebsperf_cli(*args)
         assert done.returncode == 0, done.stderr
         assert "judge" in done.stdout and "history" in done.stdout and "plan-fleet" in done.stdout
         assert "4  usage" in done.stdout and done.stderr == ""
 
 
 def test_the_version_is_printed() -> None:
-    done = tool("--version")
+    done = ebsperf_cli("--version")
     assert done.returncode == 0 and __version__ in done.stdout
 
 
 @pytest.mark.parametrize("command", ["judge", "history", "compare", "plan-fleet"])
 def test_every_command_has_help_on_stdout(command: str) -> None:
-    done = tool(command, "--help")
+    done = ebsperf_cli(command, "--help")
     assert done.returncode == 0, done.stderr
     assert "usage:" in done.stdout and "exit status" in done.stdout
 
@@ -50,15 +51,15 @@ def test_every_command_has_help_on_stdout(command: str) -> None:
     ("compare", "--db", "/nonexistent/history.sqlite", "--matrix", "S0-04"),
 ])
 def test_every_usage_error_exits_4_with_a_sentence(args: tuple[str, ...]) -> None:
-    done = tool(*args)
+    done = ebsperf_cli(*args)
     assert done.returncode == 4, (done.stdout, done.stderr)
     assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr
 
 
 def test_a_database_that_does_not_exist_is_not_made(tmp_path: Path) -> None:
     missing = tmp_path / "none.sqlite"
-    assert tool("history", "--db", str(missing)).returncode == 4
-    assert tool("compare", "--db", str(missing), "1", "2").returncode == 4
+    assert ebsperf_cli("history", "--db", str(missing)).returncode == 4
+    assert ebsperf_cli("compare", "--db", str(missing), "1", "2").returncode == 4
     assert not missing.exists()
 
 

@@ -73,6 +73,37 @@ def run_pytest(cwd: Path, *args: str, timeout: float = 600, env: dict[str, str] 
     return Ran(done, json.loads(report.read_text()) if report.exists() else {})
 
 
+def _numeric_modules() -> None:
+    """numpy and scipy.special, imported once for the process. pytester's fixture removes
+    from ``sys.modules`` what a test imported, and numpy's compiled core cannot load twice in
+    one process: a command run in-process during a pytester test, then again in a later
+    test, would fail there. Imported when this module is (before any test), they stay."""
+    import numpy  # noqa: F401
+    import scipy.special  # noqa: F401
+
+
+_numeric_modules()
+
+
+def ebsperf_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``python3 -m pytest_ebsperf ARGS``'s exit status, stdout and stderr, from the console
+    script's own code run in this process (:func:`pytest_ebsperf.cli.main`): a module of
+    many commands pays for one interpreter, not one each. The console script as a process
+    (``-m``, a reader that stops reading) is run as one by tests/verdicts/test_judge_cli.py
+    and test_judge_refusals.py."""
+    import contextlib
+    import io
+
+    from pytest_ebsperf.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd or Path.cwd()), contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return subprocess.CompletedProcess([sys.executable, "-m", "pytest_ebsperf", *args], code,
+                                       out.getvalue(), err.getvalue())
+
+
 ROOT_REASON = "needs root and loop devices (losetup) to create scratch block devices"
 
 

@@ -10,12 +10,10 @@ give it the seconds."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support.common import SUITES, needs_fio, needs_root
+from support.common import SUITES, ebsperf_cli, needs_fio, needs_root
 
 from pytest_ebsperf.fio.kept import KEPT_SUFFIX
 from pytest_ebsperf.fio.result import FioResult
@@ -42,9 +40,8 @@ def _kept_and_live(pytester: pytest.Pytester, *extra: str
 
 
 def _judged_again(keep: Path) -> tuple[dict[str, dict[str, object]], list[dict[str, object]]]:
-    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(keep),
-                           "--volume-type", "gp3", "--volume-size", "100", "--json"],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = ebsperf_cli("judge", str(keep), "--volume-type", "gp3", "--volume-size", "100",
+                       "--json")
     verdicts = json.loads(done.stdout)["verdicts"]
     by_check, parts = {}, []
     for found in verdicts:
@@ -105,8 +102,7 @@ def test_every_kept_run_of_two_suites_is_judged_with_no_volume_facts_given(
                                   f"--ebsperf-report={report}", "-p", "no:cacheprovider",
                                   "-n", "3")
     live = {c["nodeid"]: c for c in json.loads(report.read_text())["checks"]}
-    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(keep),
-                           "--json"], capture_output=True, text=True, timeout=120, check=False)
+    done = ebsperf_cli("judge", str(keep), "--json")
     judged = json.loads(done.stdout)
     assert judged["refused"] == [], judged["refused"]
     # a run a check measured again (the host's run of a check that then ran alone, a first
@@ -153,9 +149,7 @@ def test_judge_of_a_kept_comparison_judges_its_pairs_again_as_the_check_did(
                                   "-p", "no:cacheprovider")
     live = json.loads(report.read_text())["checks"]
     # no volume facts given: the kept verdict names the twins' volume
-    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(keep),
-                           "--json"],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = ebsperf_cli("judge", str(keep), "--json")
     judged = json.loads(done.stdout)
     assert judged["refused"] == [] and len(judged["verdicts"]) == len(live) >= 1, done.stdout
     for check, again in zip(live, judged["verdicts"]):
@@ -197,10 +191,8 @@ def test_a_kept_burst_check_is_not_judged_as_its_claim(tmp_path: Path) -> None:
     (tmp_path / f"randread{KEPT_SUFFIX}").write_text(json.dumps({
         "format": "pytest-ebsperf kept verdict", "check": "suites/gp2/x.py::knee",
         "claim": "S0-10", "policy": "TIME", "outcome": "pass", "stop_reason": None}))
-    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge",
-                           str(tmp_path / "randread.json"), "--volume-type", "gp2",
-                           "--volume-size", "100", "--json"],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = ebsperf_cli("judge", str(tmp_path / "randread.json"), "--volume-type", "gp2",
+                       "--volume-size", "100", "--json")
     (found,) = json.loads(done.stdout)["verdicts"]
     assert found["claim"] == "B-SLA", found
     assert any("(S0-10, TIME: pass)" in note and "burst bucket's balance" in note
@@ -231,8 +223,7 @@ def _judged_and_kept(report: Path, result: FioResult, workload: Workload) -> Ver
 
 def _judged_alone(report: Path) -> dict[str, object]:
     """``ebsperf judge REPORT --json``: its one verdict."""
-    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(report),
-                           "--json"], capture_output=True, text=True, timeout=120, check=False)
+    done = ebsperf_cli("judge", str(report), "--json")
     (again,) = json.loads(done.stdout)["verdicts"]
     return again  # type: ignore[no-any-return]
 
@@ -362,8 +353,7 @@ def test_a_kept_check_of_bytes_at_a_small_block_is_judged_in_bytes(tmp_path: Pat
         "expectation": {"what": "RAID0 bandwidth", "value": bw, "unit": "B/s",
                         "policy": "CAP", "low": 0.9, "high": 1.1, "duty": 0.99,
                         "binding": "", "limits": []}}))
-    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(report),
-                           "--json"], capture_output=True, text=True, timeout=120, check=False)
+    done = ebsperf_cli("judge", str(report), "--json")
     judged = json.loads(done.stdout)
     assert judged["refused"] == [], judged["refused"]
     (found,) = judged["verdicts"]
@@ -413,8 +403,7 @@ def test_judge_of_a_kept_stability_check_judges_its_runs_again_as_one_series(
 
 
 def _judge(keep: Path) -> dict[str, list[dict[str, object]]]:
-    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", str(keep),
-                           "--json"], capture_output=True, text=True, timeout=120, check=False)
+    done = ebsperf_cli("judge", str(keep), "--json")
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
@@ -427,9 +416,7 @@ def test_a_stopped_run_whose_last_log_row_came_late_is_judged_on_the_job_s_windo
     # (3,014 IOPS). It reads the job's own window from fio's report now.
     data = Path(__file__).resolve().parents[1] / "data" / "fio" / "kept_late_log_row"
     kept = json.loads((data / f"randread-15-1{KEPT_SUFFIX}").read_text())
-    done = subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge",
-                           str(data / "randread-15-1.json"), "--json"],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = ebsperf_cli("judge", str(data / "randread-15-1.json"), "--json")
     (found,) = json.loads(done.stdout)["verdicts"]
     assert (found["claim"], found["outcome"]) == (kept["claim"], kept["outcome"]), found
     assert found["measured"] == pytest.approx(kept["measured"], rel=1e-9)

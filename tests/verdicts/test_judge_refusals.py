@@ -12,16 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.common import DATA
+from support.common import DATA, ebsperf_cli
 
 HERE = DATA / "fio"
 IO1 = ("--volume-type=io1", "--volume-size=100", "--volume-iops=4000")
 
 
-def ebsperf(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest_ebsperf", *args],
-                          capture_output=True, text=True, timeout=60, check=False,
-                          **kwargs)  # type: ignore[call-overload]
+def ebsperf(*args: str) -> subprocess.CompletedProcess[str]:
+    return ebsperf_cli(*args)
 
 
 def _sample(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> Path:

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from support import realebs
-from support.common import DATA
+from support.common import DATA, ebsperf_cli
 from support.realebs import options
 
 from pytest_ebsperf.fio import terse as fio_terse
@@ -25,8 +24,7 @@ FORMS = DATA / "fio" / "formats"
 
 
 def judge(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest_ebsperf", "judge", *args],
-                          capture_output=True, text=True, timeout=120, check=False, cwd=cwd)
+    return ebsperf_cli("judge", *args, cwd=cwd)
 
 
 def facts() -> list[dict[str, str]]:
