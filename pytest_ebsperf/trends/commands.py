@@ -55,8 +55,8 @@ def _db(value: str | None, *, create: bool = False) -> str:
     return found
 
 
-def history_main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
-
+def history_main(argv: Sequence[str], out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # the stream of now, not of when this module was imported
     parser = Parser(prog="ebsperf history", description="Trends, change points and drift of "
                     "every check in a history database (--ebsperf-history).",
                     epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -136,8 +136,8 @@ def _width() -> int | None:
 
 
 # -- compare -------------------------------------------------------------------------------
-def compare_main(argv: Sequence[str], out: TextIO = sys.stdout) -> int:
-
+def compare_main(argv: Sequence[str], out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # the stream of now, not of when this module was imported
     parser = Parser(prog="ebsperf compare", description="Two runs' verdicts, as "
                     "--ebsperf-compare gives them, without pytest; or one claim across "
                     "instance types, AMIs, kernels or hosts.", epilog=EXIT_CODES,

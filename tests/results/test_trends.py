@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.common import DATA, ROOT, needs_fio, needs_root
+from support.common import DATA, ROOT, ebsperf_cli, needs_fio, needs_root
 
 from pytest_ebsperf.trends import changes
 from pytest_ebsperf.trends.store import SCHEMA_V1, SCHEMA_VERSION, HistoryStore
@@ -202,8 +202,7 @@ def test_bad_databases_and_files_are_sentences(tmp_path: Path) -> None:
 
 # -- the commands --------------------------------------------------------------------------
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest_ebsperf", *args], capture_output=True,
-                          text=True, timeout=300, check=False, cwd=cwd)
+    return ebsperf_cli(*args, cwd=cwd)
 
 
 def _history_files(tmp_path: Path, factors: list[float], **environment: Any) -> list[str]:
