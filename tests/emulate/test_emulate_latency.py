@@ -172,7 +172,11 @@ def test_deeper_queues_reach_queue_depth_over_latency() -> None:
 
 @needs_root
 @needs_fio
+@pytest.mark.alone(machine=True)
 def test_the_kernels_rate_limit_still_binds_under_latency() -> None:
+    # the emulator's own rate to 5 % over 3 s: beside the other lane's emulated volumes the
+    # latency daemon once fell behind here (1,584 of 2,000 IOPS), which is the host's second,
+    # not the emulator's setting, so it runs with nothing beside it
     _usable()
     with EmulatedDevice(size_bytes=64 * MIB, iops=2000, latency_us=500) as dev:
         iops, _ = read(dev, 16, seconds=3)
