@@ -41,7 +41,8 @@ def _judge(args: list[str]) -> tuple[int, str, str]:
     """``ebsperf judge ARGS``: its exit status, what it printed and what it said on stderr
     (the console script's own code, in this process: one interpreter for all the files)."""
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.chdir(ROOT), contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err):  # from the repository, as the process was
         code = ebsperf(["judge", *args])
     return code, out.getvalue(), err.getvalue()
 
