@@ -62,6 +62,15 @@ def test_every_job_reports_json_to_a_file_and_never_creates_the_target() -> None
     assert expected <= set(argv)
 
 
+def test_fio_is_told_its_clock_unless_the_user_names_one() -> None:
+    # named, fio skips its start-up test of the CPUs' clocks (benchmarks/bench_fio_start.py)
+    assert [a for a in argv_for(READ) if a.startswith("--clocksource")] == \
+        ["--clocksource=clock_gettime"]
+    theirs = Workload("randread", extra=(("clocksource", "gettimeofday"),))
+    assert [a for a in argv_for(theirs) if a.startswith("--clocksource")] == \
+        ["--clocksource=gettimeofday"]
+
+
 def test_a_read_workload_always_runs_fio_read_only() -> None:
     assert "--readonly" in argv_for(READ, readonly=False)
     assert "--readonly" not in argv_for(Workload("randwrite"), readonly=False)
