@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from pytest_ebsperf.errors import FioOutputError, FioRunError
 from pytest_ebsperf.fio.host import FioHost
+from pytest_ebsperf.fio.jobs import CLOCKSOURCE
 from pytest_ebsperf.fio.parse import parse_result
 from pytest_ebsperf.fio.process import LocalProcess, OwnedDir
 
@@ -88,7 +89,8 @@ class Engines:
             owned = OwnedDir(tmp)  # as a run's: removed on SIGTERM, swept after SIGKILL
         out = posixpath.join(tmp, "probe.json")
         argv = [
-            self.fio, "--output-format=json", f"--output={out}", "--name=probe",
+            self.fio, "--output-format=json", f"--output={out}", f"--clocksource={CLOCKSOURCE}",
+            "--name=probe",
             f"--filename={posixpath.join(tmp, 'probe.dat')}", "--size=1M", "--io_size=256k",
             "--rw=randread", "--bs=4k", "--iodepth=4", f"--ioengine={engine}", *extra,
         ]  # fmt: skip
