@@ -26,8 +26,8 @@ RESERVED = frozenset(
 
 
 #: fio's clock, named so that fio skips the test it makes of the CPUs' time stamp counters at
-#: start when none is named (it then settles on ``cpu`` where they agree): 60-80 ms of wall
-#: and CPU time of every fio process (benchmarks/bench_fio_start.py). The kernel's
+#: start when none is named (it then settles on ``cpu`` where they agree): 60 ms of the wall
+#: time and 65 ms of the CPU time of a fio process (benchmarks/bench_fio_start.py). The kernel's
 #: clock_gettime reads the same counter through the vDSO where the kernel trusts it, at tens
 #: of nanoseconds a call. A clocksource among the user's fio options wins.
 CLOCKSOURCE = "clock_gettime"
