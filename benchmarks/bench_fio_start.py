@@ -53,8 +53,9 @@ def main(rounds: int) -> None:
                 seen["none named"].append(_one(unnamed))
         finally:
             subprocess.run(["losetup", "-d", device], check=False)
-    print(f"fio {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}, "
-          f"{os.cpu_count()} CPUs, {rounds} runs each of 100 ms")
+    version = subprocess.run(["fio", "--version"], check=True, capture_output=True,
+                             text=True).stdout.strip()
+    print(f"fio {version}, {os.cpu_count()} CPUs, {rounds} runs each of 100 ms")
     for name, runs in seen.items():
         print(f"  clock {name:10}  wall {statistics.median(w for w, _ in runs) * 1000:6.1f} ms"
               f"  CPU {statistics.median(c for _, c in runs) * 1000:6.1f} ms")
