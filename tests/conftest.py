@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from support.common import ROOT_REASON, backing_seen, can_make_loop_devices, detach_own
 
+from pytest_ebsperf.config.emulation import SHARED_CALIBRATION_ENV
+
 #: Fixtures any test may ask for by name: moto, the fake IMDS and sysfs, the inner pytest runs
 #: of the AWS plugin (the guard is on every test of ``tests/aws``: its conftest).
 pytest_plugins = ["support.aws", "support.aws_plugin"]
@@ -134,6 +136,12 @@ def _share_the_machine(request: pytest.FixtureRequest,
     # the workers' basetemps share a parent: pytest removes it with the run's others
     shared = request.getfixturevalue("tmp_path_factory").getbasetemp().parent
     base = shared / f"ebsperf-tests-{run}"
+    # the runs tests start measure the latency daemon's path once per service time for the
+    # whole pass, as one run's xdist workers do (emulate/service_time.py: the daemon follows
+    # the path from there); a test of the calibration itself names a folder of its own
+    calibration = Path(f"{base}.calibration")
+    calibration.mkdir(exist_ok=True)
+    monkeypatch.setenv(SHARED_CALIBRATION_ENV, str(calibration))
     marker = request.node.get_closest_marker("alone")
     alone = marker is not None and (marker.kwargs.get("machine", False)
                                     or not os.environ.get(LANES))
