@@ -69,7 +69,8 @@ def start() -> bool:
             return False
         try:
             child = subprocess.Popen(
-                [sys.executable, "-m", "pytest_ebsperf.emulate.guardian_process"],
+                [sys.executable, "-m", "pytest_ebsperf.emulate.guardian_process",
+                 str(os.getpid()), process_start_time(os.getpid()) or "0"],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True, close_fds=True)
         except OSError:

@@ -4,7 +4,11 @@ processes it was told of, waits for the run to be gone and runs the sweeps every
 its start (:func:`pytest_ebsperf.emulate.cleanup.sweep_stale`,
 :func:`pytest_ebsperf.fio.process.sweep_fio_dirs`), which take only what dead runs left.
 
-    python3 -m pytest_ebsperf.emulate.guardian_process   # its stdin is the run's pipe
+    python3 -m pytest_ebsperf.emulate.guardian_process RUN_PID RUN_START  # stdin: the run's pipe
+
+The run names itself on the command line (its pid and the kernel's start time of it): a run
+killed while its guardian's interpreter is still starting has already been replaced as the
+guardian's parent by whoever adopted it, so ``getppid()`` would name a process that lives on.
 """
 
 from __future__ import annotations
@@ -32,14 +36,17 @@ def _alive(pid: int, start_time: str | None = None) -> bool:
     return state != "Z" and (start_time is None or now == start_time)
 
 
-def _wait_gone(pids: list[int], seconds: float) -> None:
+def _wait_gone(processes: dict[int, str | None], seconds: float) -> None:
     deadline = time.monotonic() + seconds
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+    while any(_alive(pid, started) for pid, started in processes.items()) and \
+            time.monotonic() < deadline:
         time.sleep(0.02)
 
 
-def guard(run_pid: int, stream: Iterable[bytes] | None = None) -> int:
-    """The guardian's body: read the run's lines until end of file, then clean up."""
+def guard(run_pid: int, stream: Iterable[bytes] | None = None,
+          run_start: str | None = None) -> int:
+    """The guardian's body: read the run's lines until end of file, then clean up.
+    ``run_start`` is the kernel's start time of ``run_pid`` (a pid reused by then is not it)."""
     watched: dict[int, str] = {}
     source = stream if stream is not None else sys.stdin.buffer
     for raw in source:
@@ -57,7 +64,8 @@ def guard(run_pid: int, stream: Iterable[bytes] | None = None) -> int:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-    _wait_gone([run_pid, *left], 10.0)  # its locks are dropped when it is gone
+    _wait_gone({run_pid: run_start} | {pid: watched[pid] for pid in left}, 10.0)  # its locks
+    # are dropped when it is gone
 
     for sweep in (sweep_stale, sweep_fio_dirs):
         try:
@@ -75,7 +83,13 @@ def _ignore_signals() -> None:
         signal.signal(signum, signal.SIG_IGN)
 
 
-if __name__ == "__main__":
+def _main(argv: list[str]) -> int:
     _ignore_signals()
     os.chdir("/")
-    sys.exit(guard(os.getppid()))  # its parent is the run (a pid it may not know itself)
+    if len(argv) == 2 and argv[0].isdigit():
+        return guard(int(argv[0]), run_start=argv[1])
+    return guard(os.getppid())  # started by hand: its parent is the run
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

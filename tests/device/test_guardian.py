@@ -67,6 +67,32 @@ def test_a_sigkilled_run_is_followed_by_its_guardian(tmp_path: Path) -> None:
         time.sleep(0.05)
 
 
+def _gone_or_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_a_run_killed_before_its_guardian_started_is_not_waited_for() -> None:
+    # The run dies while its guardian's interpreter is still starting: the guardian must know
+    # the run's pid from its command line, not from getppid(), which by then names whoever
+    # adopted it (pid 1 or a subreaper, alive for good: a 10 s wait before every sweep).
+    script = ("import os, signal\n"
+              "from pytest_ebsperf.device import guardian\n"
+              "guardian.start()\n"
+              "print(guardian._child.pid, flush=True)\n"
+              "os.kill(os.getpid(), signal.SIGKILL)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=30, check=False, cwd=ROOT)
+    assert done.returncode == -9
+    keeper = int(done.stdout.split()[0])
+    start = time.monotonic()
+    while not _gone_or_zombie(keeper):
+        assert time.monotonic() - start < 5, "the guardian waited on a run that was gone"
+        time.sleep(0.05)
+
+
 def test_guarding_in_process_leaves_this_processs_signals_alone() -> None:
     import signal
 
