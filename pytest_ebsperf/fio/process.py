@@ -29,19 +29,21 @@ from pytest_ebsperf.device import guardian, lifetime
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
+def _die_with_parent(parent: int) -> None:  # runs in the child between fork and exec
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):  # not Linux: the caller's reaping still applies
         return
-    if os.getppid() == 1:  # the parent died before prctl took effect
+    # the parent died before prctl took effect: the child was adopted (by pid 1, or by a
+    # subreaper such as a container's init, so compare with the pid that forked it)
+    if os.getppid() != parent:
         os._exit(1)
 
 
-def _die_with_parent_and_default_sigint() -> None:  # likewise, in the child
+def _die_with_parent_and_default_sigint(parent: int) -> None:  # likewise, in the child
     _default_sigint()
-    _die_with_parent()
+    _die_with_parent(parent)
 
 
 @functools.lru_cache(maxsize=1)
@@ -101,9 +103,10 @@ class LocalProcess:
         if setpriv is not None:
             argv, preexec = [setpriv, "--pdeathsig", "KILL", "--", *argv], None
         else:
-            preexec = _die_with_parent
+            preexec = functools.partial(_die_with_parent, os.getpid())
         if reset_sigint:
-            preexec = _die_with_parent_and_default_sigint if preexec else _default_sigint
+            preexec = (functools.partial(_die_with_parent_and_default_sigint, os.getpid())
+                       if preexec else _default_sigint)
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,

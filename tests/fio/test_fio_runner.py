@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from pytest_ebsperf.errors import (
     FioNotFoundError,
     FioRunError,
 )
+from pytest_ebsperf.fio import process as fio_process
 from pytest_ebsperf.fio.host import FioHost, RunResult, pgrep_pattern
 from pytest_ebsperf.fio.jobs import escape_filename, fio_argv
 from pytest_ebsperf.fio.refusals import diagnose
@@ -582,3 +584,16 @@ def test_a_run_that_outlives_its_timeout_is_stopped_and_reported(
     assert info.value.rc == 124
     assert time.monotonic() - start < LONG_READ.runtime_s
     _assert_nothing_left(runner, _marker(runner))
+
+
+def test_without_setpriv_a_child_whose_parent_is_already_gone_exits_before_exec() -> None:
+    # the prctl fallback (no setpriv with --pdeathsig): a parent that died between fork and
+    # prctl leaves the child adopted, by pid 1 or by a subreaper (a container's init), so the
+    # child compares its parent with the pid that forked it, not with 1
+    ours = subprocess.run(["true"], preexec_fn=partial(fio_process._die_with_parent, os.getpid()),
+                          check=False, timeout=30)
+    assert ours.returncode == 0
+    started = time.monotonic()
+    adopted = subprocess.run(["sleep", "20"], check=False, timeout=30,
+                             preexec_fn=partial(fio_process._die_with_parent, os.getpid() + 1))
+    assert adopted.returncode == 1 and time.monotonic() - started < 10
