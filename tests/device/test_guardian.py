@@ -47,51 +47,48 @@ def test_a_run_that_dies_has_its_fio_killed_and_a_reused_pid_spared() -> None:
             proc.wait()
 
 
-def test_a_sigkilled_run_is_followed_by_its_guardian(tmp_path: Path) -> None:
-    # the run: starts its guardian, tells it of a process, then dies of SIGKILL
-    script = ("import os, signal, subprocess, sys, time\n"
+def _run_that_kills_itself(body: str) -> int:
+    """Run a process that starts its guardian, does ``body`` (which prints a pid), then dies
+    of SIGKILL; the pid it printed."""
+    script = ("import os, signal, subprocess\n"
               "from pytest_ebsperf.device import guardian\n"
-              "guardian.start()\n"
-              "child = subprocess.Popen(['sleep', '30'], start_new_session=True)\n"
-              "guardian.watch(child.pid)\n"
-              "print(child.pid, flush=True)\n"
+              f"guardian.start()\n{body}"
               "os.kill(os.getpid(), signal.SIGKILL)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=30, check=False, cwd=ROOT)
-    assert done.returncode == -9
-    child = int(done.stdout.split()[0])
-    deadline = time.monotonic() + 5
-    while Path(f"/proc/{child}").exists() and \
-            Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
-        assert time.monotonic() < deadline, "the guardian did not kill the run's process"
+    assert done.returncode == -9, done.stderr[-2000:]
+    return int(done.stdout.split()[0])
+
+
+def _wait_gone(pid: int, seconds: float, why: str) -> None:
+    """Until ``pid`` is gone or a zombie (nobody may reap an adopted process here)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return
+        if state == "Z":
+            return
+        assert time.monotonic() < deadline, why
         time.sleep(0.05)
 
 
-def _gone_or_zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
+def test_a_sigkilled_run_is_followed_by_its_guardian() -> None:
+    # the run tells its guardian of a process, then dies
+    child = _run_that_kills_itself(
+        "child = subprocess.Popen(['sleep', '30'], start_new_session=True)\n"
+        "guardian.watch(child.pid)\nprint(child.pid, flush=True)\n")
+    _wait_gone(child, 5, "the guardian did not kill the run's process")
 
 
 def test_a_run_killed_before_its_guardian_started_is_not_waited_for() -> None:
     # The run dies while its guardian's interpreter is still starting: the guardian must know
     # the run's pid from its command line, not from getppid(), which by then names whoever
     # adopted it (pid 1 or a subreaper, alive for good: a 10 s wait before every sweep).
-    script = ("import os, signal\n"
-              "from pytest_ebsperf.device import guardian\n"
-              "guardian.start()\n"
-              "print(guardian._child.pid, flush=True)\n"
-              "os.kill(os.getpid(), signal.SIGKILL)\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=30, check=False, cwd=ROOT)
-    assert done.returncode == -9
-    keeper = int(done.stdout.split()[0])
-    start = time.monotonic()
-    while not _gone_or_zombie(keeper):
-        # its start and sweeps take a second or two on a busy host; the fault waited 10 s
-        assert time.monotonic() - start < 8, "the guardian waited on a run that was gone"
-        time.sleep(0.05)
+    keeper = _run_that_kills_itself("print(guardian._child.pid, flush=True)\n")
+    # its start and sweeps take a second or two on a busy host; the fault waited 10 s
+    _wait_gone(keeper, 8, "the guardian waited on a run that was gone")
 
 
 def test_guarding_in_process_leaves_this_processs_signals_alone() -> None:
