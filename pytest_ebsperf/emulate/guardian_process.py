@@ -64,8 +64,8 @@ def guard(run_pid: int, stream: Iterable[bytes] | None = None,
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-    _wait_gone({run_pid: run_start} | {pid: watched[pid] for pid in left}, 10.0)  # its locks
-    # are dropped when it is gone
+    # its locks are dropped when it is gone
+    _wait_gone({run_pid: run_start} | {pid: watched[pid] for pid in left}, 10.0)
 
     for sweep in (sweep_stale, sweep_fio_dirs):
         try:
