@@ -147,12 +147,18 @@ def judge_mean_latency(claim: str, what: str, result: FioResult, workload: Workl
     behind one slow I/O holds few), with batch means of consecutive seconds: its upper
     bound at ``pass_alpha`` must lie under the bound for PASS, its lower bound at ``alpha``
     (the check's false-red level) above it for FAIL; else INCONCLUSIVE. Without per-second
-    I/O counts the seconds weigh the same."""
+    I/O counts the seconds weigh the same. Seconds in which an emulated volume fell behind
+    its setting (:attr:`FioResult.emulator_behind`) are the host's: left out, and named when
+    what is left cannot decide."""
     direction, stats = _direction(result, workload, direction)
     clat_series = result.series.get(f"{direction}_clat")
     windows = list(clat_series.values) if clat_series is not None else []
     measured = stats.clat.mean_ns if stats.clat.samples else None
     weights = _ios_per_window(result, direction, clat_series)
+    host = _host_windows(result, clat_series)
+    if host:
+        weights = [w for i, w in enumerate(weights) if i not in host]
+        windows = [w for i, w in enumerate(windows) if i not in host]
     def interval_at(level: float) -> intervals.MeanInterval | None:
         return (intervals.weighted_mean_interval(windows, weights, level) if weights
                 else intervals.mean_interval(windows, level))
@@ -160,7 +166,12 @@ def judge_mean_latency(claim: str, what: str, result: FioResult, workload: Workl
     interval, failing = interval_at(pass_alpha), interval_at(alpha)
     label = f"mean {direction} latency"
     base = {"bound_ns": bound_ns, "direction": direction, "windows": len(windows),
-            "alpha": alpha, "window_means_ns": windows}
+            "alpha": alpha, "window_means_ns": windows,
+            **({"emulator_behind_s": sorted(host)} if host else {})}
+    # what is said instead of "run longer" when the emulator's seconds were left out
+    lost = (f"The emulated volume fell behind its setting in {len(host):,} of "
+            f"{len(host) + len(windows):,} s: this host could not emulate its service time "
+            "there, and those seconds, the host's, are left out" if host else "")
 
     def verdict(outcome: Outcome, reason: str, sentence: str, **details: Any) -> Verdict:
         shown = format_latency(measured) if measured is not None else "-"
@@ -173,12 +184,16 @@ def judge_mean_latency(claim: str, what: str, result: FioResult, workload: Workl
                        details={**base, **details})
 
     if measured is None or interval is None or failing is None:
+        if lost:
+            return verdict(Outcome.INCONCLUSIVE, "inconclusive: the emulator fell behind",
+                           f"{lost}; fewer than two are left to judge.")
         return verdict(Outcome.INCONCLUSIVE, "inconclusive: too few seconds",
                        "Its per-second means need at least two seconds of fio's logs; run "
                        "longer (--ebsperf-runtime).")
     weighed = ", each weighted by its I/Os" if weights else ""
-    seen = (f"Per-second means over {interval.n} s ({interval.describe()}){weighed}: "
-            f"{format_latency(interval.mean)}")
+    left_out = f", {len(host):,} s the emulator fell behind in left out" if host else ""
+    seen = (f"Per-second means over {interval.n} s ({interval.describe()}){weighed}"
+            f"{left_out}: {format_latency(interval.mean)}")
     found = {"low_ns": failing.low, "high_ns": interval.high, "pass_alpha": pass_alpha,
              "blocks": interval.blocks, "block_s": interval.block_s}
     if interval.high < bound_ns:
@@ -190,10 +205,28 @@ def judge_mean_latency(claim: str, what: str, result: FioResult, workload: Workl
                        f"{seen}, at least {format_latency(failing.low)} with confidence "
                        f"{evidence.confidence_text(alpha)} (the check's false-red level): "
                        "above the claim, FAIL.", **found)
+    if lost:
+        return verdict(Outcome.INCONCLUSIVE, "inconclusive: the emulator fell behind",
+                       f"{seen}, between {format_latency(failing.low)} and "
+                       f"{format_latency(interval.high)}: the claim's bound lies inside. "
+                       f"{lost}.", **found)
     return verdict(Outcome.INCONCLUSIVE, f"inconclusive: mean near {format_latency(bound_ns)}",
                    f"{seen}, between {format_latency(failing.low)} and "
                    f"{format_latency(interval.high)}: the claim's bound lies inside; run "
                    "longer.", **found)
+
+
+def _host_windows(result: FioResult, clat: Series | None) -> set[int]:
+    """The latency windows (indices) of the seconds an emulated volume fell behind in,
+    matched by window end with the IOPS series its witness judged."""
+    if not result.emulator_behind or clat is None:
+        return set()
+    judged = next((result.series[key] for key in ("total_iops", "read_iops", "write_iops")
+                   if key in result.series and len(result.series[key])), None)
+    if judged is None:
+        return set()
+    ends = {round(judged.t_s[i], 3) for i in result.emulator_behind if i < len(judged.t_s)}
+    return {i for i, t in enumerate(clat.t_s) if round(t, 3) in ends}
 
 
 def _ios_per_window(result: FioResult, direction: str, clat: Series | None) -> list[float]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 
 from pytest_ebsperf.fio.result import DirectionStats, FioResult, Latency, Series
 from pytest_ebsperf.fio.workload import Workload
@@ -103,3 +104,52 @@ def test_the_pass_and_the_fail_are_held_to_their_own_levels() -> None:
     assert found.details["blocks"] == 10 and found.details["block_s"] == 2
     assert found.outcome is Outcome.PASS, found.message
     assert "with confidence 99.9 %" in found.message
+
+
+def _host_spoiled(clat_us: Sequence[float], ios: Sequence[float], behind: Sequence[int]
+                  ) -> FioResult:
+    """The run as the emulator's witness leaves it: ``behind`` are the seconds (indices of
+    fio's IOPS log) in which the emulated volume fell behind its setting."""
+    return replace(result(clat_us, ios), emulator_behind=tuple(behind))
+
+
+def test_seconds_the_emulator_fell_behind_in_are_left_out_and_said() -> None:
+    # an emulated io2 set to 0.3 ms: seven seconds at it, three at 0.9 ms in which its
+    # emulator fell behind (the host's wake-ups, not the volume). With them the per-second
+    # means leave the claim's bound inside the interval ("run longer", as a quiet main job
+    # said of such a run); without them the volume's own seconds pass it.
+    clat = [300.0, 305.0, 295.0, 900.0, 880.0, 920.0, 302.0, 298.0, 301.0, 299.0]
+    ios = [3300.0] * 3 + [1100.0] * 3 + [3300.0] * 4
+    kept = judge(result(clat, ios))
+    assert kept.outcome is Outcome.INCONCLUSIVE and "run longer" in kept.message
+    found = judge(_host_spoiled(clat, ios, (3, 4, 5)))
+    assert found.outcome is Outcome.PASS, found.message
+    assert found.details["emulator_behind_s"] == [3, 4, 5]
+    assert found.details["windows"] == 7
+    assert "3 s the emulator fell behind in left out" in found.message
+    assert found.details["high_ns"] < 320_000.0
+
+
+def test_when_what_is_left_cannot_decide_the_emulator_is_named_not_the_run_length() -> None:
+    rng = random.Random(5)
+    near = [rng.gauss(480.0, 40.0) for _ in range(6)] + [1500.0] * 4
+    found = judge(_host_spoiled(near, [2000.0] * 6 + [600.0] * 4, (6, 7, 8, 9)))
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert found.reason == "inconclusive: the emulator fell behind"
+    assert "fell behind its setting in 4 of 10 s: this host could not emulate" in found.message
+    assert "run longer" not in found.message
+    # all but one second the host's: nothing left to judge, and it says why
+    gone = judge(_host_spoiled([300.0] + [1500.0] * 7, [3300.0] + [600.0] * 7, range(1, 8)))
+    assert gone.outcome is Outcome.INCONCLUSIVE
+    assert "fewer than two are left to judge" in gone.message
+    assert "7 of 8 s" in gone.message
+
+
+def test_a_volume_slower_than_the_claim_still_fails_beside_a_few_host_seconds() -> None:
+    # a volume set to 3 ms keeps up with its own setting: its seconds are not behind, and a
+    # second the host did spoil takes nothing from the FAIL
+    rng = random.Random(9)
+    slow = [rng.gauss(3000.0, 200.0) for _ in range(10)]
+    found = judge(_host_spoiled(slow, [333.0] * 10, (4,)))
+    assert found.outcome is Outcome.FAIL, found.message
+    assert found.details["windows"] == 9
