@@ -113,36 +113,51 @@ def _host_spoiled(clat_us: Sequence[float], ios: Sequence[float], behind: Sequen
     return replace(result(clat_us, ios), emulator_behind=tuple(behind))
 
 
-def test_seconds_the_emulator_fell_behind_in_are_left_out_and_said() -> None:
+def test_a_run_the_emulator_fell_behind_in_throughout_still_passes_a_bound_it_clears() -> None:
+    # CI's main job: io2 set to 0.3 ms, measured again alone after its first run fell behind;
+    # at queue depth 1 fio's own cycle put every second under 90 % of the setting's rate
+    # (behind, 10 of 10 s) at 0.34 ms a second. Slower than set only makes I/Os slower: the
+    # 0.5 ms bound is cleared all the same (leaving those seconds out left nothing: INCONCLUSIVE)
+    rng = random.Random(4)
+    clat = [rng.gauss(340.0, 8.0) for _ in range(10)]
+    found = judge(_host_spoiled(clat, [2900.0] * 10, range(10)))
+    assert found.outcome is Outcome.PASS, found.message
+    assert found.details["emulator_behind_s"] == list(range(10))
+    assert found.details["high_ns"] < 400_000.0
+
+
+def test_seconds_the_emulator_fell_behind_in_are_named_not_the_run_length() -> None:
     # an emulated io2 set to 0.3 ms: seven seconds at it, three at 0.9 ms in which its
-    # emulator fell behind (the host's wake-ups, not the volume). With them the per-second
-    # means leave the claim's bound inside the interval ("run longer", as a quiet main job
-    # said of such a run); without them the volume's own seconds pass it.
+    # emulator fell behind (the host's wake-ups, not the volume). Over every second the
+    # bound lies inside the interval; what is said is the emulator, not "run longer"
     clat = [300.0, 305.0, 295.0, 900.0, 880.0, 920.0, 302.0, 298.0, 301.0, 299.0]
     ios = [3300.0] * 3 + [1100.0] * 3 + [3300.0] * 4
     kept = judge(result(clat, ios))
     assert kept.outcome is Outcome.INCONCLUSIVE and "run longer" in kept.message
     found = judge(_host_spoiled(clat, ios, (3, 4, 5)))
-    assert found.outcome is Outcome.PASS, found.message
-    assert found.details["emulator_behind_s"] == [3, 4, 5]
-    assert found.details["windows"] == 7
-    assert "3 s the emulator fell behind in left out" in found.message
-    assert found.details["high_ns"] < 320_000.0
-
-
-def test_when_what_is_left_cannot_decide_the_emulator_is_named_not_the_run_length() -> None:
-    rng = random.Random(5)
-    near = [rng.gauss(480.0, 40.0) for _ in range(6)] + [1500.0] * 4
-    found = judge(_host_spoiled(near, [2000.0] * 6 + [600.0] * 4, (6, 7, 8, 9)))
     assert found.outcome is Outcome.INCONCLUSIVE
     assert found.reason == "inconclusive: the emulator fell behind"
-    assert "fell behind its setting in 4 of 10 s: this host could not emulate" in found.message
+    assert "fell behind its setting in 3 of 10 s: this host could not emulate" in found.message
+    assert "on the 7 s it kept up with" in found.message
     assert "run longer" not in found.message
-    # all but one second the host's: nothing left to judge, and it says why
+    assert found.details["emulator_behind_s"] == [3, 4, 5]
+    # all but one second the host's: nothing of the volume's own to fail it on
     gone = judge(_host_spoiled([300.0] + [1500.0] * 7, [3300.0] + [600.0] * 7, range(1, 8)))
     assert gone.outcome is Outcome.INCONCLUSIVE
-    assert "fewer than two are left to judge" in gone.message
+    assert "fewer than two seconds it kept up with" in gone.message
     assert "7 of 8 s" in gone.message
+
+
+def test_seconds_the_host_spoiled_cannot_fail_a_volume() -> None:
+    # a volume set to 0.3 ms whose emulator fell behind in every second (0.7 ms each, a busy
+    # host): over its seconds the mean is clearly above 0.5 ms, a FAIL before the emulator
+    # was asked; none of them is the volume's, so nothing shows a miss
+    rng = random.Random(6)
+    clat = [rng.gauss(700.0, 10.0) for _ in range(10)]
+    assert judge(result(clat, [1400.0] * 10)).outcome is Outcome.FAIL
+    found = judge(_host_spoiled(clat, [1400.0] * 10, range(10)))
+    assert found.outcome is Outcome.INCONCLUSIVE, found.message
+    assert "fell behind its setting in 10 of 10 s: this host could not emulate" in found.message
 
 
 def test_a_volume_slower_than_the_claim_still_fails_beside_a_few_host_seconds() -> None:
@@ -152,4 +167,4 @@ def test_a_volume_slower_than_the_claim_still_fails_beside_a_few_host_seconds() 
     slow = [rng.gauss(3000.0, 200.0) for _ in range(10)]
     found = judge(_host_spoiled(slow, [333.0] * 10, (4,)))
     assert found.outcome is Outcome.FAIL, found.message
-    assert found.details["windows"] == 9
+    assert "the 9 s the emulator kept up with" in found.message
