@@ -206,7 +206,7 @@ def emulator_spoiled(found: Verdict, blocks: Blocks, a_label: str, b_label: str)
              else uneven < 1.0 - EVEN_SHARE)  # at least / at most: A held back hurts A
     if found.outcome in (Outcome.PASS, Outcome.INFO) or not hurts or \
             _fail_beyond(found, blocks, uneven):
-        return replace(found, details=details)
+        return _held_back_pairs(replace(found, details=details), blocks)
     pairs = len(blocks.a)
     reason = "inconclusive: this host could not emulate the twins evenly"
     message = (f"{found.what}: {reason}. Over {pairs} pair{'s' if pairs != 1 else ''} "
@@ -218,6 +218,60 @@ def emulator_spoiled(found: Verdict, blocks: Blocks, a_label: str, b_label: str)
                f"{found.message}")
     return replace(found, outcome=Outcome.INCONCLUSIVE, reason=reason, message=message,
                    details=details)
+
+
+def _held_back_pairs(found: Verdict, blocks: Blocks) -> Verdict:
+    """An undecided comparison whose pairs include ones the host held back on one side
+    (:func:`spoiled_pair`: counted once :data:`MAX_PAIRS_AGAIN` had been measured again), and
+    whose other pairs alone would have decided (:func:`_decided`): INCONCLUSIVE naming the
+    host, since those pairs' differences are what left it undecided. Still INCONCLUSIVE:
+    pairs are never dropped after the fact. (A quiet main job's S2-17 QD-1 term: 9 of 32
+    pairs held back, at 33-75 % of their setting or beside an unknown twin, up to 594 µs
+    either way; of the 23 others, 22 between 104 µs under the bound and 22 µs over it and
+    one 410 µs under it beside an unknown share; "not yet decided" after 32 pairs.)"""
+    if found.outcome is not Outcome.INCONCLUSIVE or blocks.stopped:
+        return found
+    paired = found.details.get("paired") or {}
+    differences = list(paired.get("differences") or [])
+    held = {i for i, shares in enumerate(blocks.shares[:len(differences)])
+            if spoiled_pair(shares)}
+    levels = paired.get("levels") or {}
+    if not held or not levels:
+        return found
+    low, high = paired.get("low"), paired.get("high")
+    design = comparison.Design(
+        str(paired.get("kind")), low=-math.inf if low is None else float(low),
+        high=math.inf if high is None else float(high),
+        fail_alpha=float(levels["fail_share"]), pass_alpha=float(levels["pass"]),
+        looks=tuple(int(k) for k in paired.get("looks_planned") or comparison.LOOKS),
+        fail_margin=float(paired.get("fail_margin") or 0.0))
+    others = [d for i, d in enumerate(differences) if i not in held]
+    said = _decided(design, others)
+    if said is None:
+        return found
+    reason = "inconclusive: this host held back one side of some pairs"
+    message = (f"{found.what}: {reason}. In {len(held)} of the {len(differences)} pairs one "
+               f"side's emulator fell behind its twin's (beyond the {MAX_PAIRS_AGAIN} pairs "
+               "measured again), and their differences left the comparison undecided; the "
+               f"{len(others)} other pairs alone would have said {said.upper()}. Those differences are the host's, not the volumes': "
+               f"run it on a quieter host. What the pairs showed: {found.message}")
+    return replace(found, reason=reason, message=message,
+                   details={**found.details, "held_back_pairs": sorted(held),
+                            "without_held_back_pairs": said})
+
+
+def _decided(design: comparison.Design, differences: list[float]) -> str | None:
+    """What ``differences`` decide at the design's looks, or, when they run out before its
+    last look, at their own number judged as a last look (PASS or FAIL; None: neither)."""
+    run = comparison.run(design, differences)
+    if run.outcome in (comparison.PASS, comparison.FAIL):
+        return run.outcome
+    if run.outcome is not None or len(differences) < 2:
+        return None
+    sample = comparison.paired(differences)
+    if design.passes(sample):
+        return comparison.PASS
+    return comparison.FAIL if design.beyond(sample, design.confirm_level) else None
 
 
 def spoiled_pair(shares: tuple[float | None, float | None]) -> bool:

@@ -352,3 +352,54 @@ def test_a_twin_set_slower_is_never_measured_again_and_a_host_always_behind_is_c
     found, blocks, asked = _replayed(behind, again=True)
     assert len(blocks.again) == paired_verdicts.MAX_PAIRS_AGAIN
     assert len(asked) == len(blocks.a) + paired_verdicts.MAX_PAIRS_AGAIN
+
+
+#: A quiet main job's S2-17 QD-1 term (this machine, 2-7 % of its CPU time stolen): the
+#: twins' block medians (µs) and each side's emulator share; 4 pairs had been measured again,
+#: and 9 more in which one side was held back (or its twin unknown) counted
+QD1_A_US = [485.4, 485.4, 510.0, 501.8, 477.2, 452.6, 464.9, 497.7, 493.6, 505.9, 501.8, 505.9,
+            497.7, 493.6, 419.8, 464.9, 485.4, 497.7, 505.9, 481.3, 448.5, 1019.9, 440.3, 411.6,
+            411.6, 485.4, 514.0, 440.3, 378.9, 847.9, 481.3, 440.3]
+QD1_B_US = [419.8, 456.7, 489.5, 489.5, 473.1, 346.1, 749.6, 469.0, 440.3, 432.1, 489.5, 477.2,
+            489.5, 481.3, 626.7, 872.4, 489.5, 415.7, 497.7, 436.2, 456.7, 342.0, 407.6, 370.7,
+            399.4, 448.5, 469.0, 440.3, 342.0, 432.1, 610.3, 444.4]
+QD1_SHARES = [(0.9055, 0.9275), (0.901, 0.9155), (0.8895, 0.9), (0.89, 0.8975), (0.8965, 0.896),
+              (0.786, 0.802), (None, None), (0.9005, 0.896), (0.898, 0.9), (0.8995, 0.887),
+              (0.9095, 0.8945), (0.9, 0.907), (0.904, 0.894), (0.889, 0.904), (0.7895, 0.5555),
+              (0.9265, 0.3525), (0.9015, 0.898), (0.901, 0.9095), (0.894, 0.9015), (0.748, 0.92),
+              (0.901, 0.9255), (0.3255, 0.7105), (None, 0.9065), (0.877, None), (None, None),
+              (0.906, 0.884), (0.897, None), (0.872, 0.8265), (0.87, 0.882), (0.4235, 0.634),
+              (0.909, 0.531), (0.877, 0.6525)]
+
+
+def _qd1_term(a_us: list[float], b_us: list[float], shares: list) -> tuple:  # type: ignore[type-arg]
+    design = comparison.Design(comparison.AT_MOST, high=0.0, fail_alpha=1e-3 / 110)
+    differences = [a * 1000 - (1.1 * b * 1000 + 50_000) for a, b in zip(a_us, b_us)]
+    seq = comparison.run(design, differences)
+    k = len(seq.all_pairs)
+    blocks = comparison.Blocks(tuple(a * 1000 for a in a_us[:k]),
+                               tuple(b * 1000 for b in b_us[:k]), 1.0, 0.5,
+                               shares=tuple(shares[:k]))
+    found = paired_verdicts.latency_verdict(seq, blocks, claim="S2-17",
+                                            what="encrypted vs plain, median latency at QD 1",
+                                            a_label="encrypted", b_label="plain", factor=1.1,
+                                            slack_ns=50_000.0)
+    return found, paired.emulator_spoiled(found, blocks, "encrypted", "plain")
+
+
+def test_an_undecided_comparison_that_its_held_back_pairs_left_open_names_the_host():
+    found, said = _qd1_term(QD1_A_US, QD1_B_US, QD1_SHARES)
+    assert found.outcome is Outcome.INCONCLUSIVE and "not yet decided" in found.message
+    assert said.outcome is Outcome.INCONCLUSIVE  # never a PASS made by dropping pairs
+    assert said.reason == "inconclusive: this host held back one side of some pairs"
+    assert "In 9 of the 32 pairs one side's emulator fell behind its twin's" in said.message
+    assert "the 23 other pairs alone would have said PASS" in said.message
+    assert said.details["held_back_pairs"] == [14, 15, 19, 21, 23, 26, 29, 30, 31]
+    assert found.message in said.message  # what the pairs showed is kept
+
+
+def test_an_undecided_comparison_with_no_held_back_pairs_says_only_what_its_pairs_showed():
+    # the same pairs with every share at QD 1's usual 90 %: nothing is the host's to name
+    found, said = _qd1_term(QD1_A_US, QD1_B_US, [(0.9, 0.9)] * 32)
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert said.message == found.message and "held_back_pairs" not in said.details
