@@ -218,9 +218,10 @@ def judge_mean_latency(claim: str, what: str, result: FioResult, workload: Workl
         return verdict(Outcome.INCONCLUSIVE, "inconclusive: the emulator fell behind",
                        f"{seen}, at most {format_latency(interval.high)}; {low}: the claim's "
                        f"bound lies between. {lost}.", **found)
-    assert failing is not None  # no host seconds: the same seconds as the PASS's
+    # no host seconds: ``failing`` is over the same seconds as ``interval``
+    low_ns = failing.low if failing is not None else interval.low
     return verdict(Outcome.INCONCLUSIVE, f"inconclusive: mean near {format_latency(bound_ns)}",
-                   f"{seen}, between {format_latency(failing.low)} and "
+                   f"{seen}, between {format_latency(low_ns)} and "
                    f"{format_latency(interval.high)}: the claim's bound lies inside; run "
                    "longer.", **found)
 

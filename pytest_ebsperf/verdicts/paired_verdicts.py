@@ -236,8 +236,8 @@ def _held_back_pairs(found: Verdict, blocks: Blocks) -> Verdict:
     held = {i for i, shares in enumerate(blocks.shares[:len(differences)])
             if spoiled_pair(shares)}
     levels = paired.get("levels") or {}
-    if not held or not levels:
-        return found
+    if not held or "fail_share" not in levels or "pass" not in levels:
+        return found  # (a results file kept before the levels were written: nothing to redo)
     low, high = paired.get("low"), paired.get("high")
     design = comparison.Design(
         str(paired.get("kind")), low=-math.inf if low is None else float(low),
@@ -253,8 +253,9 @@ def _held_back_pairs(found: Verdict, blocks: Blocks) -> Verdict:
     message = (f"{found.what}: {reason}. In {len(held)} of the {len(differences)} pairs one "
                f"side's emulator fell behind its twin's (beyond the {MAX_PAIRS_AGAIN} pairs "
                "measured again), and their differences left the comparison undecided; the "
-               f"{len(others)} other pairs alone would have said {said.upper()}. Those differences are the host's, not the volumes': "
-               f"run it on a quieter host. What the pairs showed: {found.message}")
+               f"{len(others)} other pairs alone would have said {said.upper()}. Those "
+               "differences are the host's, not the volumes': run it on a quieter host. "
+               f"What the pairs showed: {found.message}")
     return replace(found, reason=reason, message=message,
                    details={**found.details, "held_back_pairs": sorted(held),
                             "without_held_back_pairs": said})

@@ -4,6 +4,7 @@ S1-08: paired blocks, :mod:`pytest_ebsperf.verdicts.comparison`) and run-to-run 
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -403,3 +404,15 @@ def test_an_undecided_comparison_with_no_held_back_pairs_says_only_what_its_pair
     found, said = _qd1_term(QD1_A_US, QD1_B_US, [(0.9, 0.9)] * 32)
     assert found.outcome is Outcome.INCONCLUSIVE
     assert said.message == found.message and "held_back_pairs" not in said.details
+
+
+def test_kept_pairs_without_their_levels_are_judged_as_they_were_not_refused():
+    # a results file kept before the levels were written: the held-back pairs cannot be
+    # judged again at the design's levels, so the verdict stays what the pairs showed
+    found, _ = _qd1_term(QD1_A_US, QD1_B_US, QD1_SHARES)
+    paired_details = {k: v for k, v in found.details["paired"].items() if k != "levels"}
+    older = replace(found, details={**found.details, "paired": paired_details})
+    blocks = comparison.Blocks(tuple(QD1_A_US), tuple(QD1_B_US), 1.0, 0.5,
+                               shares=tuple(QD1_SHARES))
+    said = paired.emulator_spoiled(older, blocks, "encrypted", "plain")
+    assert said.outcome is Outcome.INCONCLUSIVE and said.message == older.message
