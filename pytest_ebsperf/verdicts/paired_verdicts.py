@@ -200,7 +200,9 @@ def emulator_spoiled(found: Verdict, blocks: Blocks, a_label: str, b_label: str)
     if a_share is None or b_share is None or not (a_share > 0 and b_share > 0):
         return found
     details = {**found.details, "emulator_share": {"a": a_share, "b": b_share}}
-    uneven = a_share / b_share
+    # the host can only hold a side back: a share over 1 (more than the least its setting
+    # owed, as a queue-depth-1 run past the path's bound delivers) is a side that kept up
+    uneven = min(a_share, 1.0) / min(b_share, 1.0)
     kind = (found.details.get("paired") or {}).get("kind")
     hurts = (abs(math.log(uneven)) > -math.log(1.0 - EVEN_SHARE) if kind == comparison.WITHIN
              else uneven < 1.0 - EVEN_SHARE)  # at least / at most: A held back hurts A
