@@ -19,6 +19,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 OUT = os.environ.get("EBSPERF_TIMELINE", "")
+#: Set by the outermost pytest that loads this plugin (the project's own test run): the test
+#: whose pytest runs (``run_pytest``, pytester's) an event came from; empty in the main job.
+OUTER = "EBSPERF_TIMELINE_OUTER"
+_OUTERMOST = OUTER not in os.environ
 _CONTROLLER = False
 
 
@@ -29,7 +33,7 @@ def _log(kind: str, t0: float, seconds: float, what: str = "") -> None:
     with open(OUT, "a", encoding="utf-8") as out:
         out.write(json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
                               "test": test, "kind": kind, "t0": t0, "s": seconds,
-                              "what": what}) + "\n")
+                              "what": what, "outer": os.environ.get(OUTER, "")}) + "\n")
 
 
 def _timed(kind: str, describe: Callable[..., str]) -> Callable[[Any], Any]:
@@ -81,6 +85,8 @@ def pytest_configure(config: Any) -> None:
 
 
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+    if _OUTERMOST and not _CONTROLLER and os.environ.get("EBSPERF_TIMELINE_TESTS"):
+        os.environ[OUTER] = nodeid  # inherited by the runs this test starts
     if not _CONTROLLER:  # an xdist controller sees every worker's tests too
         _log("start", time.time(), 0.0, nodeid)
 
