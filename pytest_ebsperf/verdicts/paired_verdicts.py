@@ -198,7 +198,7 @@ def emulator_spoiled(found: Verdict, blocks: Blocks, a_label: str, b_label: str)
     94 %). The shares go to the results file either way."""
     a_share, b_share = blocks.emulator_shares()
     if a_share is None or b_share is None or not (a_share > 0 and b_share > 0):
-        return found
+        return _held_back_pairs(found, blocks)  # no pair knows both: none compares the sides
     details = {**found.details, "emulator_share": {"a": a_share, "b": b_share}}
     # the host can only hold a side back: a share over 1 (more than the least its setting
     # owed, as a queue-depth-1 run past the path's bound delivers) is a side that kept up

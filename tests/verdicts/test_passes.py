@@ -443,6 +443,26 @@ def test_an_undecided_comparison_with_no_held_back_pairs_says_only_what_its_pair
     assert said.message == found.message and "held_back_pairs" not in said.details
 
 
+def test_held_back_pairs_are_named_when_no_pair_knows_both_shares():
+    # the same pairs with only the held-back side's share known, in the 9 pairs the host
+    # held back, and no share elsewhere (fio's log held no whole second): no pair compares
+    # the sides, but a pair held back beside an unknown twin is still the host's, and named
+    held = [14, 15, 19, 21, 23, 26, 29, 30, 31]
+
+    def lower_only(a: float | None, b: float | None) -> tuple[float | None, float | None]:
+        if a is None or b is None:
+            return a, b
+        return (a, None) if a < b else (None, b)
+
+    shares = [lower_only(*pair) if i in held else (None, None)
+              for i, pair in enumerate(QD1_SHARES)]
+    found, said = _qd1_term(QD1_A_US, QD1_B_US, shares)
+    assert found.outcome is Outcome.INCONCLUSIVE
+    assert said.reason == "inconclusive: this host held back one side of some pairs"
+    assert said.details["held_back_pairs"] == held
+    assert "emulator_share" not in said.details  # no pair to compare the sides on
+
+
 def test_kept_pairs_without_their_levels_are_judged_as_they_were_not_refused():
     # a results file kept before the levels were written: the held-back pairs cannot be
     # judged again at the design's levels, so the verdict stays what the pairs showed
