@@ -104,8 +104,9 @@ def _lighter_children(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
         monkeypatch.setenv("PYTEST_ADDOPTS", f"{given} {CHILD_ADDOPTS}".strip())
 
 
-#: Set by ``scripts/test.sh`` for its second pass: ``alone`` tests share the machine in two
-#: lanes, ``alone(machine=True)`` ones still hold it.
+#: Set by ``scripts/test.sh`` for its last pass: ``alone`` tests share the machine in two
+#: lanes (its ``alone(machine=True)`` ones run in a pass of their own, and hold the machine
+#: whenever they run beside others).
 LANES = "EBSPERF_TEST_LANES"
 
 
@@ -118,10 +119,11 @@ def _share_the_machine(request: pytest.FixtureRequest,
     counts or sweeps what the whole machine holds, or loads every CPU itself) never runs beside
     any test. A shared/exclusive file lock with a turnstile, so a waiting test is not starved.
 
-    ``scripts/test.sh`` runs the kinds in two passes: ``-m "not alone"`` on four workers, then
-    ``-m alone`` in two lanes (:data:`LANES` set): two ``alone`` tests side by side, which
-    leave the CPUs 70 % idle (their time is fio's planned seconds and a comparison holds the
-    host's measuring lock alone while it measures), while a ``machine`` test holds the machine.
+    ``scripts/test.sh`` runs the kinds in three passes: ``-m "not alone"`` on six workers, the
+    ``machine`` tests one at a time, then the other ``alone`` tests in two lanes (:data:`LANES`
+    set): two ``alone`` tests side by side, which leave the CPUs 70 % idle (their time is fio's
+    planned seconds and a comparison holds the host's measuring lock alone while it measures),
+    while a ``machine`` test run among them would still hold the machine.
     Without xdist there is nothing to share.
 
     The runs a test starts (pytester, subprocesses) are not xdist workers themselves."""
