@@ -46,6 +46,7 @@ from pytest_ebsperf.verdicts.burst_time import (
     first_settled_s,
     judge_knee_time,
     knee_facts,
+    knee_held_back,
     knee_of,
     model_curve,
     trim_result,
@@ -224,6 +225,7 @@ class CreditChecks:
         found = dataclasses.replace(found, details={**found.details, "knee_facts": knee_facts(
             levels, timing, modelled=balance, origin=ledger.origin, context=context,
             window_s=self._window_s(), credit_per_unit=per_unit)})
+        found = knee_held_back(found, result)
         self._learn(ledger, knee, series, levels)
         draw_knee(self.h, self.book, what, result, levels, knee, timing,
                   model_curve(levels, expected, runtime))
@@ -457,9 +459,9 @@ class CreditChecks:
                         knee: Knee, levels: Levels, timing: Timing, origin: str) -> Verdict:
         if not knee.found and knee.before >= levels.middle:
             # Still bursting at the end: the level after the knee was never seen.
-            return judge_knee_time(claim, what, knee, levels, timing, consumed=0.0,
-                                   modelled=0.0, origin=origin,
-                                   source=awsmodel.source_url(claim, ""))
+            return knee_held_back(judge_knee_time(
+                claim, what, knee, levels, timing, consumed=0.0, modelled=0.0, origin=origin,
+                source=awsmodel.source_url(claim, "")), result)
         settled = trim_result(result, first_settled_s(knee)) if knee.found else result
         return self._judge_cap(claim, what, job, settled)
 

@@ -177,6 +177,34 @@ def judge_knee_time(claim: str, what: str, knee: Knee, levels: Levels, timing: T
     return dataclasses.replace(found, message=message, details=details)
 
 
+def knee_held_back(found: Verdict, result: FioResult) -> Verdict:
+    """A knee timed on a run whose emulated volume fell behind its setting
+    (:attr:`FioResult.emulator_behind`, the emulator's witness): a burst the host held back
+    delivered less, and the emulated bucket charges what was delivered, so it spent its
+    credits later and its knee came late or after the run's end. Such a verdict that is not a
+    PASS is this host's, INCONCLUSIVE naming it; a knee *earlier* than the model's stands (the
+    host can delay a knee, never hasten it: a bucket 30 % smaller still FAILs). The live check
+    and ``ebsperf judge`` of its kept run apply the same rule."""
+    behind = len(result.emulator_behind)
+    if found.outcome is Outcome.PASS or not behind:
+        return found
+    if found.measured is not None and found.expected is not None \
+            and found.measured < found.expected:
+        return found
+    said = result.emulator_said or (
+        f"this host could not emulate the volume at its set rate in {behind:,} s (the "
+        "emulated volume delivered clearly less than its setting there)")
+    reason = "inconclusive: this host could not emulate the burst at its rate"
+    message = (f"{found.what}: {said}. A burst held back spends its credits later, so when "
+               f"its knee came says nothing about the volume's bucket; not judged "
+               f"(the verdict on the volume's own seconds would have been: {found.reason}). "
+               f"Claim {found.claim}")
+    return dataclasses.replace(found, outcome=Outcome.INCONCLUSIVE, reason=reason,
+                               binding="emulator", message=message,
+                               details={**found.details, "emulator_behind_s": behind,
+                                        "knee_verdict": found.outcome.value})
+
+
 def consumed_credits(series: Series, levels: Levels, credit_per_unit: float,
                      window_s: float) -> float:
     """Credits a run spent above what the bucket earned: the integral of each window's
@@ -260,9 +288,10 @@ def knee_again(facts: Any, claim: str, what: str, result: FioResult, source: str
         return None
     knee = knee_of(series, levels, window_s)
     timing = dataclasses.replace(timing, observed_s=_span(series))
-    return judge_knee_time(claim, what, knee, levels, timing,
-                           consumed=consumed_credits(series, levels, per_unit, window_s),
-                           modelled=modelled, origin=origin, context=context, source=source)
+    return knee_held_back(judge_knee_time(
+        claim, what, knee, levels, timing,
+        consumed=consumed_credits(series, levels, per_unit, window_s), modelled=modelled,
+        origin=origin, context=context, source=source), result)
 
 
 def trim_result(result: FioResult, from_s: float) -> FioResult:

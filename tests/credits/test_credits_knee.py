@@ -229,6 +229,34 @@ def test_a_knee_not_yet_seen_at_a_short_level_is_not_a_failure() -> None:
     assert _judge(None, 495.0, observed_s=12.0).outcome is Outcome.FAIL
 
 
+def test_a_knee_the_host_held_back_is_the_host_s_and_an_early_one_stands() -> None:
+    """The emulated bucket charges what was delivered: a burst this host held back (the
+    emulator's witness found seconds under its setting) spends its credits later, so a late
+    or unseen knee is the host's (INCONCLUSIVE naming it, live and in judge); a knee earlier
+    than the model's cannot come from a slow host, and its FAIL stands (B-HDD)."""
+    from pytest_ebsperf.fio.result import DirectionStats, FioResult
+    from pytest_ebsperf.verdicts.burst_time import knee_held_back
+    from pytest_ebsperf.verdicts.outcome import Outcome
+    said = ("this host could not emulate st1 at 500 IOPS in 3 of 16 s: the emulated volume "
+            "was set to deliver 500 IOPS there")
+    behind = FioResult("fio-3.33", DirectionStats(), DirectionStats(),
+                       emulator_behind=(2, 3, 4), emulator_said=said)
+    kept_up = FioResult("fio-3.33", DirectionStats(), DirectionStats())
+    late, unseen = _judge(13.0, 495.0), _judge(None, 495.0, observed_s=10.5)
+    assert (late.outcome, unseen.outcome) == (Outcome.FAIL, Outcome.INCONCLUSIVE)
+    for found in (late, unseen):
+        host = knee_held_back(found, behind)
+        assert host.outcome is Outcome.INCONCLUSIVE and host.binding == "emulator"
+        assert host.message.startswith(f"st1 burst duration: {said}."), host.message
+        assert found.reason in host.message and "Claim B-HDD" in host.message
+        assert host.details["knee_verdict"] == found.outcome.value
+        assert knee_held_back(found, kept_up) is found  # no witness against it: as judged
+    early = _judge(9.9, 377.0)
+    assert knee_held_back(early, behind).outcome is Outcome.FAIL
+    on_time = _judge(13.0, 377.0)
+    assert knee_held_back(on_time, behind).outcome is Outcome.PASS
+
+
 def test_after_the_knee_a_shortfall_is_diagnosed_on_that_part_s_own_latency() -> None:
     # st1 at 85 %: 425 MiB/s of 1 MiB reads at 18 ms for 30 s, then 68 MiB/s paced by the
     # throttle at QD 8 (8 / 68 = 118 ms an I/O). fio's whole-run mean (22 ms) with the
