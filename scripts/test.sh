@@ -3,15 +3,17 @@
 # fio on kernel-throttled loop devices (those need root and skip with a reason without it).
 #
 # Three passes, each test in exactly one, each run once (a test that fails fails the run):
-#  1. the tests that share the machine, side by side on pytest-xdist workers
+#  1. the tests marked `alone(machine=True)` (they count or sweep what the whole machine holds,
+#     or load every CPU themselves), one after another with nothing beside them: run among the
+#     lanes of pass 3, each had to wait until the other lane's test (a comparison can take a
+#     minute) was done, and that lane started nothing new meanwhile. First, because it is one
+#     process that collects every test: it leaves the rewritten test modules in the cache the
+#     next passes' workers read (below);
+#  2. the tests that share the machine, side by side on pytest-xdist workers
 #     (EBSPERF_TEST_WORKERS, default 6: the pass keeps the CPUs about 65 % busy, the rest of
 #     its time being fio's planned seconds; 445-468 s on a 2-CPU machine against 468-517 s on
 #     four, docs/benchmarks.md): every test not marked `alone`;
-#  2. the tests marked `alone(machine=True)` (they count or sweep what the whole machine holds,
-#     or load every CPU themselves), one after another with nothing beside them: run among the
-#     lanes of pass 3, each had to wait until the other lane's test (a comparison can take a
-#     minute) was done, and that lane started nothing new meanwhile;
-#  3. the other tests marked `alone`, never beside pass 1's CPU-bound tests: they time rates or
+#  3. the other tests marked `alone`, never beside pass 2's CPU-bound tests: they time rates or
 #     latencies to a few percent, or expect a FAIL that a busy CPU would make INCONCLUSIVE
 #     ("host bound"). Two lanes (EBSPERF_TEST_LANES): two such tests side by side leave the
 #     CPUs about 70 % idle, their time being fio's planned seconds, and a comparison holds the
@@ -24,7 +26,7 @@ PY=${PYTHON:-python3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/ebsperf-tests.XXXXXX")
 closing() {  # the last lines of the log: what failed in which pass, and why
   local rc=$? name
-  for name in shared machine alone; do
+  for name in machine shared alone; do
     if [ -s "$work/$name.why" ]; then
       echo "pytest-ebsperf tests: failed in pass '$name':"
       sort -u "$work/$name.why" | cut -c1-900 | sed 's/^/  /'
@@ -34,6 +36,13 @@ closing() {  # the last lines of the log: what failed in which pass, and why
   exit "$rc"
 }
 trap closing EXIT
+# pytest rewrites the asserts of every test module it collects (7-9 s of CPU for the whole
+# tree on a 2-CPU machine) and keeps the result as bytecode, unless PYTHONDONTWRITEBYTECODE is
+# set: then every xdist worker, every pass and every child pytest rewrote them all again
+# (pass 2's six workers took 31 s to start, 15 s with the cache). Kept for this run only, in
+# its own directory (not beside the sources or a test's files), removed with it.
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX="$work/pycache"
 
 run_pass() {  # name, pytest arguments...
   local name=$1
@@ -46,23 +55,23 @@ ok() {  # pytest's status: 0 passed, 5 nothing selected (a -k that matches one p
   [ "$1" -eq 0 ] || [ "$1" -eq 5 ]
 }
 
-echo "pytest-ebsperf tests, pass 1: the tests that share the machine"
-shared=0
-run_pass shared -n "${EBSPERF_TEST_WORKERS:-6}" --dist worksteal -m "not alone" "$@" || shared=$?
-echo "pytest-ebsperf tests, pass 2: the tests that hold the whole machine, one at a time"
+echo "pytest-ebsperf tests, pass 1: the tests that hold the whole machine, one at a time"
 machine=0
 run_pass machine -n 0 -m "alone(machine=True)" "$@" || machine=$?
+echo "pytest-ebsperf tests, pass 2: the tests that share the machine"
+shared=0
+run_pass shared -n "${EBSPERF_TEST_WORKERS:-6}" --dist worksteal -m "not alone" "$@" || shared=$?
 echo "pytest-ebsperf tests, pass 3: the tests that run alone, in two lanes"
 alone=0
 EBSPERF_TEST_LANES=1 run_pass alone -n 2 --dist worksteal -m "alone and not alone(machine=True)" \
   "$@" || alone=$?
 # green when no pass failed and at least one ran a test (a -k may select from one pass only)
 worst=0
-for rc in "$shared" "$machine" "$alone"; do
+for rc in "$machine" "$shared" "$alone"; do
   ok "$rc" || { worst=$rc; break; }
 done
 [ "$worst" -ne 0 ] && exit "$worst"
-for rc in "$shared" "$machine" "$alone"; do
+for rc in "$machine" "$shared" "$alone"; do
   [ "$rc" -eq 0 ] && exit 0
 done
 exit 5

@@ -119,8 +119,8 @@ def _share_the_machine(request: pytest.FixtureRequest,
     counts or sweeps what the whole machine holds, or loads every CPU itself) never runs beside
     any test. A shared/exclusive file lock with a turnstile, so a waiting test is not starved.
 
-    ``scripts/test.sh`` runs the kinds in three passes: ``-m "not alone"`` on six workers, the
-    ``machine`` tests one at a time, then the other ``alone`` tests in two lanes (:data:`LANES`
+    ``scripts/test.sh`` runs the kinds in three passes: the ``machine`` tests one at a time,
+    ``-m "not alone"`` on six workers, then the other ``alone`` tests in two lanes (:data:`LANES`
     set): two ``alone`` tests side by side, which leave the CPUs 70 % idle (their time is fio's
     planned seconds and a comparison holds the host's measuring lock alone while it measures),
     while a ``machine`` test run among them would still hold the machine.
