@@ -105,7 +105,7 @@ def estimate(method: str, runner: Any, workload: Any, args: Sequence[Any],
 
     one = _run_s(workload)
     if method in ("check_faster_than", "check_rel", "check_encrypted_twin"):
-        block = paired.block_workload(workload, runner.settings)
+        block = paired.twin_block(workload, runner.settings)
         pair = 2 * _run_s(block)
         terms = 1 if method == "check_faster_than" else 2  # S2-17: IOPS and latency
         return (terms * TYPICAL_PAIRS * pair, terms * 64 * pair,

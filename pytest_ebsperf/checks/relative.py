@@ -46,7 +46,7 @@ def _check_same(runner: CheckCore, claim: str, what: str, workload: Workload,
     reference = runner.reference
     mine_label, theirs_label = labels or (runner.target.label, reference.label)
     policy = runner.session.policy.split(2)
-    block = paired.block_workload(workload, runner.settings)
+    block = paired.twin_block(workload, runner.settings)
     design = comparison.ratio_design(comparison.WITHIN, verdict.REL_MAX_RATIO_DEV,
                                      fail_alpha=policy.alpha, pass_alpha=policy.pass_alpha)
     runner.announce(f"{claim}: {what}, IOPS: pairs of {block.runtime_s:g} s blocks on "
@@ -139,7 +139,7 @@ def check_faster_than(runner: CheckCore, claim: str, what: str, workload: Worklo
     credits is measured only while its bucket can carry a block, and a block in which the
     burst ended stops the pairs (a claim about the burst is not judged on the baseline)."""
     pair, reference = _typed_twin(runner, claim, reference_type)
-    block = paired.block_workload(workload, runner.settings)
+    block = paired.twin_block(workload, runner.settings)
     policy = runner.session.policy
     design = comparison.ratio_design(comparison.AT_LEAST, at_least, fail_alpha=policy.alpha,
                                      pass_alpha=policy.pass_alpha)
@@ -278,7 +278,7 @@ class RelativeChecks:
     # what each would run first (the dry run asks; Check.first_run): the device's first block
     def first_check_rel(self, claim: str, what: str, workload: Workload) -> FirstRun:
         self.core.reference  # noqa: B018 - the twin, taken as the check takes it (or skipped)
-        return paired.block_workload(workload, self.core.settings), self.core.target
+        return paired.twin_block(workload, self.core.settings), self.core.target
 
     def first_check_encrypted_twin(self, claim: str, what: str, workload: Workload
                                    ) -> FirstRun:
@@ -291,4 +291,4 @@ class RelativeChecks:
                                 reference_type: str, at_least: float,
                                 notes: Sequence[str] = ()) -> FirstRun:
         _typed_twin(self.core, claim, reference_type)
-        return paired.block_workload(workload, self.core.settings), self.core.target
+        return paired.twin_block(workload, self.core.settings), self.core.target

@@ -139,7 +139,8 @@ OPTIONS: tuple[Option, ...] = (
            "varying by 30 percent fails, each nearly always (docs/claims.md has the table).",
            10),
     Option("ramp", "--ebsperf-ramp", "ebsperf_ramp", "EBSPERF_RAMP", "float", "SECONDS",
-           "warm-up before measuring. Default: 2 on a device, 0.5 on an emulated volume."),
+           "warm-up before measuring. Default: 2 on a device, 0.5 on an emulated volume "
+           "(0.25 before each block of emulated twins compared in turn)."),
     Option("long", "--ebsperf-long", None, None, "bool", None,
            "also run checks that take long on real volumes (e.g. the 33-minute gp2 knee).",
            False),

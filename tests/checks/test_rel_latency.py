@@ -20,9 +20,9 @@ from pytest_ebsperf.errors import ConfigError
 pytestmark = pytest.mark.alone
 
 ENCRYPTION = f"{ROOT}/suites/encryption/test_encryption.py"
-#: 1 s blocks after a 0.25 s ramp (the emulated default is 2 s after 0.5 s): a kernel-paced
-#: twin's block medians scatter by a few percent either way, and each look takes the same
-#: number of pairs, so the procedure is the same in 60 % of the seconds
+#: 1 s blocks after a 0.25 s ramp, the emulated twins' defaults (checks/paired.py), given here
+#: so that the procedure these tests time stays the same if those defaults move: a
+#: kernel-paced twin's block medians scatter by a few percent either way
 BLOCKS = ("--ebsperf-block=1", "--ebsperf-ramp=0.25")
 
 

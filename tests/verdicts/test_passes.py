@@ -9,11 +9,25 @@ from dataclasses import replace
 import pytest
 
 from pytest_ebsperf.checks import paired
+from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.emulate import witness
 from pytest_ebsperf.fio import jobs
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.verdicts import comparison, paired_verdicts, stability, stats
 from pytest_ebsperf.verdicts.outcome import Outcome
+
+
+def test_emulated_twins_read_in_turn_ramp_a_quarter_second_unless_a_ramp_is_given():
+    # S2-17, S0-08: the blocks of a comparison hold the host alone, and on an emulated volume
+    # the kernel paces the first I/O as the last
+    job = Workload("randread", bs=16384, iodepth=10, runtime_s=5, ramp_s=0.5)
+    emulated = paired.twin_block(job, Settings(emulate=True))
+    assert (emulated.runtime_s, emulated.ramp_s) == (1.0, 0.25)
+    # S1-03's and S1-08's rounds of writes keep the run's ramp
+    assert paired.block_workload(job, Settings(emulate=True)).ramp_s == 0.5
+    assert paired.twin_block(job, Settings(emulate=True, ramp=0.75)).ramp_s == 0.75
+    real = paired.twin_block(job, Settings())
+    assert (real.runtime_s, real.ramp_s) == (10.0, 2.0)
 
 
 def _seconds(mean: float, spread: float, n: int = 10, seed: int = 1) -> list[float]:
