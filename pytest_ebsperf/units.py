@@ -54,7 +54,10 @@ def format_latency(ns: float, digits: int = 2) -> str:
 
 
 def format_seconds(seconds: float) -> str:
-    """``2000`` -> ``2,000 s (33 min)``; minutes only from ten minutes up."""
+    """``2000`` -> ``2,000 s (33 min)``; minutes only from ten minutes up; under a second
+    two significant digits (``0.25`` -> ``0.25 s``, which one decimal made ``0.2 s``)."""
+    if 0 < abs(seconds) < 1:
+        return f"{seconds:.2g} s"
     text = f"{format_number(seconds)} s"
     return f"{text} ({seconds / 60:,.0f} min)" if seconds >= 600 else text
 

@@ -13,6 +13,7 @@ from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.emulate import witness
 from pytest_ebsperf.fio import jobs
 from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.units import format_seconds
 from pytest_ebsperf.verdicts import comparison, paired_verdicts, stability, stats
 from pytest_ebsperf.verdicts.outcome import Outcome
 
@@ -28,6 +29,12 @@ def test_emulated_twins_read_in_turn_ramp_a_quarter_second_unless_a_ramp_is_give
     assert paired.twin_block(job, Settings(emulate=True, ramp=0.75)).ramp_s == 0.75
     real = paired.twin_block(job, Settings())
     assert (real.runtime_s, real.ramp_s) == (10.0, 2.0)
+
+
+def test_a_block_s_quarter_second_ramp_is_said_as_it_is():
+    # "its 0.25 s ramp dropped", not one decimal's "0.2 s"
+    assert [format_seconds(s) for s in (0.25, 0.5, 8.5, 2, 2000)] == \
+        ["0.25 s", "0.5 s", "8.5 s", "2 s", "2,000 s (33 min)"]
 
 
 def _seconds(mean: float, spread: float, n: int = 10, seed: int = 1) -> list[float]:
