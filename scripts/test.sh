@@ -4,11 +4,14 @@
 #
 # Three passes, each test in exactly one, each run once (a test that fails fails the run):
 #  1. the tests marked `alone(machine=True)` (they count or sweep what the whole machine holds,
-#     or load every CPU themselves), one after another with nothing beside them: run among the
-#     lanes of pass 3, each had to wait until the other lane's test (a comparison can take a
-#     minute) was done, and that lane started nothing new meanwhile. First, because it is one
-#     process that collects every test: it leaves the rewritten test modules in the cache the
-#     next passes' workers read (below);
+#     load every CPU themselves, or compare twins, holding the host's measuring lock alone
+#     nearly throughout), one after another with nothing beside them: run among the lanes of
+#     pass 3, each had to wait until the other lane's test was done, and that lane started
+#     nothing new meanwhile, and a comparison there held the other lane's fio back for most of
+#     its time yet needed more pairs (S2-17's identical twins: 104-171 s in the lanes, 45-83 s
+#     by themselves on the same machine). First, because it is one process that collects
+#     every test: it leaves the rewritten test modules in the cache the next passes' workers
+#     read (below);
 #  2. the tests that share the machine, side by side on pytest-xdist workers
 #     (EBSPERF_TEST_WORKERS, default 6: the pass keeps the CPUs about 65 % busy, the rest of
 #     its time being fio's planned seconds; 445-468 s on a 2-CPU machine against 468-517 s on

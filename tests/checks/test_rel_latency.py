@@ -45,6 +45,7 @@ def _latency(checks: list[dict]) -> dict:
 
 @needs_root
 @needs_fio
+@pytest.mark.alone(machine=True)  # a comparison: holds the host alone nearly throughout
 def test_twins_with_the_same_service_time_meet_the_latency_term(tmp_path: Path) -> None:
     # 3 ms twins, not 1 ms: the latency daemon's own path (0.2-0.8 ms on this VM, calibrated
     # once per twin) made two 1 ms twins measure 1.32 and 1.11 ms, a gap the term rightly
@@ -67,6 +68,7 @@ def test_twins_with_the_same_service_time_meet_the_latency_term(tmp_path: Path) 
 
 @needs_root
 @needs_fio
+@pytest.mark.alone(machine=True)  # a comparison: holds the host alone nearly throughout
 def test_a_twin_three_times_as_slow_per_io_fails_the_latency_term(tmp_path: Path) -> None:
     # FAIL needs the pairs' lower confidence bound on A - (1.10 B + 0.05 ms) above 0, at a
     # first stage of 4 pairs and again on 4 fresh ones. A twin three times as slow puts it
