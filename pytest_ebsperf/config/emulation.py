@@ -51,7 +51,7 @@ def parse_misses(text: str | None, origin: str = "--emulate-misses") -> MissPlan
             if not sep or a < 0 or b <= a:
                 raise ConfigError(
                     f"{origin}: {part.strip()!r} is not a span of seconds; give dip:START-END "
-                    "(seconds after the first fio run began, e.g. dip:3-6 or dip:3-6,20-22).")
+                    "(seconds after the volume's first I/O, e.g. dip:3-6 or dip:3-6,20-22).")
             dips.append((a, b))
         return MissPlan(dips=tuple(sorted(dips)))
     rate_text, _, spell_text = spec.partition(",")

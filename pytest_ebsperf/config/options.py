@@ -180,7 +180,7 @@ OPTIONS: tuple[Option, ...] = (
            "RATE[,SPELL_S]", "make an emulated volume miss its 90 percent line (running at 50-80 percent "
            "of its rates) in RATE of its seconds, in spells of SPELL_S seconds on average "
            "(0.001,3: the SLA's budget in 3 s spells); dip:START-END misses at fixed seconds "
-           "after its first fio run began.", None),
+           "after its first I/O.", None),
     Option("emulate_timescale", "--emulate-timescale", None, "EBSPERF_EMULATE_TIMESCALE", "str",
            "N", "shrink emulated burst buckets N times (rates unchanged) so a 2,000 s knee "
            "comes after 2,000/N s; the model's times shrink alike. 'auto' makes a full "

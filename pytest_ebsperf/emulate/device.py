@@ -215,7 +215,7 @@ class EmulatedDevice:
         if workload.engine == "auto":
             workload = workload.replace(engine="libaio")
         if self.misses is not None:
-            self.misses.begin()  # its clock starts with the first fio run
+            self.misses.begin(self.path)  # its clock starts with the first I/O
         self._first_write_cost(workload)
         if workload.pattern == "trim":
             # TRIM punches holes in the backing file; the next write allocates it again, so

@@ -9,10 +9,12 @@ of missed seconds is ``rate`` and its spells last ``spell`` seconds on average.
 
 ``--emulate-misses=RATE[,SPELL_S]`` (``0.001,3``: the SLA's 0.1 % budget in 3 s spells).
 ``--emulate-misses=dip:START-END[,START-END...]``: missed seconds at fixed times (seconds
-after the volume's first fio run began), to reproduce one stretch exactly.
+after the volume's first I/O), to reproduce one stretch exactly.
 
-The chain's clock starts when the first workload is prepared on the device (just before its
-first fio run), so ``dip:`` times and the chain's first seconds fall into measured time.
+The chain's clock starts with the first I/O the kernel counts on the device after the first
+workload was prepared (fio's start on a busy host can take seconds, which a clock started at
+the preparation would have spent), so ``dip:`` times and the chain's first seconds fall into
+measured time.
 """
 
 from __future__ import annotations
@@ -20,12 +22,19 @@ from __future__ import annotations
 import random
 import threading
 import time
-from typing import Protocol
+from typing import Callable, Protocol
 
 from pytest_ebsperf.config.emulation import MISS_HIGH, MISS_LOW, MissPlan
+from pytest_ebsperf.device import kernelstat
 
 #: The driver re-checks the clock this often (seconds).
 TICK_S = 0.05
+
+
+def ios_counted(device: str) -> int | None:
+    """The I/Os the kernel has counted on ``device`` (None when it cannot be read)."""
+    seen = kernelstat.read(device)
+    return None if seen is None else seen.ios
 
 
 class _Scaled(Protocol):
@@ -43,12 +52,16 @@ class MissDriver:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._in_spell = False
+        self._io_count: Callable[[], int | None] | None = None
 
-    def begin(self) -> None:
-        """Start the clock (idempotent): the first fio run on the device is about to run."""
+    def begin(self, device: str | None = None) -> None:
+        """Start the clock (idempotent): the first fio run on the device is about to run. With
+        ``device``, the clock starts only when the I/Os the kernel counts on it first move:
+        the first I/O, not fio's start-up, is second 0."""
         if self._thread is not None:
             return
-        self.started = time.monotonic()
+        if device is not None:
+            self._io_count = lambda: ios_counted(device)
         self._thread = threading.Thread(target=self._loop, name="ebsperf-misses", daemon=True)
         self._thread.start()
 
@@ -73,7 +86,18 @@ class MissDriver:
             self._in_spell = self.random.random() < (stay if self._in_spell else start)
         return self._in_spell
 
+    def _wait_for_first_io(self) -> None:
+        io_count = self._io_count
+        counted = io_count() if io_count is not None else None
+        while io_count is not None and counted is not None and not self._stop.is_set():
+            now = io_count()
+            if now is None or now != counted:
+                break
+            self._stop.wait(TICK_S / 5)
+        self.started = time.monotonic()
+
     def _loop(self) -> None:
+        self._wait_for_first_io()
         assert self.started is not None
         second = -1
         while not self._stop.is_set():

@@ -11,6 +11,7 @@ import json
 import random
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -125,6 +126,31 @@ def test_the_emulated_chain_misses_at_its_rate_in_spells_of_its_length():
 def test_a_dip_misses_exactly_its_seconds():
     driver = misses.MissDriver(_Scale(), parse_misses("dip:3-6"))
     assert [s for s in range(10) if driver.missing(s)] == [3, 4, 5]
+
+
+def test_the_miss_clock_starts_with_the_device_s_first_io_not_with_fio_s_start_up(
+        monkeypatch: pytest.MonkeyPatch):
+    """A dip's seconds count from the first I/O the kernel sees: fio's start-up on a busy host
+    (seconds, in one CI run) would otherwise spend the dip before anything was measured."""
+    counts = iter([7] * 15 + [9] * 10_000)  # the count moves on the 16th look (~30 ms in)
+    driver = misses.MissDriver(_Scale(), parse_misses("dip:3-6"))
+    asked = time.monotonic()
+    monkeypatch.setattr(misses, "ios_counted", lambda device: next(counts))
+    driver.begin("/dev/loop-emulated")
+    try:
+        deadline = asked + 5
+        while driver.started is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert driver.started is not None and driver.started - asked >= 0.02
+    finally:
+        driver.stop()
+    stalled = misses.MissDriver(_Scale(), parse_misses("dip:3-6"))
+    monkeypatch.setattr(misses, "ios_counted", lambda device: 7)
+    stalled.begin("/dev/loop-emulated")  # no I/O yet: no clock, and stop() still ends the thread
+    time.sleep(0.1)
+    assert stalled.started is None
+    stalled.stop()
+    assert stalled._thread is not None and not stalled._thread.is_alive()
 
 
 # -- end to end ------------------------------------------------------------------------------
