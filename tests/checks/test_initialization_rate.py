@@ -31,7 +31,7 @@ FACTS = ("--volume-type=gp3", "--volume-size=1", "--volume-init-rate=100")
 
 
 @pytest.fixture
-def throttled(loop_device: Callable[..., str], tmp_path: Path
+def throttled(loop_device: Callable[..., str]
               ) -> Iterator[Callable[[int], tuple[str, tuple[str, ...]]]]:
     """Factory: ``throttled(read_bps)`` -> (a 64 MiB loop device, the argv prefix that runs a
     command in a cgroup whose reads of it the kernel holds to ``read_bps``). The cgroups go
@@ -50,8 +50,9 @@ def throttled(loop_device: Callable[..., str], tmp_path: Path
                 pass
         numbers = (sys_dir / "dev").read_text().strip()
         try:
-            group = choose_throttle(f"ebsperf-test-init-{tmp_path.name}-{len(groups)}",
-                                    numbers).create()
+            # the device's own numbers name it: two workers' tmp_paths can share a name
+            group = choose_throttle(f"ebsperf-test-init-{numbers.replace(':', '-')}-"
+                                    f"{len(groups)}", numbers).create()
         except EmulationUnavailableError as exc:
             pytest.skip(str(exc))
         groups.append(group)
