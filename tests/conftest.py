@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -48,40 +47,9 @@ def pytest_configure(config: pytest.Config) -> None:
     _on_a_worker = hasattr(config, "workerinput")
 
 
-#: Each test's seconds (setup, call and teardown) in a run of scripts/test.sh, the longest
-#: first: what :func:`pytest_collection_modifyitems` deals the tests out by. Written by
-#: ``EBSPERF_TEST_DURATIONS=<file> bash scripts/test.sh`` and ``scripts/test_durations.py``.
-DURATIONS = Path(__file__).parent / "durations.json"
-#: The file each test's seconds are appended to (``nodeid seconds`` lines), when set.
-DURATIONS_ENV = "EBSPERF_TEST_DURATIONS"
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On N pytest-xdist workers, the tests in the order that deals them out longest first.
-
-    pytest-xdist's ``worksteal`` gives each worker a contiguous Nth of the collection and lets
-    an idle one take the back half of the longest queue. In file order a pass's longest tests
-    came wherever their files did, and one 88 s test that began late ran on alone at the end
-    of its pass. Ordered by :data:`DURATIONS` (longest first; a test not there counts as
-    none) and dealt like cards, each worker's Nth begins with its share of the longest, they
-    start at once, and what is taken from the back is short. Every worker sorts alike (the
-    same file, a stable sort), as xdist requires."""
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
-    if workers < 2 or len(items) <= workers or not DURATIONS.exists():
-        return
-    known = json.loads(DURATIONS.read_text())
-    ranked = sorted(items, key=lambda item: -float(known.get(item.nodeid, 0.0)))
-    items[:] = [item for hand in range(workers) for item in ranked[hand::workers]]
-
-
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """In scripts/test.sh's passes, each failed test's node ID and why go to the pass's file
-    (written by xdist's controller, which sees every worker's reports); with
-    :data:`DURATIONS_ENV` set, each test's seconds go to that file."""
-    seconds = _env_path(DURATIONS_ENV)
-    if seconds is not None and not _on_a_worker:
-        with open(seconds, "a") as out:
-            out.write(f"{report.nodeid} {report.duration:.2f}\n")
+    (written by xdist's controller, which sees every worker's reports)."""
     failed = _env_path(FAILED_ENV)
     if failed is None or not report.failed or _on_a_worker:
         return
