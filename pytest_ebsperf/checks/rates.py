@@ -18,6 +18,7 @@ from pytest_ebsperf.checks.core import CheckCore, FirstRun
 from pytest_ebsperf.checks.servers import check_on_servers, first_on_servers
 from pytest_ebsperf.checks.sets import name_slow_member
 from pytest_ebsperf.checks.time import burst_contradicted
+from pytest_ebsperf.checks.witnesses import path_again
 from pytest_ebsperf.device.lock import set_aside
 from pytest_ebsperf.fio.kept import keep_part
 from pytest_ebsperf.fio.live import LiveSeries
@@ -280,6 +281,7 @@ class RateChecks:
         if found.outcome is not Outcome.INCONCLUSIVE or not (behind or busy):
             return found, result
         with self.core.measuring_alone("its first run was the host's: measured again alone"):
+            path_again(target)
             again, again_result = self._measure(expectation, workload, metric)
         self._kept_as_part(result, "host-spoiled")
         why = ("" if behind else "host's CPUs were too busy to tell" if found.binding == "host"
