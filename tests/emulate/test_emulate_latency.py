@@ -49,32 +49,47 @@ def corrected(device: EmulatedDevice) -> float:
 
     A path more than :data:`PATH_SHARE` of the set mean cannot be taken off whole, and one that
     wanders then moves fio's figure with it (two CI runs: a 500 µs setting measured 879 and
-    706 µs, 1,327 and 674 µs): the mean is raised to what this host can emulate, a multiple of
-    100 µs at least path / PATH_SHARE, and the checks hold that mean. Returns the mean held."""
+    706 µs, 1,327 and 674 µs): the mean is raised to what this host can emulate
+    (:func:`room_for_the_path`), and the checks hold that mean. Returns the mean held."""
     device.calibrate_path()
-    server = device.latency_server
     read(device, 1, seconds=0.5)  # the daemon sees the path of the I/Os going through
+    return room_for_the_path(device)
+
+
+def room_for_the_path(device: EmulatedDevice, *, at_least: float = 0.0) -> float:
+    """The mean held from now on: the set one, or (when the path the daemon saw, less its
+    anchor, is more than :data:`PATH_SHARE` of it) a multiple of 100 µs at least path /
+    PATH_SHARE, and at least ``at_least``."""
+    server = device.latency_server
     path, samples, _ = server.seen()
     own = path - (server.anchor_us or 0.0) if path is not None and samples else 0.0
     mean = device.latency_us or 0.0
-    if own > PATH_SHARE * mean:
-        mean = math.ceil(own / PATH_SHARE / 100.0) * 100.0
+    wanted = max(at_least, math.ceil(own / PATH_SHARE / 100.0) * 100.0)
+    if wanted > mean:
+        mean = wanted
         server.set(mean_us=mean)
         device.latency_us = mean
     return mean
 
 
 def steady_qd1(device: EmulatedDevice) -> tuple[float, float, float]:
-    """Two 2-s runs at queue depth 1: (IOPS, clat, total latency) of the first, or a skip
-    saying why the figure cannot be checked: the two runs differ by more than 15 % although
-    the mean was set for the path :func:`corrected` saw (never seen since it is)."""
-    first, second = read_with_total(device, 1), read_with_total(device, 1)
+    """Two 2-s runs at queue depth 1 that agree within 15 %: (IOPS, clat, total latency) of
+    the first. Runs that do not agree (a CI run in the lanes: 668 and 525 µs for a set 500 µs
+    whose path had looked 40 % of it or less) show a path this host does not hold at that
+    mean: the mean is raised once, to at least twice what it was and to what the path seen
+    through those runs leaves room for, and two more runs are made; a skip says so when even
+    those do not agree. The mean held is ``device.latency_us``."""
+    for attempt in range(2):
+        first, second = read_with_total(device, 1), read_with_total(device, 1)
+        if abs(first[1] - second[1]) <= 0.15 * min(first[1], second[1]):
+            return first
+        if attempt == 0:
+            room_for_the_path(device, at_least=2 * (device.latency_us or 0.0))
     mean = device.latency_us or 0.0
-    if abs(first[1] - second[1]) > 0.15 * min(first[1], second[1]):
-        pytest.skip(f"this machine's I/O path wandered between two 2-s runs at queue depth 1 "
-                    f"({first[1]:.0f} and {second[1]:.0f} µs for a set {mean:.0f} µs): the "
-                    "emulator's figure cannot be checked against it now")
-    return first
+    pytest.skip(f"this machine's I/O path wandered between two 2-s runs at queue depth 1 "
+                f"({first[1]:.0f} and {second[1]:.0f} µs for a set {mean:.0f} µs, the "
+                "mean already raised once for it): the emulator's figure cannot be checked "
+                "against it now")
 
 
 def read(device: EmulatedDevice, iodepth: int, seconds: float = 2) -> tuple[float, float]:
@@ -109,8 +124,9 @@ def test_the_setting_reads_auto_none_and_milliseconds() -> None:
 def test_queue_depth_one_sees_the_set_latency(mean_ms: float) -> None:
     _usable()
     with EmulatedDevice(size_bytes=64 * MIB, iops=100_000, latency_us=mean_ms * 1000) as dev:
-        mean = corrected(dev)  # the set mean, or what this host's path lets it emulate
+        corrected(dev)  # the set mean, or what this host's path lets it emulate
         iops, clat, total = steady_qd1(dev)
+        mean = dev.latency_us or 0.0
     # 5 % is the goal on a quiet machine (docs/benchmarks.md has the figures); on this 2-CPU
     # virtual machine, with the path measured once per process and taken off as a fixed
     # figure, 2-s runs at 0.5-2 ms were measured between -10 % and +14 % of the set mean
@@ -167,8 +183,9 @@ def test_deeper_queues_reach_queue_depth_over_latency() -> None:
     the last assertion holds to the seconds of this very run)."""
     _usable()
     with EmulatedDevice(size_bytes=64 * MIB, iops=100_000, latency_us=1000) as dev:
-        mean = corrected(dev)  # 1 ms, or what this host's path lets it emulate
+        corrected(dev)  # 1 ms, or what this host's path lets it emulate
         one, _, _ = steady_qd1(dev)
+        mean = dev.latency_us or 0.0
         started = time.monotonic()
         iops, clat, total = read_with_total(dev, 8)
         owed = witness.allowed_iops(dev, started, time.monotonic(), 4096, 8)
