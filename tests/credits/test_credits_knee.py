@@ -255,6 +255,10 @@ def test_a_knee_the_host_held_back_is_the_host_s_and_an_early_one_stands() -> No
     assert knee_held_back(early, behind).outcome is Outcome.FAIL
     on_time = _judge(13.0, 377.0)
     assert knee_held_back(on_time, behind).outcome is Outcome.PASS
+    # a bucket empty from the start: no burst for the host to have held back
+    empty = dataclasses.replace(unseen, reason="no credits at start: burst level 500 MiB/s "
+                                "never reached (ran at 38 MiB/s, baseline 40 MiB/s)")
+    assert knee_held_back(empty, behind) is empty
 
 
 def test_after_the_knee_a_shortfall_is_diagnosed_on_that_part_s_own_latency() -> None:
