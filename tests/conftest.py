@@ -13,6 +13,7 @@ import pytest
 from support.common import ROOT_REASON, backing_seen, can_make_loop_devices, detach_own
 
 from pytest_ebsperf.config.emulation import SHARED_CALIBRATION_ENV
+from pytest_ebsperf.device.lock import MEASURING_DIR_ENV
 
 #: Fixtures any test may ask for by name: moto, the fake IMDS and sysfs, the inner pytest runs
 #: of the AWS plugin (the guard is on every test of ``tests/aws``: its conftest).
@@ -145,6 +146,14 @@ def _share_the_machine(request: pytest.FixtureRequest,
     calibration = Path(f"{base}.calibration")
     calibration.mkdir(exist_ok=True)
     monkeypatch.setenv(SHARED_CALIBRATION_ENV, str(calibration))
+    if request.node.get_closest_marker("own_measuring_lock") is not None:
+        # its runs' verdicts are not what it reads: they neither wait behind other tests'
+        # holds of the host alone (up to 55 s a test in pass 2) nor hold it from them, and
+        # measure their own paths (none of theirs goes to the pass's shared corrections)
+        apart = request.getfixturevalue("tmp_path") / "measuring-apart"
+        apart.mkdir()
+        monkeypatch.setenv(MEASURING_DIR_ENV, str(apart))
+        monkeypatch.setenv(SHARED_CALIBRATION_ENV, str(apart))
     marker = request.node.get_closest_marker("alone")
     alone = marker is not None and (marker.kwargs.get("machine", False)
                                     or not os.environ.get(LANES))

@@ -45,6 +45,7 @@ def probe(inner: Inner, vtype: str = "gp2") -> None:
 
 
 # ------------------------------------------------------------------------------ discovered
+@pytest.mark.own_measuring_lock  # reads what its runs leave, not their verdicts
 def test_the_gp2_suite_runs_on_a_device_whose_type_and_size_come_from_aws(
     inner: Inner, fake_tree: FakeTree, instance: str
 ) -> None:

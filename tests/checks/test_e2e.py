@@ -75,6 +75,7 @@ def test_strict_mode_fails_an_inconclusive_check(pytester: pytest.Pytester) -> N
     result.assert_outcomes(failed=1)
 
 
+@pytest.mark.own_measuring_lock  # reads what its runs leave, not their verdicts
 def test_ctrl_c_during_a_check_leaves_no_device_cgroup_or_fio_behind(tmp_path: Path) -> None:
     pid, output = interrupt_once_fio_runs(
         [sys.executable, "-m", "pytest", IO1_READ, "--emulate", "--ebsperf-runtime=30",

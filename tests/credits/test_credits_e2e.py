@@ -207,6 +207,7 @@ def test_an_st1_bucket_is_timed_in_mib_per_second(pytester: pytest.Pytester) -> 
     result.stdout.fnmatch_lines(["*B-HDD*st1 burst duration*PASS*burst credits*"])
 
 
+@pytest.mark.own_measuring_lock  # reads what its runs leave, not their verdicts
 def test_long_checks_on_a_real_device_skip_with_their_duration(
         pytester: pytest.Pytester, loop_device: Callable[..., str]) -> None:
     device = loop_device(64)
@@ -275,6 +276,7 @@ def test_the_progress_line_updates_on_a_terminal(tmp_path: Path) -> None:
     assert before == sorted(before, reverse=True) and before[-1] < before[0], countdown
 
 
+@pytest.mark.own_measuring_lock  # reads what its runs leave, not their verdicts
 def test_ctrl_c_during_a_knee_check_leaves_no_device_cgroup_thread_or_fio(tmp_path: Path
                                                                           ) -> None:
     before = set(leftovers())

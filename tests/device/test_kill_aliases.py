@@ -180,6 +180,7 @@ def assert_nothing_writes_after(device: str, ended: float) -> None:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT,
                                     signal.SIGKILL],
                          ids=["SIGTERM", "SIGHUP", "SIGINT", "SIGKILL"])
+@pytest.mark.own_measuring_lock  # reads what its runs leave, not their verdicts
 def test_a_signal_to_pytests_pid_alone_during_a_write_stops_every_write(
         signum: int, loop_device: Callable[..., str], throttled: Callable[[str, int], list[str]],
         tmp_path: Path) -> None:
@@ -195,6 +196,7 @@ def test_a_signal_to_pytests_pid_alone_during_a_write_stops_every_write(
             os.killpg(proc.pid, signal.SIGKILL)
 
 
+@pytest.mark.own_measuring_lock  # reads what its runs leave, not their verdicts
 def test_a_signal_to_the_whole_group_during_a_write_stops_every_write(
         loop_device: Callable[..., str], throttled: Callable[[str, int], list[str]],
         tmp_path: Path) -> None:
@@ -210,6 +212,7 @@ def test_a_signal_to_the_whole_group_during_a_write_stops_every_write(
             os.killpg(proc.pid, signal.SIGKILL)
 
 
+@pytest.mark.own_measuring_lock  # reads what its runs leave, not their verdicts
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_killing_the_xdist_controller_takes_its_workers_and_their_writes(
         signum: int, loop_device: Callable[..., str], throttled: Callable[[str, int], list[str]],
@@ -496,6 +499,7 @@ def test_a_disk_and_its_partition_share_one_lock_and_never_run_at_once(
         holder.wait(timeout=10)
 
 
+@pytest.mark.own_measuring_lock  # reads what its runs leave, not their verdicts
 def test_two_destructive_workers_take_the_device_in_turn(loop_device: Callable[..., str],
                                                          tmp_path: Path) -> None:
     pytest.importorskip("xdist")

@@ -28,6 +28,7 @@ time.sleep(float(sys.argv[2]))
 @pytest.fixture
 def lock_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setattr(lock, "LOCK_DIRS", (tmp_path,))
+    monkeypatch.delenv(lock.MEASURING_DIR_ENV, raising=False)
     assert not lock._held and not lock._lazy  # nothing of this process holds it
     yield tmp_path
     assert not lock._held and not lock._lazy
@@ -117,3 +118,24 @@ def test_a_check_whose_figures_do_not_depend_on_when_it_runs_holds_the_lock_per_
             pass
         assert lock._held == ["shared"] and not free(path)
     assert free(path) and not lock._held
+
+
+def test_a_run_that_names_a_measuring_folder_of_its_own_waits_for_no_other_runs_holds(
+        lock_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    host = lock_dir / lock.MEASURING_LOCK
+    holder = comparison_holding(host, 60)  # killed below
+    try:
+        own = tmp_path / "own"
+        own.mkdir()
+        monkeypatch.setenv(lock.MEASURING_DIR_ENV, str(own))
+        started = time.monotonic()
+        with lock.measuring(alone=True) as waited:
+            assert not waited and time.monotonic() - started < 0.5
+            assert not free(own / lock.MEASURING_LOCK)  # held alone there, by this run
+        assert free(own / lock.MEASURING_LOCK)
+        assert not free(host)  # the host's lock is still the other comparison's
+        monkeypatch.delenv(lock.MEASURING_DIR_ENV)
+        assert lock._measuring_path(lock.MEASURING_LOCK) == host  # without it: the host's
+    finally:
+        holder.kill()
+        holder.wait()

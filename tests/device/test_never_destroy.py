@@ -103,6 +103,7 @@ def test_a_second_loop_device_over_a_mounted_image_is_refused_naming_the_alias(
         detach_own(alias, alias_backing)
 
 
+@pytest.mark.own_measuring_lock  # reads what its runs leave, not their verdicts
 def test_a_destructive_run_holds_the_device_so_a_mount_during_fio_fails(
         loop_device: Callable[..., str], tmp_path: Path) -> None:
     device = loop_device(128)

@@ -97,6 +97,7 @@ def test_a_dry_run_lists_each_check_and_starts_no_fio(tmp_path: Path) -> None:
     assert not list(Path("/dev").glob("emulated-*"))
 
 
+@pytest.mark.own_measuring_lock  # reads what its runs leave, not their verdicts
 def test_a_dry_run_asks_each_check_and_runs_none_of_it(tmp_path: Path) -> None:
     """A credit check on an empty bucket idles before its first fio run (the refill); the
     dry run asks it what it would run instead: no idle wait, no progress, no announcement."""

@@ -90,6 +90,7 @@ def test_a_failure_is_said_once_wrapped_to_the_terminal(pytester: pytest.Pyteste
     assert "FAIL" in "\n".join(claims_rows(ebsperf_sections(text)))  # the table shows it
 
 
+@pytest.mark.own_measuring_lock  # reads what its runs leave, not their verdicts
 @needs_root
 @needs_fio
 def test_the_summary_speaks_the_users_words(pytester: pytest.Pytester) -> None:
