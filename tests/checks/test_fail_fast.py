@@ -173,6 +173,7 @@ def test_a_check_in_a_ci_log_says_what_it_does_every_30_seconds(tmp_path: Path) 
     assert len(beats) == 1 and 29 <= int(beats[0]) <= 32  # one line after 30 s, no more
 
 
+@pytest.mark.own_measuring_lock  # reads what its runs leave, not their verdicts
 def test_the_kernels_count_of_the_device_is_kept_beside_fios(tmp_path: Path) -> None:
     report, _ = _pytest(tmp_path, IO1_READ, "--emulate")
     steady = next(m for m in report["measurements"] if m["phase"] == "steady")

@@ -191,6 +191,7 @@ def test_writes_on_a_mounted_device_are_refused_even_with_opt_in(
     assert sha256(backing_file(device)) == before
 
 
+@pytest.mark.own_measuring_lock  # reads what its runs leave, not their verdicts
 @needs_fio
 @needs_root
 def test_fio_failing_during_a_check_fails_it_with_a_sentence_not_a_traceback(
