@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_ebsperf.device.identity import family_of_path
+from pytest_ebsperf.errors import ConfigError
 
 if TYPE_CHECKING:
     from typing import Self
@@ -115,6 +116,10 @@ MEASURING_DIR_ENV = "EBSPERF_MEASURING_LOCK_DIR"
 def _measuring_path(name: str) -> Path:
     given = os.environ.get(MEASURING_DIR_ENV)
     if given:
+        if not (os.path.isdir(given) and os.access(given, os.W_OK)):
+            raise ConfigError(f"{MEASURING_DIR_ENV}={given} is not a folder this run can write "
+                              "to: name an existing, writable folder, or unset it (the "
+                              f"measuring lock then lives in {LOCK_DIRS[0]})")
         return Path(given) / name
     for directory in LOCK_DIRS:
         if directory.is_dir() and os.access(directory, os.W_OK):

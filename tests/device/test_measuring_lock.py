@@ -139,3 +139,14 @@ def test_a_run_that_names_a_measuring_folder_of_its_own_waits_for_no_other_runs_
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_measuring_folder_that_is_not_there_is_a_sentence(
+        lock_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_ebsperf.errors import ConfigError
+
+    monkeypatch.setenv(lock.MEASURING_DIR_ENV, str(tmp_path / "missing"))
+    said = "EBSPERF_MEASURING_LOCK_DIR=.*missing is not a folder"
+    with pytest.raises(ConfigError, match=said), lock.measuring():
+        pass
+    assert not lock._held and not lock._fd
