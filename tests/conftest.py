@@ -105,7 +105,7 @@ def _lighter_children(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
         monkeypatch.setenv("PYTEST_ADDOPTS", f"{given} {CHILD_ADDOPTS}".strip())
 
 
-#: Set by ``scripts/test.sh`` for its last pass: ``alone`` tests share the machine in two
+#: Set by ``scripts/test.sh`` for its last pass: ``alone`` tests share the machine in three
 #: lanes (its ``alone(machine=True)`` ones run in a pass of their own, and hold the machine
 #: whenever they run beside others).
 LANES = "EBSPERF_TEST_LANES"
@@ -122,8 +122,8 @@ def _share_the_machine(request: pytest.FixtureRequest,
     test. A shared/exclusive file lock with a turnstile, so a waiting test is not starved.
 
     ``scripts/test.sh`` runs the kinds in three passes: the ``machine`` tests one at a time,
-    ``-m "not alone"`` on six workers, then the other ``alone`` tests in two lanes (:data:`LANES`
-    set): two ``alone`` tests side by side, which leave the CPUs 70 % idle (their time is fio's
+    ``-m "not alone"`` on six workers, then the other ``alone`` tests in three lanes (:data:`LANES`
+    set): three ``alone`` tests side by side, which leave the CPUs about half idle (their time is fio's
     planned seconds and a comparison holds the host's measuring lock alone while it measures),
     while a ``machine`` test run among them would still hold the machine.
     Without xdist there is nothing to share.
