@@ -126,23 +126,21 @@ def _share_the_machine(request: pytest.FixtureRequest,
     set): three ``alone`` tests side by side, which leave the CPUs about half idle (their time is fio's
     planned seconds and a comparison holds the host's measuring lock alone while it measures),
     while a ``machine`` test run among them would still hold the machine.
-    Without xdist there is nothing to share.
+    Without xdist there is no lock to take; the latency daemon's path corrections are shared
+    all the same.
 
     The runs a test starts (pytester, subprocesses) are not xdist workers themselves."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     for name in XDIST_ENV:
         monkeypatch.delenv(name, raising=False)
-    if not run:
-        yield
-        return
-    import fcntl
-
+    basetemp = request.getfixturevalue("tmp_path_factory").getbasetemp()
     # the workers' basetemps share a parent: pytest removes it with the run's others
-    shared = request.getfixturevalue("tmp_path_factory").getbasetemp().parent
-    base = shared / f"ebsperf-tests-{run}"
+    base = basetemp.parent / f"ebsperf-tests-{run}" if run else basetemp / "ebsperf-tests"
     # the runs tests start measure the latency daemon's path once per service time for the
     # whole pass, as one run's xdist workers do (emulate/service_time.py: the daemon follows
-    # the path from there); a test of the calibration itself names a folder of its own
+    # the path from there), the machine tests' pass (no xdist) too: its comparisons of
+    # emulated twins measured the same 1 and 3 ms paths again, 5 s each; a test of the
+    # calibration itself names a folder of its own
     calibration = Path(f"{base}.calibration")
     calibration.mkdir(exist_ok=True)
     monkeypatch.setenv(SHARED_CALIBRATION_ENV, str(calibration))
@@ -154,6 +152,11 @@ def _share_the_machine(request: pytest.FixtureRequest,
         apart.mkdir()
         monkeypatch.setenv(MEASURING_DIR_ENV, str(apart))
         monkeypatch.setenv(SHARED_CALIBRATION_ENV, str(apart))
+    if not run:
+        yield
+        return
+    import fcntl
+
     marker = request.node.get_closest_marker("alone")
     alone = marker is not None and (marker.kwargs.get("machine", False)
                                     or not os.environ.get(LANES))
