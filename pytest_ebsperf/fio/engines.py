@@ -93,6 +93,10 @@ class Engines:
             "--name=probe",
             f"--filename={posixpath.join(tmp, 'probe.dat')}", "--size=1M", "--io_size=256k",
             "--rw=randread", "--bs=4k", "--iodepth=4", f"--ioengine={engine}", *extra,
+            # its job a thread of the one process, as a run's (fio.jobs): a forked job
+            # process outlived a run SIGKILLed during the probe, asleep for good on fio's
+            # shared memory
+            "--thread",
         ]  # fmt: skip
         try:
             if not self._probe_ran(argv, tmp, local=owned is not None):

@@ -597,3 +597,24 @@ def test_without_setpriv_a_child_whose_parent_is_already_gone_exits_before_exec(
     adopted = subprocess.run(["sleep", "20"], check=False, timeout=30,
                              preexec_fn=partial(fio_process._die_with_parent, os.getpid() + 1))
     assert adopted.returncode == 1 and time.monotonic() - started < 10
+
+
+def test_an_engine_probe_runs_its_job_as_a_thread_of_the_one_fio_process(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The parent-death signal reaches the fio process a probe starts, not a job process it
+    forks: one forked by a probe outlived a run SIGKILLed meanwhile (a signal test), asleep
+    for good, its directory removed. A probe's job is a thread, as a run's are."""
+    from pytest_ebsperf.fio.engines import Engines
+    from pytest_ebsperf.fio.host import FioHost
+
+    seen: list[list[str]] = []
+
+    def ran(self: Engines, argv: list[str], tmp: str, *, local: bool) -> bool:
+        seen.append(argv)
+        return False
+
+    monkeypatch.setattr(Engines, "_probe_ran", ran)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert Engines(FioHost(), "fio").works("io_uring") is False
+    (argv,) = seen
+    assert "--thread" in argv and "--name=probe" in argv
