@@ -122,9 +122,10 @@ def _share_the_machine(request: pytest.FixtureRequest,
     test. A shared/exclusive file lock with a turnstile, so a waiting test is not starved.
 
     ``scripts/test.sh`` runs the kinds in three passes: the ``machine`` tests one at a time,
-    ``-m "not alone"`` on six workers, then the other ``alone`` tests in three lanes (:data:`LANES`
-    set): three ``alone`` tests side by side, which leave the CPUs about half idle (their time is fio's
-    planned seconds and a comparison holds the host's measuring lock alone while it measures),
+    ``-m "not alone"`` on six workers, then the other ``alone`` tests in three lanes
+    (:data:`LANES` set): three ``alone`` tests side by side, which leave the CPUs about half
+    idle (their time is fio's planned seconds and a comparison holds the host's measuring
+    lock alone while it measures),
     while a ``machine`` test run among them would still hold the machine.
     Without xdist there is no lock to take; the latency daemon's path corrections are shared
     all the same.
