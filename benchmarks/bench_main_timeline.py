@@ -34,8 +34,10 @@ def record() -> Path:
     done = subprocess.run(["bash", "scripts/main.sh", "-q", "-p", "timeline_plugin"],
                           cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     print(done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-2000:])
+    log = out.with_suffix(".log")  # the job's own output: which checks ended how, and why
+    log.write_text(done.stdout + done.stderr)
     print(f"main job: exit {done.returncode} after {time.monotonic() - started:.0f} s; "
-          f"timeline in {out}")
+          f"timeline in {out}, its output in {log}")
     return out
 
 
