@@ -24,7 +24,7 @@ from pytest_ebsperf.checks.session import EbsperfSession
 from pytest_ebsperf.checks.witnesses import Witnesses, members_alone
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.device.hold import hold
-from pytest_ebsperf.device.kernelstat import read_cpu
+from pytest_ebsperf.device.kernelstat import CpuTimes, read_cpu
 from pytest_ebsperf.device.lock import (
     DeviceLock,
     held_from_first_measurement,
@@ -242,9 +242,7 @@ class CheckCore:
             finally:
                 if self.session.progress is not None:
                     self.session.progress.finish()  # end the live line before the outcome
-            cpu_after = read_cpu(self.session.runner.host)
-            if cpu_before is not None and cpu_after is not None:
-                result = replace(result, host_cpu_busy_pct=cpu_after.busy_pct_since(cpu_before))
+            result = _with_host_cpu(result, cpu_before, read_cpu(self.session.runner.host))
             if target.emulated_any:  # its device is this host's own work
                 result = replace(result, fio_wait_share=None)
             booked(result)
@@ -392,8 +390,8 @@ class CheckCore:
                    "measured_s": round(measured_s, 3), "planned_s": workload.runtime_s,
                    "stopped_early": bool(result.stop_reason),
                    "stop_reason": result.stop_reason or "ran its whole runtime",
-                   "host_cpu_busy_pct": None if result.host_cpu_busy_pct is None
-                   else round(result.host_cpu_busy_pct, 1),
+                   "host_cpu_busy_pct": _tenths(result.host_cpu_busy_pct),
+                   "host_cpu_steal_pct": _tenths(result.host_cpu_steal_pct),
                    "fio_wait_share": result.fio_wait_share,
                    **_latency_percentiles(result, workload)}
         keep_verdict(Path(result.kept_as) if result.kept_as else None, claim=found.claim,
@@ -472,6 +470,20 @@ class CheckCore:
                                 nodeid=self.nodeid),
         })
 
+
+
+def _with_host_cpu(result: FioResult, before: CpuTimes | None,
+                   after: CpuTimes | None) -> FioResult:
+    """``result`` with the host's CPU time while fio ran: the share busy and, part of it, the
+    share the hypervisor took (steal)."""
+    if before is None or after is None:
+        return result
+    return replace(result, host_cpu_busy_pct=after.busy_pct_since(before),
+                   host_cpu_steal_pct=after.steal_pct_since(before))
+
+
+def _tenths(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
 
 
 def _latency_percentiles(result: FioResult, workload: Workload) -> dict[str, float | None]:

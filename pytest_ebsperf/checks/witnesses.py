@@ -19,6 +19,7 @@ from pytest_ebsperf.fio.counted import Witness, apply_witness
 from pytest_ebsperf.fio.kept import keep_part
 from pytest_ebsperf.fio.result import FioResult
 from pytest_ebsperf.fio.workload import Workload
+from pytest_ebsperf.verdicts.diagnosis import steal_sentence
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict, measured_alone
 
 
@@ -177,5 +178,7 @@ class Witnesses:
                                run_from=started)
         if not found.seconds:
             return replace(result, emulator_share=found.share)
+        said, stolen = found.sentence(volume_type), steal_sentence(result.host_cpu_steal_pct)
         return replace(result, emulator_behind=found.seconds,
-                       emulator_said=found.sentence(volume_type), emulator_share=found.share)
+                       emulator_said=f"{said}; {stolen}" if stolen else said,
+                       emulator_share=found.share)

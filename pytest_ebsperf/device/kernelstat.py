@@ -105,10 +105,13 @@ def merge_note(seen: BlockStat, bs: int, device: str) -> str | None:
 @dataclass(frozen=True)
 class CpuTimes:
     """The first line of ``/proc/stat``: time all CPUs spent busy and in total (clock ticks).
-    Waiting for I/O (``iowait``) counts as idle: a CPU waiting on the volume could run fio."""
+    Waiting for I/O (``iowait``) counts as idle: a CPU waiting on the volume could run fio.
+    ``steal`` (part of ``busy``) is the time a virtual machine's hypervisor ran something else
+    while this guest wanted its CPUs: zero on bare metal and on kernels that do not count it."""
 
     busy: int
     total: int
+    steal: int = 0
 
     @classmethod
     def parse(cls, text: str) -> CpuTimes:
@@ -117,12 +120,18 @@ class CpuTimes:
         if len(ticks) < 5:
             raise ValueError(f"not a /proc/stat cpu line: {line[:80]!r}")
         idle = ticks[3] + ticks[4]
-        return cls(busy=sum(ticks) - idle, total=sum(ticks))
+        steal = ticks[7] if len(ticks) > 7 else 0
+        return cls(busy=sum(ticks) - idle, total=sum(ticks), steal=steal)
 
     def busy_pct_since(self, before: CpuTimes) -> float | None:
         """Share of all CPUs' time that was busy between ``before`` and this reading."""
         total = self.total - before.total
         return 100.0 * (self.busy - before.busy) / total if total > 0 else None
+
+    def steal_pct_since(self, before: CpuTimes) -> float | None:
+        """Share of all CPUs' time the hypervisor took between ``before`` and this reading."""
+        total = self.total - before.total
+        return 100.0 * (self.steal - before.steal) / total if total > 0 else None
 
 
 def read_cpu(host: Any = None) -> CpuTimes | None:

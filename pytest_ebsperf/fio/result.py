@@ -116,6 +116,9 @@ class FioResult:
     #: Share of all the host's CPUs busy while fio ran (fio, the kernel, other programs),
     #: from ``/proc/stat``; None when not measured.
     host_cpu_busy_pct: float | None = None
+    #: Share of all the host's CPU time its hypervisor took while fio ran (``steal`` in
+    #: ``/proc/stat``, part of the busy share); None when not measured.
+    host_cpu_steal_pct: float | None = None
     #: Share of fio's wall time its threads spent waiting for a CPU (all threads summed,
     #: ``/proc/PID/task/*/schedstat``); None when not measured (a remote host, or an emulated
     #: volume, whose device is this host's own work).

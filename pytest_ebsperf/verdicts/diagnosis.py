@@ -49,6 +49,24 @@ CPU_BOUND_PERCENT = 90.0
 #: from /proc/stat) leave no room to ask for more: a shortfall is not evidence against the
 #: volume.
 HOST_BUSY_PERCENT = 90.0
+
+#: A hypervisor that took this share of the CPUs' time while fio ran is named beside a
+#: verdict the host may have spoiled. On a 2-CPU cloud VM, 1 s windows of emulated runs showed
+#: 0-3 % at rest and spells of 18-38 % in which emulated volumes delivered 42-66 % of their
+#: setting (docs/benchmarks.md).
+STEAL_NOTABLE_PERCENT = 5.0
+
+
+def steal_sentence(steal_pct: float | None) -> str:
+    """What the hypervisor took while fio ran, as a clause ("" below
+    :data:`STEAL_NOTABLE_PERCENT` or unknown)."""
+    if steal_pct is None or steal_pct < STEAL_NOTABLE_PERCENT:
+        return ""
+    return (f"the hypervisor took {steal_pct:.0f} % of this machine's CPU time while fio ran "
+            "(steal: another guest on the same physical host, or a burstable instance out of "
+            "CPU credits)")
+
+
 #: Completion-latency percentiles that stand for "one I/O without queueing", best first.
 SERVICE_PERCENTILES = (5.0, 10.0)
 #: p5 latency >= this share of QD / achieved rate means every I/O waited a full queue turn.
@@ -194,14 +212,18 @@ def cpu_diagnosis(result: FioResult, cpu_count: int | None) -> Diagnosis:
                   f"{host_share:.0f} % of all {cpu_count} CPUs); run fio from a larger host "
                   "or use a faster engine")
         return Diagnosis("load generator", reason, (), details)
-    busy = result.host_cpu_busy_pct
+    busy, steal = result.host_cpu_busy_pct, result.host_cpu_steal_pct
     if busy is not None:
         details["host_cpu_busy_pct"] = busy
+    if steal is not None:
+        details["host_cpu_steal_pct"] = steal
     if busy is not None and busy >= HOST_BUSY_PERCENT:
+        stolen = steal_sentence(steal)
         reason = (f"inconclusive: host bound (this machine's CPUs were {busy:.0f} % busy while "
                   f"fio ran, fio itself {host_share:.0f} %: the kernel's work for the device "
-                  "and other programs took the rest); the host, not the volume, may have set "
-                  "the pace. Run it again on a quiet host")
+                  "and other programs took the rest"
+                  f"{'; ' + stolen if stolen else ''}); the host, not the volume, may have "
+                  "set the pace. Run it again on a quiet host")
         return Diagnosis("host", reason, (), details)
     sentence = f"Not load-generator bound (fio used {per_job:.0f} % of a CPU per job)."
     if not result.cpu_reported:

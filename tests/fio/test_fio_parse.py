@@ -299,6 +299,20 @@ def test_the_hosts_cpu_times_count_iowait_as_idle() -> None:
         CpuTimes.parse("intr 1 2 3")
 
 
+def test_the_hosts_cpu_times_count_what_the_hypervisor_took() -> None:
+    from pytest_ebsperf.device.kernelstat import CpuTimes
+
+    # user nice system idle iowait irq softirq steal: a VM's hypervisor ran another guest
+    # for 60 of 250 ticks while this one wanted its CPUs; steal is part of the busy time
+    before = CpuTimes.parse("cpu  100 0 50 800 50 0 0 40 0 0\n")
+    after = CpuTimes.parse("cpu  200 0 80 850 60 0 0 100 0 0\n")
+    assert after.steal_pct_since(before) == pytest.approx(60 / 250 * 100)
+    assert after.busy_pct_since(before) == pytest.approx(190 / 250 * 100)
+    # kernels and hosts that count no steal (fewer fields) read as none taken
+    old = CpuTimes.parse("cpu  100 0 50 800 50\n")
+    assert old.steal == 0 and old.total == 1000
+
+
 # -- output other tools and modes produce (real fio 3.33 output, made here) -----------------
 def _golden(name: str) -> str:
     return (HERE / name).read_text()

@@ -165,6 +165,24 @@ def test_a_host_whose_cpus_were_saturated_is_host_bound_not_failed() -> None:
     assert found.reason.startswith("inconclusive: host bound (this machine's CPUs were 96 % "
                                    "busy while fio ran, fio itself 15 %")
     assert found.details["host_cpu_busy_pct"] == 96.0
+    assert "hypervisor" not in found.reason  # no steal measured: none named
+
+
+@pytest.mark.parametrize(("steal", "named"), [(23.0, True), (3.0, False)])
+def test_a_host_bound_verdict_names_what_the_hypervisor_took(steal: float, named: bool) -> None:
+    # On a cloud VM the CPUs can be "busy" with another guest's work (steal): a quarter of the
+    # machine's time gone is why the host, not the volume, set the pace, and the reason says
+    # so; a few percent, as a quiet VM shows at rest, is not named.
+    busy = dataclasses.replace(run([1500] * 60, p5_ns=1e6, cpu_pct=30), host_cpu_busy_pct=96.0,
+                               host_cpu_steal_pct=steal)
+    found = verdict.judge_cap(cap(), busy, workload(), cpu_count=2)
+    assert found.outcome is Outcome.INCONCLUSIVE and found.binding == "host"
+    assert found.details["host_cpu_steal_pct"] == steal
+    sentence = ("the hypervisor took 23 % of this machine's CPU time while fio ran (steal: "
+                "another guest on the same physical host, or a burstable instance out of CPU "
+                "credits)")
+    assert (sentence in found.reason) is named
+    assert ("hypervisor" in found.reason) is named
 
 
 @pytest.mark.parametrize(("wait_share", "outcome"), [(0.02, Outcome.FAIL),
