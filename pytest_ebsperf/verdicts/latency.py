@@ -29,6 +29,7 @@ from pytest_ebsperf.fio.result import FioResult, Latency, Series
 from pytest_ebsperf.fio.workload import Workload
 from pytest_ebsperf.units import format_latency, format_number
 from pytest_ebsperf.verdicts import evidence, intervals
+from pytest_ebsperf.verdicts.diagnosis import steal_sentence
 from pytest_ebsperf.verdicts.outcome import Outcome, Verdict
 
 #: The policy name of a latency claim in reports and results files.
@@ -180,6 +181,8 @@ def judge_mean_latency(claim: str, what: str, result: FioResult, workload: Workl
     lost = (f"The emulated volume fell behind its setting in {len(host):,} of "
             f"{len(windows):,} s: this host could not emulate its service time there, and "
             "those seconds, the host's, cannot show a miss" if host else "")
+    stolen = steal_sentence(result.host_cpu_steal_pct) if host else ""
+    lost += f"; {stolen}" if stolen else ""
 
     def verdict(outcome: Outcome, reason: str, sentence: str, **details: Any) -> Verdict:
         shown = format_latency(measured) if measured is not None else "-"

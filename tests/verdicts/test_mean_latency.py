@@ -158,6 +158,14 @@ def test_seconds_the_host_spoiled_cannot_fail_a_volume() -> None:
     found = judge(_host_spoiled(clat, [1400.0] * 10, range(10)))
     assert found.outcome is Outcome.INCONCLUSIVE, found.message
     assert "fell behind its setting in 10 of 10 s: this host could not emulate" in found.message
+    assert "hypervisor" not in found.message  # no steal measured: none named
+    # a main job's io2 (0.75 ms in 9 of 10 s behind) ran while the hypervisor took 42 % of
+    # the machine: said beside the seconds it lost
+    stolen = judge(replace(_host_spoiled(clat, [1400.0] * 10, range(10)),
+                           host_cpu_steal_pct=42.0))
+    assert stolen.outcome is Outcome.INCONCLUSIVE
+    assert ("cannot show a miss; the hypervisor took 42 % of this machine's CPU time while fio "
+            "ran (steal: another guest") in stolen.message
 
 
 def test_a_volume_slower_than_the_claim_still_fails_beside_a_few_host_seconds() -> None:
