@@ -52,8 +52,8 @@ HOST_BUSY_PERCENT = 90.0
 
 #: A hypervisor that took this share of the CPUs' time while fio ran is named beside a
 #: verdict the host may have spoiled. On a 2-CPU cloud VM, 1 s windows of emulated runs showed
-#: 0-3 % at rest and spells of 18-38 % in which emulated volumes delivered 42-66 % of their
-#: setting (docs/benchmarks.md).
+#: 0-3 % at rest and spells of 18-38 %; at 31-33 % an emulated 500 µs volume delivered about
+#: half its setting at QD 1 (docs/benchmarks.md).
 STEAL_NOTABLE_PERCENT = 5.0
 
 
