@@ -53,7 +53,14 @@ def test_twins_with_the_same_service_time_meet_the_latency_term(tmp_path: Path) 
     # bound). At 3 ms the same error is a few percent.
     checks = _checks(tmp_path, "--emulate-latency=3")
     check = _latency(checks)
-    assert check["outcome"] == "pass", check["message"]
+    # Never FAIL; PASS unless the twins' own emulators say the host held one side back. A CI
+    # machine in a spell of the hypervisor's steal: 4 pairs measured again (one side at
+    # 85-89 % of its setting), medians 2.7 and 2.45 ms, "not yet decided" after 32 pairs;
+    # that INCONCLUSIVE names the host, as it must (the daemon follows the path's mean, so
+    # steal on a few I/Os sinks the other I/Os' median: docs/benchmarks.md).
+    held_back = check["outcome"] == "inconclusive" and "this host" in check["message"] and \
+        (check.get("details") or {}).get("measured_again")
+    assert check["outcome"] == "pass" or held_back, check["message"]
     # the IOPS term names which twin is encrypted, and why it is known (the emulator marks
     # the device under test); the latency term at QD 1 is measured whatever the IOPS term said
     iops = checks[0]
