@@ -22,8 +22,13 @@
  * idle pause (fio starting, a job ending), not the path. A job that pauses between its I/Os
  * itself (fio's thinktime, rate_iops at queue depth 1) is seen as a slow path: its I/Os are
  * served faster than set (at most 80 % of the mean is taken off).
- * The parameters can be changed while it runs: write "mean_us sigma overhead_us anchor_us\n"
- * (anchor "nan": the fixed overhead) to the file named by --control and send SIGUSR1;
+ * The mean holds fio's mean completion latency at the set mean. Where the host takes a few
+ * I/Os' path for milliseconds (a hypervisor's steal) that mean is taken off every I/O and
+ * fio's median sinks below the set one; a check that judges medians asks the daemon to
+ * follow the pairs' median instead ("median" after the anchor).
+ * The parameters can be changed while it runs: write
+ * "mean_us sigma overhead_us anchor_us [mean|median]\n" (anchor "nan": the fixed overhead)
+ * to the file named by --control and send SIGUSR1;
  * SIGUSR2 writes "path_us samples taken_us\n" to the file named by --stats.
  *
  * Usage: ebsperf-latfs MOUNTPOINT --backing FILE --mean-us N [--sigma S] [--overhead-us N]
@@ -67,6 +72,7 @@ static int backing_fd = -1;
 static off_t file_size;
 static const char *control_path, *stats_path;
 static volatile double mean_us, sigma, overhead_us, anchor_us = NAN;
+static volatile int follow_median; /* the path followed: the pairs' median, not their mean */
 static volatile sig_atomic_t reload, report;
 
 /* the path, followed (under the lock): pairs of (gap, lateness) in ns, one per I/O that went
@@ -103,6 +109,22 @@ static double mean_of(const uint32_t *values, size_t n) {
     return sum / (double)n;
 }
 
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* the path as followed (under the lock): the pairs' median sum of gap and lateness, or the
+ * sum of their means */
+static double path_of_ring(void) {
+    static double sums[RING];
+    if (!follow_median) return mean_of(ring_gap, ring_len) + mean_of(ring_late, ring_len);
+    for (size_t i = 0; i < ring_len; i++) sums[i] = (double)ring_gap[i] + ring_late[i];
+    qsort(sums, ring_len, sizeof(sums[0]), by_value);
+    size_t h = ring_len / 2;
+    return ring_len % 2 ? sums[h] : (sums[h - 1] + sums[h]) / 2;
+}
+
 /* a request arrived with nothing in flight (under the lock): one more pair, if the gap since
  * the last answer is the path's and not an idle pause */
 static void seen_alone(uint64_t arrived) {
@@ -116,7 +138,7 @@ static void seen_alone(uint64_t arrived) {
     if (ring_len < RING) ring_len++;
     if (ring_len >= RING / 4 && ++since_estimate >= 16) {
         since_estimate = 0;
-        path_ns = mean_of(ring_gap, ring_len) + mean_of(ring_late, ring_len);
+        path_ns = path_of_ring();
     }
 }
 
@@ -357,11 +379,16 @@ static void load_control(void) {
     FILE *f = control_path ? fopen(control_path, "r") : NULL;
     if (!f) return;
     double m, s, o, a = NAN;
-    char anchor[32];
-    int got = fscanf(f, "%lf %lf %lf %31s", &m, &s, &o, anchor);
-    if (got == 4 && strcmp(anchor, "nan") != 0) a = atof(anchor);
+    char anchor[32], statistic[16] = "mean";
+    int got = fscanf(f, "%lf %lf %lf %31s %15s", &m, &s, &o, anchor, statistic);
+    if (got >= 4 && strcmp(anchor, "nan") != 0) a = atof(anchor);
     if (got >= 3) {
         pthread_mutex_lock(&lock);
+        int median = strcmp(statistic, "median") == 0;
+        if (median != follow_median) { /* the pairs seen so far, summed the new way */
+            follow_median = median;
+            if (path_ns >= 0) path_ns = path_of_ring();
+        }
         mean_us = m; sigma = s; overhead_us = o; anchor_us = a;
         pthread_mutex_unlock(&lock);
     }

@@ -116,6 +116,9 @@ class LatencyServer:
         #: None: ``overhead_us`` is taken off; a figure: the path is followed while it runs,
         #: less this anchor (latfs.c says how)
         self.anchor_us: float | None = None
+        #: the path's statistic followed: "mean" (fio's mean latency held at the set mean) or
+        #: "median" (its median held, for a check that judges medians)
+        self.statistic = "mean"
         self.control = mountpoint.with_name(mountpoint.name + ".control")
         self.stats = mountpoint.with_name(mountpoint.name + ".stats")
         self.proc: subprocess.Popen[str] | None = None
@@ -156,8 +159,8 @@ class LatencyServer:
 
     def _write_control(self) -> None:
         anchor = "nan" if self.anchor_us is None else f"{self.anchor_us:g}"
-        self.control.write_text(
-            f"{self.mean_us:g} {self.sigma:g} {self.overhead_us:g} {anchor}\n")
+        self.control.write_text(f"{self.mean_us:g} {self.sigma:g} {self.overhead_us:g} "
+                                f"{anchor} {self.statistic}\n")
 
     def set(self, mean_us: float | None = None, overhead_us: float | None = None) -> None:
         """Change the service time while it runs."""
@@ -172,6 +175,20 @@ class LatencyServer:
         off, as set)."""
         self.anchor_us = anchor_us
         self._reload()
+
+    @contextlib.contextmanager
+    def following(self, statistic: str) -> Iterator[None]:
+        """Follow the path's ``statistic`` ("mean" or "median") within the block, then what
+        was followed before."""
+        before, self.statistic = self.statistic, statistic
+        if statistic != before:
+            self._reload()
+        try:
+            yield
+        finally:
+            if self.statistic != before:
+                self.statistic = before
+                self._reload()
 
     def _reload(self) -> None:
         self._write_control()

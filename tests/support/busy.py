@@ -28,3 +28,36 @@ def neighbours(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
             except ProcessLookupError:
                 pass
             proc.wait(timeout=30)
+
+
+#: Takes its CPU whole (SCHED_FIFO, above every normal task) for ``burst`` seconds at random
+#: moments, ``share`` of the time on average: what a hypervisor's steal does to a guest's
+#: tasks (the kernel's real-time throttling keeps 5 % of each CPU for the rest).
+STEAL = """
+import os, random, sys, time
+cpu, burst, share = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+os.sched_setaffinity(0, {cpu})
+os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(50))
+rnd = random.Random(cpu)
+while True:
+    time.sleep(rnd.expovariate(share / (burst * (1 - share))))
+    end = time.perf_counter() + burst
+    while time.perf_counter() < end:
+        pass
+"""
+
+
+@contextmanager
+def steal(burst_s: float = 0.003, share: float = 0.2) -> Iterator[None]:
+    """One burst-taker per CPU (:data:`STEAL`), killed (their sessions) whatever happens."""
+    procs = [subprocess.Popen([sys.executable, "-c", STEAL, str(cpu), str(burst_s), str(share)],
+                              start_new_session=True) for cpu in sorted(os.sched_getaffinity(0))]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=30)
