@@ -15,10 +15,10 @@ STREAM = "b = bytearray(256 << 20)\nwhile True:\n    c = bytes(b)\n    del c\n"
 
 
 @contextmanager
-def neighbours(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """``count`` streaming processes at nice 19, killed (their sessions) whatever happens."""
-    procs = [subprocess.Popen(["nice", "-n", "19", sys.executable, "-c", STREAM],
-                              start_new_session=True) for _ in range(count)]
+def _killed(argvs: list[list[str]]) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """A process per argv, each in a session of its own, killed (its session) whatever
+    happens."""
+    procs = [subprocess.Popen(argv, start_new_session=True) for argv in argvs]
     try:
         yield procs
     finally:
@@ -28,6 +28,13 @@ def neighbours(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
             except ProcessLookupError:
                 pass
             proc.wait(timeout=30)
+
+
+@contextmanager
+def neighbours(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """``count`` streaming processes at nice 19, killed (their sessions) whatever happens."""
+    with _killed([["nice", "-n", "19", sys.executable, "-c", STREAM]] * count) as procs:
+        yield procs
 
 
 #: Takes its CPU whole (SCHED_FIFO, above every normal task) for ``burst`` seconds at random
@@ -50,14 +57,6 @@ while True:
 @contextmanager
 def steal(burst_s: float = 0.003, share: float = 0.2) -> Iterator[None]:
     """One burst-taker per CPU (:data:`STEAL`), killed (their sessions) whatever happens."""
-    procs = [subprocess.Popen([sys.executable, "-c", STEAL, str(cpu), str(burst_s), str(share)],
-                              start_new_session=True) for cpu in sorted(os.sched_getaffinity(0))]
-    try:
+    with _killed([[sys.executable, "-c", STEAL, str(cpu), str(burst_s), str(share)]
+                  for cpu in sorted(os.sched_getaffinity(0))]):
         yield
-    finally:
-        for proc in procs:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait(timeout=30)
