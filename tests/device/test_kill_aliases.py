@@ -142,30 +142,37 @@ def wait_until_writing(device: str, proc: subprocess.Popen[bytes]) -> None:
 
 
 def assert_nothing_writes_after(device: str, ended: float) -> None:
-    """No opener within 1 s of ``ended``; after I/O submitted before the kill completed (it
-    sits in the throttle's queue for tens of milliseconds: 14-46 ms measured here), the write
-    counter stays still for 2 s; a filesystem made now survives what would have been the
-    rest of the run.
+    """No write completes more than 1 s after ``ended`` and no opener is left 2 s after it;
+    after I/O submitted before the kill completed (it sits in the throttle's queue for tens of
+    milliseconds: 14-46 ms measured here), the write counter stays still for 2 s; a
+    filesystem made now survives what would have been the rest of the run.
+
+    The claim on the device outlives the writes by design (it is let go once the device's
+    queue is empty, :mod:`pytest_ebsperf.device.hold`), and an xdist worker lets it go from its
+    SIGTERM handler, which a busy machine runs late: 1.04 s after its controller was killed
+    beside the shared pass's five other workers. A late claim keeps a mount out longer; it
+    writes nothing, which the counter below holds to the second.
 
     Each look at the openers is timed from its start: a scan of every process's descriptors
     takes tens of milliseconds on a busy machine, and what it saw was true when it began."""
-    while True:
-        looked = time.monotonic()
-        holding = openers(device)
-        if not holding:
-            break
-        assert looked - ended < 1.0, (f"still open {looked - ended:.2f} s after the run "
-                                      f"ended by {'; '.join(map(_named, holding))}")
-        time.sleep(0.02)
-    # the counter still for 0.2 s; a write it shows must have completed within 1 s of the end
+    # the write counter is watched from the end on, while the claim is let go: a write it
+    # shows must have completed within 1 s of the end, and it stays still for 0.2 s after
     last, still_since = sectors_written(device), time.monotonic()
-    while time.monotonic() - still_since < 0.2:
+    released = False
+    while not released or time.monotonic() - still_since < 0.2:
+        looked = time.monotonic()
         now = sectors_written(device)
         if now != last:
-            last, still_since = now, time.monotonic()
-            assert still_since - ended < 1.0, \
-                f"writes went on {still_since - ended:.2f} s after the run ended"
-        time.sleep(0.005)
+            last, still_since = now, looked
+            assert looked - ended < 1.0, \
+                f"writes went on {looked - ended:.2f} s after the run ended"
+        if not released:
+            holding = openers(device)
+            released = not holding
+            assert released or looked - ended < 2.0, (
+                f"still open {looked - ended:.2f} s after the run ended by "
+                f"{'; '.join(map(_named, holding))}")
+        time.sleep(0.005 if released else 0.02)
     time.sleep(2)
     assert sectors_written(device) == last, "the device was written after the run ended"
     subprocess.run(["mkfs.ext4", "-q", "-F", device], check=True, capture_output=True)
