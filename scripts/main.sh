@@ -14,7 +14,8 @@ if [ -n "${EBSPERF_DEVICE:-}" ]; then
 fi
 # Emulated volumes are independent throttled loop devices: four pytest-xdist workers measure
 # four of them at a time (a real device above is measured by one check at a time); a
-# comparison of two measurements holds the host alone. The emulated volumes leave a 2-CPU
+# comparison of emulated twins measures beside them, a pair its emulators say the host held
+# back measured again (pytest_ebsperf/checks/paired.py: held). The emulated volumes leave a 2-CPU
 # host 65-85 % idle (waiting for a bucket, a service time or the host held alone), so the
 # fourth worker fills idle time: docs/benchmarks.md has the runs on three, four and six.
 # Every I/O of an emulated volume takes its type's documented service time

@@ -272,8 +272,8 @@ class CheckCore:
 
     @contextlib.contextmanager
     def measuring_alone(self, why: str = "a comparison measures alone") -> Iterator[None]:
-        """A comparison holds the host alone for its whole check (a run measured again, a
-        latency claim too: ``why``, said when it waited): no other worker's fio beside it."""
+        """Hold the host alone for the block (a comparison on real devices, a run measured
+        again, a latency claim: ``why``, said when it waited): no other worker's fio beside."""
         with self._measuring(alone=True) as waited:
             if waited:
                 self.announce(f"{self.name}: waited for the other measuring workers to finish "

@@ -9,6 +9,7 @@ Used by every check that compares two measurements: S0-08 (gp2 vs a Magnetic twi
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +26,7 @@ from pytest_ebsperf.verdicts.paired_verdicts import (
     spoiled_pair,
 )
 
-__all__ = ["PairsStopped", "block_workload", "emulator_spoiled", "in_balanced_order",
+__all__ = ["PairsStopped", "block_workload", "emulator_spoiled", "held", "in_balanced_order",
            "latency_verdict", "log_ratio", "measure", "measured_again", "ratio_verdict",
            "twin_block"]
 
@@ -69,6 +70,21 @@ def twin_block(workload: Workload, settings: Any) -> Workload:
     if settings.emulate and settings.ramp is None:
         return block.replace(ramp_s=min(block.ramp_s, TWIN_RAMP_S_EMULATED))
     return block
+
+
+def held(runner: Any, *others: Any) -> Any:
+    """How a comparison on ``runner``'s target (and its twin ``others``) holds the host's
+    measuring lock. Real devices: alone for the whole comparison, so no other worker's fio
+    shares the instance's CPUs and EBS bandwidth with either side. Emulated twins: run by run,
+    beside the other workers (a twin whose emulation needs the host's CPUs still holds it
+    alone for each of its runs: ``Target.measures_alone``). Each block's own emulator says
+    when the host held that side back; such a pair is measured again, and a verdict that
+    still rests on one is INCONCLUSIVE naming the host (:func:`measured_again`,
+    :func:`emulator_spoiled`). Held alone, the emulated comparisons were the main job's serial
+    part (126 s of a 320 s run, every other worker waiting: docs/benchmarks.md)."""
+    if all(target.emulated_any for target in (runner.target, *others)):
+        return contextlib.nullcontext(False)
+    return runner.measuring_alone()
 
 
 #: One pair: (A's figure, B's figure, A's fio result, B's fio result).

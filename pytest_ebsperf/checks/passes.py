@@ -227,10 +227,11 @@ def check_stability(runner: CheckCore, claim: str, what: str, workload: Workload
     shares: list[float | None] = []
     again: list[float] = []
     result: FioResult | None = None
-    # the runs are compared with each other: like a comparison of two measurements they hold
-    # the host alone (beside another worker's fio, one run of an emulated instance store
-    # came at 17,714 IOPS among nine at 27,234-27,822: CV 12 %, INCONCLUSIVE)
-    with runner.measuring_alone():
+    # the runs are compared with each other and held as a comparison is (paired.held): on a
+    # real device alone; on an emulated one beside the other workers, a run its emulator says
+    # the host held back measured again (beside another worker's fio, one run of an emulated
+    # instance store came at 17,714 IOPS among nine at 27,234-27,822: CV 12 %)
+    with paired.held(runner):
         while len(means) < runs:
             index = len(means)
             # The kept runs are steady: they fill seed 001's runs table (run A, B, C, mean,
@@ -373,7 +374,8 @@ class PassChecks:
 def _rounds_at_least(runner: CheckCore, one_round: paired.PairRun, job: Workload
                      ) -> tuple[comparison.Sequential, comparison.Blocks, FioResult | None]:
     """S1-03's and S1-08's rounds as one comparison (the first of each round at least
-    :data:`stability.MIN_PASS_RATIO` x the second), measured with the host alone. A round
+    :data:`stability.MIN_PASS_RATIO` x the second), held as a comparison is
+    (:func:`paired.held`). A round
     is measured again whole (its TRIM included) when the host held one side back, as a
     comparison's pair is: in a main job a fresh emulated instance store's first two first
     writes came at 25,196 and 21,112 of 27,500 IOPS, every later one at 27,418-27,500, and
@@ -382,6 +384,6 @@ def _rounds_at_least(runner: CheckCore, one_round: paired.PairRun, job: Workload
     design = comparison.ratio_design(comparison.AT_LEAST, stability.MIN_PASS_RATIO,
                                      fail_alpha=runner.session.policy.alpha,
                                      pass_alpha=runner.session.policy.pass_alpha)
-    with runner.measuring_alone():
+    with paired.held(runner):
         return paired.measure(design, one_round, paired.log_ratio, block=job,
                               again_when_spoiled=True)

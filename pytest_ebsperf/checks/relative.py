@@ -37,7 +37,7 @@ def check_same(runner: CheckCore, claim: str, what: str, workload: Workload, *,
     blocks (device, twin, device, twin ...) until the sequential design decides. An
     INCONCLUSIVE term does not stop the other: both are measured, then the check's outcome
     is decided. The check's share of the false-red budget is split over its two terms."""
-    with runner.as_one_check(), runner.measuring_alone():
+    with runner.as_one_check(), paired.held(runner, runner.reference):
         return _check_same(runner, claim, what, workload, labels)
 
 
@@ -168,7 +168,7 @@ def check_faster_than(runner: CheckCore, claim: str, what: str, workload: Worklo
         return mine.total_iops, theirs.total_iops, mine, theirs
 
     started = time.perf_counter()
-    with runner.measuring_alone():
+    with paired.held(runner, reference):
         seq, blocks, last = paired.measure(design, one_pair, paired.log_ratio, block=block)
     found = paired.ratio_verdict(seq, blocks, claim=claim, what=what,
                                  a_label=runner.target.label, b_label=reference.label,

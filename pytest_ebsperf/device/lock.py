@@ -93,9 +93,9 @@ def device_lock(device: str) -> Iterator[bool]:
         yield lock.waited
 
 
-# -- one measuring host: comparisons alone ------------------------------------------------------
-#: The host-wide measuring lock and the turnstile that keeps a waiting comparison from being
-#: overtaken by new measurements.
+# -- one measuring host: exclusive holds ---------------------------------------------------
+#: The host-wide measuring lock and the turnstile that keeps a waiting exclusive hold from
+#: being overtaken by new measurements.
 MEASURING_LOCK = "ebsperf-measuring.lock"
 TURNSTILE_LOCK = "ebsperf-measuring-turnstile.lock"
 #: This process's holds on the measuring lock, innermost last ("shared" or "alone"), and the
@@ -156,14 +156,16 @@ def _take(mode: int) -> bool:
 def measuring(*, alone: bool = False, whole_check: bool = True) -> Iterator[bool]:
     """Hold the host-wide measuring lock for the ``with`` block: shared by ordinary checks
     (any number of pytest-xdist workers and runs measure side by side), exclusive for a
-    comparison of two measurements (S0-08, S1-03, S1-08, S2-17), which then never shares the
-    host's CPUs with another measuring worker. A waiting comparison holds the turnstile, so
-    checks that start after it wait for it (no starvation). A shared hold that asks to be
-    alone lets go first and queues (two workers upgrading at once would otherwise wait for
-    each other). Inside :func:`held_from_first_measurement` the first shared hold is kept
-    to the end of that block; ``whole_check`` False holds it for this block only (a check
-    whose figures do not depend on when it measures: a comparison may come between its
-    runs). Yields True when it had to wait."""
+    comparison of two measurements on real devices (S0-08, S1-03, S1-08, S2-17:
+    :func:`pytest_ebsperf.checks.paired.held`), a run measured again because the host spoiled
+    it, a latency claim on an emulated volume and a volume whose emulation needs the host's
+    CPUs, which then never share the host with another measuring worker. A waiting exclusive
+    hold holds the turnstile, so checks that start after it wait for it (no starvation). A
+    shared hold that asks to be alone lets go first and queues (two workers upgrading at
+    once would otherwise wait for each other). Inside :func:`held_from_first_measurement`
+    the first shared hold is kept to the end of that block; ``whole_check`` False holds it
+    for this block only (a check whose figures do not depend on when it measures: an
+    exclusive hold may come between its runs). Yields True when it had to wait."""
     want = "alone" if alone else "shared"
     if _lazy and not _held and not alone and whole_check:
         # a lazy hold's first measurement: the shared hold is taken now and kept until the

@@ -1,6 +1,7 @@
-"""Which latency checks on an emulated volume hold the host alone (checks/rates.py): a bound
-a neighbour could reach does, a loose one (gp3's and io1's single-digit milliseconds, B-SLA)
-measures beside the other workers."""
+"""Which checks hold the host alone: a latency check on an emulated volume whose bound a
+neighbour could reach (checks/latencies.py; a loose one, gp3's and io1's single-digit
+milliseconds, B-SLA, measures beside the other workers), and a comparison on real devices
+(checks/paired.py; emulated twins measure beside the other workers)."""
 
 from __future__ import annotations
 
@@ -102,3 +103,25 @@ def test_a_latency_run_its_emulator_fell_behind_in_is_measured_again_alone() -> 
         assert latency_again_if_spoiled(_runner(held, fresh), kept, run, Workload("randread"),
                                         judge) == (kept, run)
         assert held == []
+
+
+def test_a_comparison_holds_the_host_alone_on_real_devices_and_not_on_emulated_twins() -> None:
+    """S0-08, S1-03, S1-08, S2-17 (checks/paired.py: held): twins on real devices share the
+    instance's CPUs and EBS bandwidth with any other worker's fio, so the comparison holds the
+    host alone; emulated twins measure run by run beside the other workers, their emulators
+    saying which pairs the host held back (those are measured again)."""
+    from pytest_ebsperf.checks import paired
+
+    held: list[str] = []
+    emulated = SimpleNamespace(emulated_any=True)
+    real = SimpleNamespace(emulated_any=False)
+    with paired.held(_core(held, object()), emulated):
+        pass
+    with paired.held(_core(held, object())):  # one device compared with itself (S1-03)
+        pass
+    assert held == []
+    with paired.held(_core(held, object()), real):  # an emulated device against a real twin
+        pass
+    with paired.held(_core(held, None, emulated_any=False)):
+        pass
+    assert held == ["alone", "alone"]

@@ -452,7 +452,8 @@ def test_a_run_to_run_series_measures_again_the_runs_the_host_held_back(monkeypa
     runner = SimpleNamespace(
         settings=SimpleNamespace(runs=10, emulate=True, given=lambda name: False, block=None),
         measuring_alone=measuring_alone, run=run, nodeid="suites/instance_store::S1-09",
-        target=SimpleNamespace(emulated=object()), volume=Volume("instance-store"),
+        target=SimpleNamespace(emulated=object(), emulated_any=True),
+        volume=Volume("instance-store"),
         session=SimpleNamespace(policy=SimpleNamespace(alpha=1e-3)),
         conclude=lambda found, workload, result, started: found)
     found = passes.check_stability(runner, "S1-09", "instance store random write 16 KiB, "  # type: ignore[arg-type]
