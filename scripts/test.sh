@@ -4,12 +4,10 @@
 #
 # Three passes, each test in exactly one, each run once (a test that fails fails the run):
 #  1. the tests marked `alone(machine=True)` (they count or sweep what the whole machine holds,
-#     load every CPU themselves, or compare twins, holding the host's measuring lock alone
-#     nearly throughout), one after another with nothing beside them: run among the lanes of
-#     pass 3, each had to wait until the other lane's test was done, and that lane started
-#     nothing new meanwhile, and a comparison there held the other lane's fio back for most of
-#     its time yet needed more pairs (S2-17's identical twins: 104-171 s in the lanes, 45-83 s
-#     by themselves on the same machine). First, because it is one process that collects
+#     load every CPU themselves, or judge emulated twins to a few percent), one after another
+#     with nothing beside them: in the lanes of pass 3 S2-17's identical twins needed more
+#     pairs (70-90 s against 31-56 s by themselves on the same machine; twins that differ
+#     several times over run in the lanes). First, because it is one process that collects
 #     every test: it leaves the rewritten test modules in the cache the next passes' workers
 #     read (below);
 #  2. the tests that share the machine, side by side on pytest-xdist workers
@@ -19,8 +17,8 @@
 #  3. the other tests marked `alone`, never beside pass 2's CPU-bound tests: they time rates or
 #     latencies to a few percent, or expect a FAIL that a busy CPU would make INCONCLUSIVE
 #     ("host bound"). Three lanes (EBSPERF_TEST_LANES): three such tests side by side leave
-#     the CPUs about half idle, their time being fio's planned seconds, and a comparison holds
-#     the host's measuring lock alone while it measures (tests/conftest.py). 240 s in three
+#     the CPUs about half idle, their time being fio's planned seconds, and a latency claim
+#     holds the host's measuring lock alone while it measures (tests/conftest.py). 240 s in three
 #     lanes against 345 s in two on a quiet 2-CPU machine; four took no less (241 s): the
 #     holds of the host alone set the pace there (docs/benchmarks.md).
 # Every pass runs even when one before it fails; the log ends with what failed and why.

@@ -117,14 +117,14 @@ def _share_the_machine(request: pytest.FixtureRequest,
     """Tests run side by side under pytest-xdist (``scripts/test.sh``). A test marked
     ``alone`` (it times rates or latencies to a few percent, or expects a FAIL that a busy CPU
     would make INCONCLUSIVE) never runs beside the other tests; ``alone(machine=True)`` (it
-    counts or sweeps what the whole machine holds, loads every CPU itself, or compares twins
-    and so holds the host's measuring lock alone nearly throughout) never runs beside any
-    test. A shared/exclusive file lock with a turnstile, so a waiting test is not starved.
+    counts or sweeps what the whole machine holds, loads every CPU itself, or judges emulated
+    twins to a few percent) never runs beside any test. A shared/exclusive file lock with a
+    turnstile, so a waiting test is not starved.
 
     ``scripts/test.sh`` runs the kinds in three passes: the ``machine`` tests one at a time,
     ``-m "not alone"`` on six workers, then the other ``alone`` tests in three lanes
     (:data:`LANES` set): three ``alone`` tests side by side, which leave the CPUs about half
-    idle (their time is fio's planned seconds and a comparison holds the host's measuring
+    idle (their time is fio's planned seconds and a latency claim holds the host's measuring
     lock alone while it measures),
     while a ``machine`` test run among them would still hold the machine.
     Without xdist there is no lock to take; the latency daemon's path corrections are shared

@@ -16,7 +16,9 @@ from pytest_ebsperf.config.consistency import validate
 from pytest_ebsperf.config.settings import Settings
 from pytest_ebsperf.errors import ConfigError
 
-#: Times latencies or rates closely: runs while no other test runs (conftest).
+#: Times rates and latencies closely: never beside the shared pass's CPU-bound tests
+#: (conftest). Emulated twins hold the host run by run (checks/paired.py: held): a
+#: comparison whose twins differ several times over runs in scripts/test.sh's lanes.
 pytestmark = pytest.mark.alone
 
 ENCRYPTION = f"{ROOT}/suites/encryption/test_encryption.py"
@@ -45,7 +47,8 @@ def _latency(checks: list[dict]) -> dict:
 
 @needs_root
 @needs_fio
-@pytest.mark.alone(machine=True)  # a comparison: holds the host alone nearly throughout
+@pytest.mark.alone(machine=True)  # twins judged to a few percent: by itself (in the
+# lanes they took 70-90 s, beside tests that time their own rates)
 def test_twins_with_the_same_service_time_meet_the_latency_term(tmp_path: Path) -> None:
     # 3 ms twins, not 1 ms: the latency daemon's own path (0.2-0.8 ms on this VM, calibrated
     # once per twin) made two 1 ms twins measure 1.32 and 1.11 ms, a gap the term rightly
@@ -75,7 +78,6 @@ def test_twins_with_the_same_service_time_meet_the_latency_term(tmp_path: Path) 
 
 @needs_root
 @needs_fio
-@pytest.mark.alone(machine=True)  # a comparison: holds the host alone nearly throughout
 def test_a_twin_three_times_as_slow_per_io_fails_the_latency_term(tmp_path: Path) -> None:
     # FAIL needs the pairs' lower confidence bound on A - (1.10 B + 0.05 ms) above 0, at a
     # first stage of 4 pairs and again on 4 fresh ones. A twin three times as slow puts it
