@@ -5,11 +5,11 @@
 # Three passes, each test in exactly one, each run once (a test that fails fails the run):
 #  1. the tests marked `alone(machine=True)` (they count or sweep what the whole machine holds,
 #     load every CPU themselves, or judge emulated twins to a few percent), one after another
-#     with nothing beside them: in the lanes of pass 3 S2-17's identical twins needed more
-#     pairs (70-90 s against 31-56 s by themselves on the same machine; twins that differ
-#     several times over run in the lanes). First, because it is one process that collects
-#     every test: it leaves the rewritten test modules in the cache the next passes' workers
-#     read (below);
+#     with nothing beside them: in the lanes of pass 3 twins needed more pairs (S2-17's
+#     identical twins 90 s, its twin three times as slow 108 s, against 31-56 and 44 s by
+#     themselves; a comparison that decides in one stage runs in the lanes). First, because
+#     it is one process that collects every test: it leaves the rewritten test modules in
+#     the cache the next passes' workers read (below);
 #  2. the tests that share the machine, side by side on pytest-xdist workers
 #     (EBSPERF_TEST_WORKERS, default 6: the pass keeps the CPUs about 65 % busy, the rest of
 #     its time being fio's planned seconds; 445-468 s on a 2-CPU machine against 468-517 s on
