@@ -262,7 +262,8 @@ def ebsperf(request: pytest.FixtureRequest, ebsperf_session: EbsperfSession,
             fail_plainly(str(exc), pytrace=False)
     runner = plugin_fixture.Ebsperf(session, request.node, settings, markers.get("volume_type"),
                      emulated=markers.get("emulated"))
-    # the check measures under the host's shared measuring lock, so a comparison on another
-    # worker (which measures alone) waits for its runs (a burst check's: its whole check)
+    # the check measures under the host's shared measuring lock, so an exclusive hold on
+    # another worker (a comparison of real devices, a latency claim, a run measured again)
+    # waits for its runs (a burst check's: its whole check)
     with runner.measuring_shared():
         yield runner
