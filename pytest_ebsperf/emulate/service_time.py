@@ -245,10 +245,13 @@ class LatencyServer:
 #: anchor it follows the path with.
 _calibrated: dict[int, tuple[float, float]] = {}
 
-#: 1-s looks at the path: one with nothing taken off, the rest with its estimate taken off;
-#: the median of their estimates is kept (one slow spell of the host's wake-ups, seen at
-#: 160 µs above the usual path, cannot set the correction).
+#: Half-second looks at the path: one with nothing taken off, the rest with its estimate taken
+#: off; the median of their estimates is kept (one slow spell of the host's wake-ups, seen at
+#: 160 µs above the usual path, cannot set the correction). 3.4 s of the host alone for the
+#: three, against 4.9 s with 1-s looks, which scattered as much (docs/benchmarks.md).
 LOOKS = 3
+#: Seconds of one look (after a 0.2 s ramp): 250-2,000 I/Os at QD 1 for 0.25-2 ms means.
+LOOK_S = 0.5
 #: The variable naming a folder the processes of one run share their corrections in
 #: (pytest-xdist workers: the plugin's controller makes it; unset, each measures its own).
 SHARED_ENV = SHARED_CALIBRATION_ENV
@@ -368,8 +371,9 @@ def measure_qd1(device: str) -> tuple[float, float]:
     """fio's mean completion latency (µs) of 4 KiB random reads at queue depth 1, and its own
     time per I/O beyond it (µs: 1/IOPS less that latency)."""
 
-    result = FioRunner().run(Workload("randread", bs=4096, iodepth=1, runtime_s=1, ramp_s=0.2,
-                                      engine="libaio"), device, readonly=True)
+    look = Workload("randread", bs=4096, iodepth=1, runtime_s=LOOK_S, ramp_s=0.2,
+                    engine="libaio")
+    result = FioRunner().run(look, device, readonly=True)
     clat_us = result.read.clat.mean_ns / 1000.0
     return clat_us, (1e6 / result.read.iops - clat_us if result.read.iops > 0 else 0.0)
 
