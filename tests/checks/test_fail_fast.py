@@ -164,6 +164,7 @@ def test_a_plain_check_shows_its_rate_every_second_on_a_terminal(tmp_path: Path)
     assert all(rate > 0 for rate in rates) and 3_500 <= statistics.median(rates) <= 4_500, rates
 
 
+@pytest.mark.early  # a 45 s run (conftest)
 def test_a_check_in_a_ci_log_says_what_it_does_every_30_seconds(tmp_path: Path) -> None:
     # 45 s planned: the pass is settled only once too few seconds are left for the 8 misses
     # that would fail it (after 38 s), so the check is still running at 30 s

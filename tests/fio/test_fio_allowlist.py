@@ -111,6 +111,7 @@ def _run(option: str, device: str, workdir: Path) -> tuple[str, int, str]:
     return option, done.returncode, done.stderr.strip()[-200:]
 
 
+@pytest.mark.early  # 75 s in the shared pass (conftest)
 @needs_root
 @needs_fio
 def test_every_allowed_option_runs_without_writing_anywhere(
