@@ -50,12 +50,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests marked ``early`` (the shared pass's longest whose time is fio's planned
-    seconds, 45-75 s each) go first, in file order. pytest-xdist's ``worksteal`` gives each worker a contiguous share of the
-    collection and lets idle workers take the back half of another's queue, never the test
-    it runs: one such test started last kept its worker busy 47 s after the other five had
-    ended (docs/benchmarks.md). First, they run one after another on the first worker while
-    the others take the rest of its share. The order is the same on every worker, as xdist
-    requires."""
+    seconds, 45-75 s each) go first, in file order. pytest-xdist's ``worksteal`` gives each
+    worker a contiguous share of the collection and lets idle workers take the back half of
+    another's queue, never the test it runs: one such test started last kept its worker busy
+    47 s after the other five had ended (docs/benchmarks.md). First, they run one after
+    another on the first worker while the others take the rest of its share. The order is
+    the same on every worker, as xdist requires."""
     items.sort(key=lambda item: item.get_closest_marker("early") is None)
 
 
